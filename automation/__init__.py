@@ -1,0 +1,1 @@
+"""Dagster automation: schedules, sensors and the notification sensor."""

@@ -1,0 +1,46 @@
+"""The short human summary `genledger collect` prints on stderr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def worst_failure(quality: dict[str, Any]) -> str:
+    """The first (most severe) failure as 'check count', or '' when clean."""
+    failures = quality.get("failures") or []
+    if not failures:
+        return ""
+    top = failures[0]
+    return f"{top['check'].replace('_', ' ')} {top['count']:,}"
+
+
+def dataset_line(name: str, data: dict[str, Any]) -> str:
+    """One dataset: done/expected, tokens, status and its worst failure."""
+    progress = data.get("progress")
+    pct = f" ({progress:.1%})" if progress is not None else ""
+    if data["kind"] == "pretokenized":
+        work = f"{data['n_tokenized']:,} tokenized, {data['total_tokens']:,} tokens"
+    else:
+        work = (
+            f"{data['n_done']:,}/{_count(data['n_prompts'])} done{pct}, "
+            f"{data['total_comp']:,} completion tokens"
+        )
+    status = data["quality"]["status"].upper()
+    failure = worst_failure(data["quality"])
+    return f"{name}: {work}  [{status}]{'  ' + failure if failure else ''}"
+
+
+def render(stats: dict[str, Any]) -> str:
+    """All datasets, then the totals line."""
+    lines = [dataset_line(name, data) for name, data in stats["datasets"].items()]
+    totals = stats["totals"]
+    lines.append(
+        f"total: {totals['n_done']:,}/{_count(totals['n_prompts'])} done, "
+        f"{totals['total_comp']:,} completion tokens, {totals['n_tokenized']:,} tokenized "
+        f"[{totals['quality']['status'].upper()}]"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,41 @@
+"""Tokenized training samples (SpecForge / EAGLE-3 style): token and loss-mask facts."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class TokenizedFacts(NamedTuple):
+    """What one tokenized record says (one row of the tokenized table)."""
+
+    n_tokens: int | None  # len(input_ids); None when absent or not a list
+    loss_len: int | None  # len(loss_mask); None when absent or not a list
+    loss_sum: int | None  # trainable tokens = sum(loss_mask)
+
+
+def unwrap(value: Any) -> list[Any] | None:
+    """A list of ids, with one level of `[[...]]` nesting (a saved [1, L] tensor) flattened."""
+    if not isinstance(value, list):
+        return None
+    if value and all(isinstance(row, list) for row in value):
+        return [item for row in value for item in row]
+    return value
+
+
+def mask_sum(mask: list[Any]) -> int:
+    """Sum of a loss mask; the 0/1 case is counted in C, anything else summed numerically."""
+    ones = mask.count(1)
+    if ones + mask.count(0) == len(mask):
+        return ones
+    return int(sum(v for v in mask if isinstance(v, int | float) and not isinstance(v, bool)))
+
+
+def tokenized_facts(obj: dict[str, Any]) -> TokenizedFacts:
+    """Lengths and trainable-token count of one tokenized record."""
+    ids = unwrap(obj.get("input_ids"))
+    mask = unwrap(obj.get("loss_mask"))
+    return TokenizedFacts(
+        n_tokens=None if ids is None else len(ids),
+        loss_len=None if mask is None else len(mask),
+        loss_sum=None if mask is None else mask_sum(mask),
+    )
