@@ -164,7 +164,6 @@ class FileTable(pa.DataFrameModel):
 class DatasetTable(pa.DataFrameModel):
     """One row per dataset: the aggregate rule of the seed's bug."""
 
-    dataset: Series[str]
     n_done: Series[int] = pa.Field(ge=0)
     n_nonzero: Series[int] = pa.Field(ge=0)
     all_tokens_zero_or_missing: Series[bool] = _rule("all_tokens_zero_or_missing")

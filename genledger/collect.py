@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,9 @@ import orjson
 from genledger.atomic import atomic_write_bytes
 from genledger.config import Config
 from genledger.discovery import DataFile, Dataset, discover
+from genledger.rates import total_rate, update_rates
 from genledger.scan import FileScan, scan_file
-from genledger.state import DatasetState, FileState, RunState
+from genledger.state import DatasetRecord, DatasetState, FileState, StateStore
 from genledger.stats import dataset_stats, document
 from genledger.tally import FileTally
 
@@ -27,56 +29,88 @@ class UsageError(ValueError):
 
 @dataclass
 class Refresh:
-    """A finished refresh: the stats written and the state committed."""
+    """A finished refresh: the stats written and the records committed."""
 
     stats: dict[str, Any]
-    state: RunState
+    records: dict[str, DatasetRecord]
     stats_path: Path
 
     @property
     def has_errors(self) -> bool:
         """Some dataset has an error-severity failure."""
-        return self.stats["totals"]["quality"]["status"] == "error"
+        return bool(self.stats["totals"]["quality"]["status"] == "error")
+
+
+def _store(config: Config) -> StateStore:
+    if config.data_root is None:
+        raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
+    return StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
 
 
 def refresh(config: Config, full: bool = False, now: float | None = None) -> Refresh:
     """Bring the stats JSON up to date with the data root (incrementally unless `full`)."""
-    if config.data_root is None:
-        raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
+    store = _store(config)
     if config.stats_path is None:
         raise UsageError("no stats path: pass -o STATS.json or set GENLEDGER_STATS_PATH")
-    root = str(config.data_root.resolve())
+    assert config.data_root is not None
     datasets = discover(config.data_root, config)
-    state_dir = config.resolved_state_dir()
-    old = RunState(root) if full else RunState.load(state_dir, root)
-    new = RunState(root, history=old.history)
-    blocks = {ds.name: _refresh_dataset(ds, old, new) for ds in datasets}
-    stats = document(root, blocks, time.time() if now is None else now)
-    atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
-    # The checkpoint moves only once the stats that include it are durable.
-    new.save(state_dir)
-    return Refresh(stats, new, config.stats_path)
+    now = time.time() if now is None else now
+    with ExitStack() as stack:
+        for ds in datasets:
+            stack.enter_context(store.locked(ds.name))
+        refreshed = {
+            ds.name: refresh_record(ds, _previous(store, ds, full), now) for ds in datasets
+        }
+        blocks = {name: block for name, (_, block) in refreshed.items()}
+        stats = document(store.data_root, blocks, now)
+        stats["totals"]["rate"] = total_rate(blocks)
+        atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
+        # Checkpoints move only once the stats that include them are durable.
+        for record, _ in refreshed.values():
+            store.save(record)
+    return Refresh(stats, {name: rec for name, (rec, _) in refreshed.items()}, config.stats_path)
 
 
-def _refresh_dataset(ds: Dataset, old: RunState, new: RunState) -> dict[str, Any]:
-    files = [_refresh_file(f, old.files.get(f.key)) for f in ds.files]
-    for state in files:
-        new.files[f"{ds.name}/{state.name}"] = state
-    dataset_state = _dataset_rules(ds, files, old.datasets.get(ds.name))
-    new.datasets[ds.name] = dataset_state
-    block = dataset_stats(ds.kind, ds.n_prompts_config, files, dataset_state)
-    present = {f.name for f in ds.files}
-    for gone in old.files.values():
-        if gone.dataset == ds.name and gone.name not in present:
-            block["files"][gone.name] = {
-                "bytes": 0,
-                "lines": 0,
-                "pending_bytes": 0,
-                "mtime": None,
-                "role": gone.role,
-                "error": VANISHED,
-            }
+def refresh_dataset(
+    config: Config, dataset: Dataset, full: bool = False, now: float | None = None
+) -> dict[str, Any]:
+    """Refresh one dataset and commit its record; returns its stats-JSON block."""
+    store = _store(config)
+    now = time.time() if now is None else now
+    with store.locked(dataset.name):
+        record, block = refresh_record(dataset, _previous(store, dataset, full), now)
+        store.save(record)
     return block
+
+
+def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
+    return DatasetRecord(ds.name, store.data_root) if full else store.load(ds.name)
+
+
+def refresh_record(
+    ds: Dataset, old: DatasetRecord, now: float
+) -> tuple[DatasetRecord, dict[str, Any]]:
+    """Scan a dataset's files from `old`; return its new record and its stats block."""
+    files = [_refresh_file(f, old.files.get(f.name)) for f in ds.files]
+    record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
+    record.rules = _dataset_rules(files, old.rules)
+    block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules)
+    for gone in old.files.values():
+        if gone.name not in record.files:
+            block["files"][gone.name] = _vanished_entry(gone)
+    update_rates(block, record, now)
+    return record, block
+
+
+def _vanished_entry(gone: FileState) -> dict[str, Any]:
+    return {
+        "bytes": 0,
+        "lines": 0,
+        "pending_bytes": 0,
+        "mtime": None,
+        "role": gone.role,
+        "error": VANISHED,
+    }
 
 
 def _refresh_file(data_file: DataFile, old: FileState | None) -> FileState:
@@ -107,9 +141,9 @@ def _signature(files: list[FileState]) -> str:
     return hashlib.blake2b(orjson.dumps(parts), digest_size=8).hexdigest()
 
 
-def _dataset_rules(ds: Dataset, files: list[FileState], old: DatasetState | None) -> DatasetState:
+def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
     signature = _signature(files)
-    if old is not None and old.signature == signature:
+    if old.signature == signature:
         return old
     # Dataset-level rules need pandas; they run only when one of the dataset's files changed.
     from genledger.quality import dataset_failures, file_failures, id_failures
@@ -124,5 +158,5 @@ def _dataset_rules(ds: Dataset, files: list[FileState], old: DatasetState | None
     failures.update(file_failures(rows))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)
-    failures.update(dataset_failures(ds.name, n_done, n_nonzero))
+    failures.update(dataset_failures(n_done, n_nonzero))
     return DatasetState(signature, failures)

@@ -124,11 +124,10 @@ def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
     return rule_tallies(Table.FILES, frame)[1]
 
 
-def dataset_failures(name: str, n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
+def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
     """The aggregate rule: responses exist but not one valid non-zero count."""
     frame = pd.DataFrame(
         {
-            "dataset": pd.array([name], dtype=object),
             "n_done": pd.array([n_done], dtype="int64"),
             "n_nonzero": pd.array([n_nonzero], dtype="int64"),
         }

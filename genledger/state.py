@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +17,6 @@ from genledger.checkpoint import Checkpoint
 from genledger.tally import FileTally, RuleTally
 
 STATE_VERSION = 1
-STATE_FILE = "state.json"
 
 
 @dataclass
@@ -82,43 +85,89 @@ class DatasetState:
 
 
 @dataclass
-class RunState:
-    """Everything a refresh needs from the previous one."""
+class DatasetRecord:
+    """Everything a refresh of one dataset needs from the previous one."""
 
-    data_root: str = ""
+    name: str
+    data_root: str
     files: dict[str, FileState] = field(default_factory=dict)
-    datasets: dict[str, DatasetState] = field(default_factory=dict)
-    history: dict[str, list[list[float]]] = field(default_factory=dict)
+    rules: DatasetState = field(default_factory=DatasetState)
+    history: list[list[float]] = field(default_factory=list)  # rate samples (genledger.rates)
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
         return orjson.dumps(
             {
                 "version": STATE_VERSION,
+                "name": self.name,
                 "data_root": self.data_root,
                 "files": {k: v.to_dict() for k, v in self.files.items()},
-                "datasets": {k: v.to_dict() for k, v in self.datasets.items()},
+                "rules": self.rules.to_dict(),
                 "history": self.history,
             }
         )
 
     @classmethod
-    def load(cls, state_dir: Path, data_root: str) -> RunState:
-        """The committed state, or a fresh one if absent, unreadable, of another version/root."""
+    def from_bytes(cls, raw: bytes, name: str, data_root: str) -> DatasetRecord:
+        """Parse; a record of another version, dataset or data root is a fresh one."""
+        data = orjson.loads(raw)
+        if (data.get("version"), data.get("name"), data.get("data_root")) != (
+            STATE_VERSION,
+            name,
+            data_root,
+        ):
+            return cls(name, data_root)
+        return cls(
+            name=name,
+            data_root=data_root,
+            files={k: FileState.from_dict(v) for k, v in data["files"].items()},
+            rules=DatasetState.from_dict(data["rules"]),
+            history=list(data.get("history", [])),
+        )
+
+
+class StateStore:
+    """The state dir: one record file and one lock file per dataset.
+
+    Records are replaced atomically; a per-dataset `flock` keeps two refreshes of the same
+    dataset (a Dagster run and a CLI collect, say) from interleaving.
+    """
+
+    def __init__(self, state_dir: Path, data_root: str) -> None:
+        self.state_dir = state_dir
+        self.data_root = data_root
+
+    def _stem(self, dataset: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
+        digest = hashlib.blake2b(dataset.encode(), digest_size=6).hexdigest()
+        return f"{safe}-{digest}"
+
+    def path(self, dataset: str) -> Path:
+        """Where the record of `dataset` lives."""
+        return self.state_dir / "datasets" / f"{self._stem(dataset)}.json"
+
+    @contextmanager
+    def locked(self, dataset: str) -> Iterator[None]:
+        """Hold the dataset's lock for the duration of a refresh."""
+        lock = self.state_dir / "locks" / f"{self._stem(dataset)}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def load(self, dataset: str) -> DatasetRecord:
+        """The committed record, or a fresh one if absent or damaged."""
         try:
-            data = orjson.loads((state_dir / STATE_FILE).read_bytes())
-            if data.get("version") != STATE_VERSION or data.get("data_root") != data_root:
-                return cls(data_root)
-            return cls(
-                data_root=data_root,
-                files={k: FileState.from_dict(v) for k, v in data["files"].items()},
-                datasets={k: DatasetState.from_dict(v) for k, v in data["datasets"].items()},
-                history=data.get("history", {}),
+            return DatasetRecord.from_bytes(
+                self.path(dataset).read_bytes(), dataset, self.data_root
             )
         except (OSError, ValueError, KeyError, TypeError):
             # A lost or damaged state only costs a full re-read; it never costs correctness.
-            return cls(data_root)
+            return DatasetRecord(dataset, self.data_root)
 
-    def save(self, state_dir: Path) -> None:
-        """Commit atomically."""
-        atomic_write_bytes(state_dir / STATE_FILE, self.to_bytes())
+    def save(self, record: DatasetRecord) -> None:
+        """Commit one dataset's record atomically."""
+        atomic_write_bytes(self.path(record.name), record.to_bytes())
