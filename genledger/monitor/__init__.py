@@ -1,0 +1,1 @@
+"""`genledger monitor`: a live terminal dashboard of a stats JSON (state, render, loop)."""

@@ -1,0 +1,139 @@
+"""Frames rendered into a capture console from stats written by real refreshes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+from genledger.monitor import fmt
+from genledger.monitor.state import MonitorState
+
+from .conftest import ANSI, T0, frame, row
+
+DURATION = re.compile(r"^\d+(s|m\d\ds|h\d\dm|d\d\dh)$")
+
+
+def _state(stats: dict, now: float, path: Path, **kw) -> MonitorState:
+    return MonitorState(path=path, stats=stats, now=now, **kw)
+
+
+def _cells(line: str) -> list[str]:
+    return line.split()
+
+
+def _under(text: str, line: str, header: str) -> str:
+    """The cell of a right-justified column: the last word before the header's right edge."""
+    titles = text.splitlines()[2]
+    end = titles.index(f" {header} ") + len(header) + 1
+    return line[:end].split()[-1]
+
+
+def test_a_growing_run_shows_rising_percent_and_a_finite_eta(growing) -> None:
+    run = growing({"steady_chat": (200, "openai_chat")})
+    percents, etas = [], []
+    for step, total in enumerate((20, 50, 90)):
+        run.grow("steady_chat", total - run.written["steady_chat"])
+        now = T0 + 10 * step
+        text = frame(_state(run.refresh(now), now + 1, run.stats_path))
+        line = row(text, "steady_chat")
+        percents.append(f"{total / 200:.1%}")
+        assert percents[-1] in line
+        etas.append(_under(text, line, "ETA"))
+    assert etas[0] == "…"  # one refresh is not a rate
+    # Every refresh is inside the recent window: the rate runs from the first one.
+    assert etas[2] == fmt.duration((200 - 90) / ((90 - 20) / 20)) and DURATION.match(etas[2])
+    assert DURATION.match(etas[1])
+    assert [float(p[:-1]) for p in percents] == sorted(float(p[:-1]) for p in percents)
+
+
+def test_an_unknown_expected_total_shows_no_eta(growing) -> None:
+    run = growing({"open_ended": (None, "flat"), "bounded": (100, "flat")})
+    run.grow("open_ended", 10)
+    run.grow("bounded", 10)
+    run.refresh(T0)
+    run.grow("open_ended", 10)
+    run.grow("bounded", 10)
+    stats = run.refresh(T0 + 5)
+    text = frame(_state(stats, T0 + 6, run.stats_path), width=120)
+    assert stats["datasets"]["open_ended"]["rate"]["comp_tokens_per_s"] > 0
+    open_line, total_line = row(text, "open_ended"), row(text, "total")
+    assert not any(DURATION.match(c) for c in _cells(open_line))
+    assert "?" in _cells(open_line) and "?" in _cells(total_line)
+    assert not any(DURATION.match(c) for c in _cells(total_line))
+    assert any(DURATION.match(c) for c in _cells(row(text, "bounded")))
+
+
+def test_a_failing_dataset_row_carries_its_worst_failure_in_red(growing) -> None:
+    run = growing({"good": (60, "openai_chat"), "tokens_elsewhere": (60, "no_tokens")})
+    run.grow("good", 30)
+    run.grow("tokens_elsewhere", 1_204)
+    stats = run.refresh(T0)
+    plain = frame(_state(stats, T0, run.stats_path))
+    assert "ERROR missing tokens 1,204" in row(plain, "tokens_elsewhere")
+    assert "ERROR" not in row(plain, "good")
+    colored = frame(_state(stats, T0, run.stats_path), color=True)
+    red = "\x1b[31m"
+    assert red in row(colored, "tokens_elsewhere") and red not in row(colored, "good")
+
+
+def test_stale_stats_are_marked_stale_and_fresh_ones_are_not(growing) -> None:
+    run = growing({"a": (10, "flat")})
+    run.grow("a", 3)
+    stats = run.refresh(T0)
+    fresh = frame(_state(stats, T0 + 30, run.stats_path, stale_after=600))
+    stale = frame(_state(stats, T0 + 601, run.stats_path, stale_after=600))
+    assert "STALE" not in fresh and "updated 30s ago" in fresh
+    assert "STALE" in stale and "updated 10m01s ago" in stale
+
+
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_narrow_terminals_drop_columns_and_nothing_wraps(growing, width: int) -> None:
+    long_name = "a_rather_long_dataset_name_from_a_real_run_v2"
+    run = growing({long_name: (88_088, "openai_chat"), "leaks": (88_088, "think_leak")})
+    run.grow(long_name, 30)
+    run.grow("leaks", 30)
+    run.refresh(T0)
+    run.grow(long_name, 30)
+    run.grow("leaks", 30)
+    text = frame(_state(run.refresh(T0 + 2), T0 + 3, run.stats_path), width=width)
+    lines = text.splitlines()
+    assert all(cell_len(ln) <= width for ln in lines)
+    # header (2), column titles, rule, two datasets, rule, totals: one line each
+    assert len(lines) == 8, text
+    assert "WARN" in row(text, "leaks") and "0.1%" in row(text, "leaks")
+    if width >= 80:  # a long name is cut before a key figure is dropped
+        assert {"%", "tok/s", "ETA", "status"} <= set(_cells(lines[2]))
+        assert long_name not in text and long_name[:20] in text
+
+
+def test_80_columns_show_percent_speed_eta_and_status_for_every_dataset(growing) -> None:
+    plan = {"clean": (500, "openai_chat"), "broken": (500, "no_tokens"), "b": (500, "tgi")}
+    run = growing(plan)
+    for name in plan:
+        run.grow(name, 50)
+    run.refresh(T0)
+    for name in plan:
+        run.grow(name, 25)
+    text = frame(_state(run.refresh(T0 + 5), T0 + 5, run.stats_path))
+    headers = _cells(text.splitlines()[2])
+    assert {"%", "tok/s", "ETA", "status"} <= set(headers)
+    for name in plan:
+        assert "15.0%" in row(text, name)
+        assert any(DURATION.match(c) for c in _cells(row(text, name)))
+    assert "ERROR missing tokens 75" in row(text, "broken")
+
+
+def test_without_stats_the_frame_says_it_is_waiting(tmp_path: Path) -> None:
+    state = MonitorState(tmp_path / "s.json", None, T0, message="no stats file yet")
+    text = frame(state)
+    assert "waiting for stats" in text and "no stats file yet" in text
+    assert not ANSI.search(text)
+
+
+def test_a_stats_json_of_another_shape_still_renders(tmp_path: Path) -> None:
+    stats = {"datasets": {"odd": {"kind": "inference"}, "odder": {}}, "generated_at": 5}
+    text = frame(MonitorState(tmp_path / "s.json", stats, T0))
+    assert "odd" in row(text, "odd") and "odder" in row(text, "odder")
