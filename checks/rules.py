@@ -47,14 +47,18 @@ class Rule:
 def _value(row: Row, key: str) -> Any:
     """A row value with pandas' missing markers turned into None."""
     value = row.get(key)
-    return None if value is None or value != value or str(value) == "<NA>" else value
+    # pd.NA has no truth value and NaN is not equal to itself: test those before comparing.
+    if value is None or (not isinstance(value, str) and str(value) in ("<NA>", "nan", "NaT")):
+        return None
+    return value
 
 
 def _invalid_reason(row: Row) -> str:
-    raw = _value(row, "count_raw") or _value(row, "completion_tokens")
-    return (
-        f"{row.get('format')}: completion count {raw} is a {row.get('count_type')}, not an int >= 0"
-    )
+    raw = _value(row, "count_raw")
+    kind = _value(row, "count_type")
+    if raw is None:  # a negative int keeps its value in completion_tokens
+        raw, kind = _value(row, "completion_tokens"), "negative int"
+    return f"{_value(row, 'format')}: completion count {raw} is a {kind}, not an int >= 0"
 
 
 def _mismatch_reason(row: Row) -> str:

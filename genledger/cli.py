@@ -26,9 +26,15 @@ def _parser() -> argparse.ArgumentParser:
 
     monitor = sub.add_parser("monitor", help="live terminal dashboard of a stats JSON")
     monitor.add_argument("stats", nargs="?", type=Path, help="default: $GENLEDGER_STATS_PATH")
-    monitor.add_argument("--once", action="store_true", help="print one frame and exit")
-    monitor.add_argument("--interval", type=float, default=2.0, help="seconds between polls")
-    monitor.add_argument("--stale-after", type=float, default=600.0, help="seconds")
+    monitor.add_argument(
+        "--once", action="store_true", help="print one frame and exit (1 if no stats yet)"
+    )
+    monitor.add_argument(
+        "--interval", type=float, default=2.0, help="seconds between redraws (ages tick)"
+    )
+    monitor.add_argument(
+        "--stale-after", type=float, default=600.0, help="mark stats older than this (s) stale"
+    )
     monitor.add_argument("--collect", type=Path, metavar="DATA_ROOT", help="also run collect")
     monitor.add_argument("--collect-interval", type=float, default=30.0, help="seconds")
     monitor.add_argument("--state", type=Path, help="state dir for --collect")
@@ -39,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--dir", type=Path, help="where to create the run (default: a temp dir)")
     demo.add_argument("--rate", type=float, default=20.0, help="records per second written")
     demo.add_argument("--no-ui", action="store_true", help="only the writer and collect")
+    demo.add_argument("--records", type=int, default=600, help="prompts per dataset")
+    demo.add_argument("--seed", type=int, default=7, help="random seed of the writer")
+    demo.add_argument("--collect-interval", type=float, default=5.0, help="--no-ui: seconds")
+    demo.add_argument("--keep", action="store_true", help="keep the temp dir on exit")
     return parser
 
 

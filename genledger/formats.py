@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from genledger.tokenized import unwrap
+
 INT64_MAX = 2**63 - 1
 THINK_CLOSE = "</think>"
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -128,18 +130,30 @@ class ResponseFacts(NamedTuple):
 
 
 def record_id(obj: dict[str, Any]) -> str | None:
-    """`custom_id`, else `id`, else `meta_info.id` (strings and ints only)."""
+    """`custom_id`, else `id`, else `meta_info.id` (non-empty strings and ints only)."""
     for value in (obj.get("custom_id"), obj.get("id"), dig(obj, "meta_info", "id")):
-        if isinstance(value, str):
+        if isinstance(value, str) and value:
             return value
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
     return None
 
 
+def _is_batch_line(obj: dict[str, Any]) -> bool:
+    """An OpenAI Batch output line: a `custom_id`, a `status_code`, or `response` beside `error`."""
+    if "response" not in obj:
+        return False
+    response = obj["response"]
+    return (
+        "custom_id" in obj
+        or "error" in obj
+        or (isinstance(response, dict) and "status_code" in response)
+    )
+
+
 def batch_failure(obj: dict[str, Any]) -> str | None:
     """Why an OpenAI Batch output line failed (`response: null` or non-200), else None."""
-    if "custom_id" not in obj or "response" not in obj:
+    if not _is_batch_line(obj):
         return None
     response = obj["response"]
     if response is None:
@@ -162,13 +176,22 @@ def _derived_count(obj: dict[str, Any]) -> Any:
     ids = obj.get("output_ids")
     if ids is None:
         ids = dig(obj, "outputs", 0, "token_ids")
-    return ids
+    return _ids(ids)
+
+
+def _ids(value: Any) -> Any:
+    """A token-id list with a saved tensor's `[[...]]` unwrapped; other values unchanged."""
+    ids = unwrap(value)
+    return value if ids is None else ids
 
 
 def _openai_kind(choices_owner: dict[str, Any]) -> str:
     """Chat vs legacy completions, by `object` or by the shape of the first choice."""
-    if choices_owner.get("object") == "text_completion":
+    kind = choices_owner.get("object")
+    if kind == "text_completion":
         return "openai_completion"
+    if kind == "chat.completion":
+        return "openai_chat"
     first = dig(choices_owner, "choices", 0)
     if isinstance(first, dict) and "text" in first and "message" not in first:
         return "openai_completion"
@@ -228,7 +251,7 @@ ALL_FINISH_PATHS = tuple(p.finish for p in COUNT_PATHS) + DERIVED_FINISH
 
 def response_facts(obj: dict[str, Any]) -> ResponseFacts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record."""
-    ids = obj.get("output_ids")
+    ids = _ids(obj.get("output_ids"))
     output_len = len(ids) if isinstance(ids, list) else None
     failure = batch_failure(obj)
     fmt: str | None = None
@@ -269,6 +292,6 @@ def _resolve(obj: dict[str, Any]) -> tuple[str | None, Any, Any, str | None]:
     if ids is None:
         return None, None, None, None
     count: Any = len(ids) if isinstance(ids, list) else ids
-    input_ids = obj.get("input_ids")
+    input_ids = _ids(obj.get("input_ids"))
     prompt = len(input_ids) if isinstance(input_ids, list) else None
     return "derived", count, prompt, _finish(obj, DERIVED_FINISH)

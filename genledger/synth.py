@@ -106,6 +106,54 @@ def tgi(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str,
     }
 
 
+def openai_completion(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
+    """Legacy /v1/completions output: `text_completion`, `choices[].text`."""
+    return {
+        "id": rid,
+        "object": "text_completion",
+        "model": "kimi-k2.5",
+        "choices": [{"index": 0, "text": " 4.", "finish_reason": "length"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def wrapped_openai(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
+    """A chat completion wrapped by a pipeline under `response`."""
+    return {"id": rid, "response": openai_chat(f"chatcmpl-{rid}", prompt, completion, rng)}
+
+
+def vllm(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
+    """A vLLM offline `RequestOutput` dump: the count is `len(outputs[0].token_ids)`."""
+    return {
+        "request_id": rid,
+        "prompt_token_ids": _ids(rng, prompt),
+        "outputs": [
+            {
+                "index": 0,
+                "text": "...",
+                "token_ids": _ids(rng, completion),
+                "finish_reason": "length",
+                "stop_reason": None,
+            }
+        ],
+        "finished": True,
+    }
+
+
+def failed_batch(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
+    """An OpenAI Batch line whose request failed without a response."""
+    return {
+        "id": f"batch_req_{rid}",
+        "custom_id": rid,
+        "response": None,
+        "error": {"code": "batch_expired", "message": "not completed in time"},
+    }
+
+
 def no_tokens(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
     """The seed's bug: a response whose token count is nowhere a reader looks."""
     return {"id": rid, "text": "an answer", "meta": {"tokens": completion}}
@@ -127,6 +175,10 @@ WRITERS = {
     "tgi": tgi,
     "think_leak": think_leak,
     "no_tokens": no_tokens,
+    "openai_completion": openai_completion,
+    "wrapped_openai": wrapped_openai,
+    "vllm": vllm,
+    "failed_batch": failed_batch,
 }
 
 

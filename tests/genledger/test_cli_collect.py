@@ -1,0 +1,248 @@
+"""`genledger collect` as a user runs it: a subprocess on a tree the test builds."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from checks.rules import COUNTER_NAMES
+from genledger import synth
+
+GENLEDGER = Path(sys.executable).with_name("genledger")
+RNG = random.Random(11)
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the console script with no GENLEDGER_* variables from the caller's environment."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENLEDGER_")}
+    env["HOME"] = str(cwd)  # a default state dir, if one is used, stays in the test's folder
+    return subprocess.run(
+        [str(GENLEDGER), *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def jl(*records: Any) -> bytes:
+    """JSON lines (a list becomes one array line)."""
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+CLEAN_COUNTS = [(12, 30), (7, 1), (40, 22)]  # (prompt, completion) of the sglang shard
+BATCH_COUNTS = [(5, 9), (6, 3)]  # one SGLang batch line
+FLAT_COUNTS = [(3, 4), (8, 16)]
+TOKENIZED = [(4, 6), (10, 2), (3, 3)]  # (masked prompt, trainable completion)
+
+
+def build_clean(root: Path) -> None:
+    """A two-shard inference dataset with a prompts file and a pretokenized dataset."""
+    ds = root / "clean run"
+    ds.mkdir(parents=True)
+    (ds / "prompts.jsonl").write_bytes(jl(*({"q": i} for i in range(10))) + b"\n")
+    shard0 = [synth.sglang_generate(f"s{i}", p, c, RNG) for i, (p, c) in enumerate(CLEAN_COUNTS)]
+    (ds / "raw_responses_000.jsonl").write_bytes(jl(*shard0))
+    batch = [synth.sglang_generate(f"b{i}", p, c, RNG) for i, (p, c) in enumerate(BATCH_COUNTS)]
+    flats = [synth.flat(f"f{i}", p, c, RNG) for i, (p, c) in enumerate(FLAT_COUNTS)]
+    (ds / "raw_responses_001.jsonl").write_bytes(jl(batch, *flats) + b'{"id": "torn", "comp')
+    pre = root / "A1"
+    pre.mkdir()
+    (pre / "tokenized_data.jsonl").write_bytes(
+        jl(
+            *(
+                {"input_ids": [[1] * (p + c)], "loss_mask": [[0] * p + [1] * c]}
+                for p, c in TOKENIZED
+            )
+        )
+    )
+
+
+def expected_clean() -> dict[str, dict[str, Any]]:
+    """The stats blocks DESIGN §5 gives for `build_clean`, computed from the plan."""
+    responses = CLEAN_COUNTS + BATCH_COUNTS + FLAT_COUNTS
+    total_comp = sum(c for _, c in responses)
+    zero_quality = {name: 0 for name in COUNTER_NAMES}
+    return {
+        "clean run": {
+            "kind": "inference",
+            "n_prompts": 10,
+            "n_done": len(responses),
+            "progress": len(responses) / 10,
+            "total_comp": total_comp,
+            "avg_comp": total_comp / len(responses),
+            "total_prompt": sum(p for p, _ in responses),
+            "n_counted": len(responses),
+            "formats": {"flat": 2, "sglang_generate": 5},
+            "finish_reasons": {"stop": 7},
+            "n_tokenized": 0,
+            "total_tokens": 0,
+            "avg_tokens": None,
+            "total_loss_tokens": 0,
+            "quality": {"status": "ok", **zero_quality, "failures": []},
+        },
+        "A1": {
+            "kind": "pretokenized",
+            "n_prompts": None,
+            "n_done": 0,
+            "progress": None,
+            "total_comp": 0,
+            "avg_comp": None,
+            "total_prompt": 0,
+            "n_counted": 0,
+            "formats": {},
+            "finish_reasons": {},
+            "n_tokenized": len(TOKENIZED),
+            "total_tokens": sum(p + c for p, c in TOKENIZED),
+            "avg_tokens": sum(p + c for p, c in TOKENIZED) / len(TOKENIZED),
+            "total_loss_tokens": sum(c for _, c in TOKENIZED),
+            "quality": {"status": "ok", **zero_quality, "failures": []},
+        },
+    }
+
+
+def test_collect_on_a_clean_tree_exits_0_and_writes_every_field(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    out = tmp_path / "out" / "stats.json"
+    done = run("collect", root, "-o", out, "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stats = orjson.loads(out.read_bytes())
+    assert (stats["schema_version"], stats["data_root"]) == (1, str(root.resolve()))
+    for name, expected in expected_clean().items():
+        block = stats["datasets"][name]
+        for field, value in expected.items():
+            assert block[field] == value, (name, field)
+    files = stats["datasets"]["clean run"]["files"]
+    torn = len(b'{"id": "torn", "comp')
+    shard1 = root / "clean run" / "raw_responses_001.jsonl"
+    assert files["raw_responses_001.jsonl"]["bytes"] == shard1.stat().st_size
+    assert files["raw_responses_001.jsonl"]["pending_bytes"] == torn
+    assert files["raw_responses_001.jsonl"]["lines"] == 1 + len(FLAT_COUNTS)
+    assert files["prompts.jsonl"]["lines"] == 11
+    assert set(files) == {"prompts.jsonl", "raw_responses_000.jsonl", "raw_responses_001.jsonl"}
+    totals = stats["totals"]
+    assert totals["n_done"] == expected_clean()["clean run"]["n_done"]
+    assert totals["total_tokens"] == expected_clean()["A1"]["total_tokens"]
+    assert totals["quality"]["status"] == "ok"
+    summary = done.stderr.strip().splitlines()
+    assert summary[0].startswith("A1: 3 tokenized") and "[OK]" in summary[0]
+    comp = expected_clean()["clean run"]["total_comp"]
+    assert summary[1].startswith(f"clean run: 7/10 done (70.0%), {comp} completion tokens")
+    assert summary[-1].startswith("total: 7/10 done")
+
+
+def test_collect_exits_1_on_an_error_failure_and_still_writes_stats(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    broken = root / "seed bug"
+    broken.mkdir()
+    (broken / "raw_responses.jsonl").write_bytes(
+        jl(*(synth.no_tokens(f"n{i}", 5, 9, RNG) for i in range(4))) + b"{oops\n"
+    )
+    out = tmp_path / "stats.json"
+    done = run("collect", root, "-o", out, "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    block = orjson.loads(out.read_bytes())["datasets"]["seed bug"]
+    quality = block["quality"]
+    assert (block["n_done"], block["n_counted"], block["total_comp"]) == (4, 0, 0)
+    assert (quality["missing_tokens"], quality["malformed_lines"]) == (4, 1)
+    assert quality["all_tokens_zero_or_missing"] == 1
+    assert quality["status"] == "error"
+    malformed = next(f for f in quality["failures"] if f["check"] == "malformed_lines")
+    size_before = sum(len(jl(synth.no_tokens(f"n{i}", 5, 9, RNG))) for i in range(4))
+    assert malformed["examples"][0]["line"] == 5
+    assert malformed["examples"][0]["offset"] == size_before
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith("seed bug:")]
+    assert "[ERROR]" in line and line.endswith("malformed lines 1")
+
+
+def test_collect_again_after_appends_equals_a_full_scan(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    state, out = tmp_path / "state", tmp_path / "stats.json"
+    assert run("collect", root, "-o", out, "--state", state, cwd=tmp_path).returncode == 0
+    shard = root / "clean run" / "raw_responses_001.jsonl"
+    with shard.open("ab") as handle:
+        handle.write(b'letion_tokens": 5}\n' + jl(synth.flat("g", 2, 0, RNG)))
+    assert run("collect", root, "-o", out, "--state", state, cwd=tmp_path).returncode == 1
+    incremental = orjson.loads(out.read_bytes())["datasets"]["clean run"]
+    full_out = tmp_path / "full.json"
+    run("collect", root, "-o", full_out, "--state", tmp_path / "s2", "--full", cwd=tmp_path)
+    full = orjson.loads(full_out.read_bytes())["datasets"]["clean run"]
+    assert incremental["n_done"] == 7 + 2
+    assert incremental["total_comp"] == expected_clean()["clean run"]["total_comp"] + 5
+    assert incremental["quality"]["zero_tokens"] == 1
+    for field in ("n_done", "n_counted", "total_comp", "formats", "quality"):
+        assert incremental[field] == full[field], field
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_collect_exits_2_naming_a_root_that_is_not_a_folder(tmp_path: Path, make: str) -> None:
+    root = tmp_path / "no such root"
+    if make == "file":
+        root.write_text("x")
+    out = tmp_path / "stats.json"
+    done = run("collect", root, "-o", out, "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and str(root) in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
+def test_collect_exits_2_naming_an_unreadable_root(tmp_path: Path) -> None:
+    root = tmp_path / "locked"
+    root.mkdir(mode=0)
+    try:
+        done = run("collect", root, "-o", tmp_path / "s.json", cwd=tmp_path)
+    finally:
+        root.chmod(0o755)
+    assert done.returncode == 2 and str(root) in done.stderr
+
+
+def test_collect_exits_2_without_an_output_path(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    done = run("collect", root, "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "-o" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_collect_exits_2_naming_an_output_path_it_cannot_write(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    out = tmp_path / "stats as folder"
+    out.mkdir()
+    done = run("collect", root, "-o", out, "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and str(out) in done.stderr
+
+
+def test_collect_exits_2_without_a_data_root(tmp_path: Path) -> None:
+    done = run("collect", "-o", tmp_path / "s.json", "--state", tmp_path / "state", cwd=tmp_path)
+    assert done.returncode == 2 and "data root" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_collect_takes_expected_totals_from_the_config_file(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    config = tmp_path / "genledger.toml"
+    config.write_text('[datasets."clean run"]\nn_prompts = 28\n')
+    out = tmp_path / "stats.json"
+    done = run(
+        "collect", root, "-o", out, "--state", tmp_path / "state", "--config", config, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    block = orjson.loads(out.read_bytes())["datasets"]["clean run"]
+    n_done = expected_clean()["clean run"]["n_done"]
+    assert (block["n_prompts"], block["progress"]) == (28, n_done / 28)
