@@ -1,0 +1,105 @@
+"""One factory per dataset spec: a multi-asset over the dataset's file assets and their checks."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import dagster as dg
+
+from assets.metadata import file_asset_metadata
+from assets.spec import DatasetSpec
+from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
+from genledger.collect import refresh_dataset
+from genledger.config import Config
+from genledger.discovery import DataRootError, Dataset, discover
+from genledger.state import DatasetRecord, StateStore
+
+KINDS = {"jsonl", "pandas"}
+ROLE_TEXT = {
+    "responses": "model responses (raw_responses*.jsonl)",
+    "tokenized": "tokenized training samples (tokenized_data*.jsonl)",
+}
+
+
+def _asset_spec(spec: DatasetSpec, role: str, owners: list[str]) -> dg.AssetSpec:
+    return dg.AssetSpec(
+        spec.asset_key(role),
+        group_name=spec.key,
+        kinds=KINDS,
+        owners=owners,
+        description=(
+            f"Token table of the {ROLE_TEXT[role]} of dataset `{spec.name}`, "
+            "refreshed incrementally (only new complete lines are read)."
+        ),
+        metadata={"dataset": spec.name},
+        tags={"genledger/role": role},
+    )
+
+
+def _current(spec: DatasetSpec, config: Config) -> Dataset:
+    """The dataset as it is now (shards may have appeared since load time)."""
+    assert config.data_root is not None
+    try:
+        found = {ds.name: ds for ds in discover(config.data_root, config)}
+    except DataRootError:
+        return spec.dataset
+    return found.get(spec.name, spec.dataset)
+
+
+def _record(config: Config, name: str) -> DatasetRecord:
+    assert config.data_root is not None
+    store = StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
+    return store.load(name)
+
+
+def _role_events(
+    spec: DatasetSpec,
+    dataset: Dataset,
+    role: str,
+    block: dict[str, Any],
+    record: DatasetRecord,
+    selected_checks: set[dg.AssetCheckKey],
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    key = spec.asset_key(role)
+    failures = role_failures(record, role)
+    records = block["n_done"] if role == "responses" else block["n_tokenized"]
+    malformed = failures["malformed_lines"].count if "malformed_lines" in failures else 0
+    files = sum(1 for f in block["files"].values() if f.get("role") == role)
+    rows = Rows(lines=records + malformed, records=records, files=files)
+    failure_count = sum(t.count for t in failures.values())
+    yield dg.MaterializeResult(
+        asset_key=key, metadata=file_asset_metadata(dataset, role, block, failure_count)
+    )
+    for family in families_for(role):
+        if dg.AssetCheckKey(key, family) in selected_checks:
+            yield family_result(key, role, family, failures, spec.name, rows)
+
+
+def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefinition:
+    """The multi-asset of one dataset: refresh it once, report each file asset and its checks."""
+    owners = list(config.dagster.owners)
+    specs = [_asset_spec(spec, role, owners) for role in spec.roles]
+    checks = [c for role in spec.roles for c in check_specs(spec.asset_key(role), role)]
+
+    @dg.multi_asset(
+        name=f"{spec.key}__files",
+        specs=specs,
+        check_specs=checks,
+        can_subset=True,
+        op_tags={"genledger/dataset": spec.key},
+    )
+    def _refresh(
+        context: dg.AssetExecutionContext,
+    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+        dataset = _current(spec, config)
+        block = refresh_dataset(config, dataset)
+        record = _record(config, spec.name)
+        context.log.info(
+            f"{spec.name}: {block['n_done']} responses, {block['n_tokenized']} tokenized, "
+            f"status {block['quality']['status']}"
+        )
+        selected = set(context.selected_asset_check_keys)
+        for role in spec.roles:
+            if spec.asset_key(role) in context.selected_asset_keys:
+                yield from _role_events(spec, dataset, role, block, record, selected)
+
+    return _refresh

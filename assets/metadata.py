@@ -1,0 +1,90 @@
+"""Materialization metadata of a file asset, from its dataset's stats block (numbers as numbers)."""
+
+from __future__ import annotations
+
+import warnings
+from functools import cache
+from typing import Any
+
+import dagster as dg
+
+from checks import schemas
+from genledger.discovery import Dataset
+
+MODELS = {"responses": schemas.ResponseTable, "tokenized": schemas.TokenizedTable}
+
+
+@cache
+def column_schema(role: str) -> dg.TableSchema:
+    """The TableSchema of a role's token table, derived from its pandera model."""
+    from dagster_pandera import pandera_schema_to_dagster_type
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the converter is marked beta
+        dagster_type = pandera_schema_to_dagster_type(MODELS[role])
+    value = dagster_type.metadata["schema"]
+    assert isinstance(value, dg.TableSchemaMetadataValue)
+    return value.schema
+
+
+def _number(value: float | None) -> dg.MetadataValue | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return dg.MetadataValue.int(value)
+    return dg.MetadataValue.float(float(value))
+
+
+def _role_files(block: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
+    return {name: f for name, f in block["files"].items() if f.get("role") == role}
+
+
+def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
+    if role == "responses":
+        return {
+            "records": block["n_done"],
+            "n_prompts": block["n_prompts"],
+            "progress": block["progress"],
+            "total_comp": block["total_comp"],
+            "avg_comp": block["avg_comp"],
+            "total_prompt": block["total_prompt"],
+            "n_counted": block["n_counted"],
+        }
+    return {
+        "records": block["n_tokenized"],
+        "total_tokens": block["total_tokens"],
+        "avg_tokens": block["avg_tokens"],
+        "total_loss_tokens": block["total_loss_tokens"],
+    }
+
+
+def file_asset_metadata(
+    dataset: Dataset, role: str, block: dict[str, Any], failure_count: int
+) -> dict[str, Any]:
+    """Paths, sizes, records, token totals, format mix, row count and column schema."""
+    files = _role_files(block, role)
+    paths = [str(f.path) for f in dataset.of_role(role)]
+    numbers = _role_numbers(block, role)
+    metadata: dict[str, Any] = {
+        "dataset": dataset.name,
+        "path": dg.MetadataValue.path(paths[0] if len(paths) == 1 else str(dataset.path)),
+        "paths": dg.MetadataValue.md("\n".join(f"- `{p}`" for p in paths) or "none"),
+        "files": dg.MetadataValue.int(len(files)),
+        "bytes": dg.MetadataValue.int(sum(f["bytes"] for f in files.values())),
+        "lines": dg.MetadataValue.int(sum(f["lines"] for f in files.values())),
+        "pending_bytes": dg.MetadataValue.int(sum(f["pending_bytes"] for f in files.values())),
+        "status": block["quality"]["status"],
+        "failures": dg.MetadataValue.int(failure_count),
+        "dagster/row_count": dg.MetadataValue.int(int(numbers["records"] or 0)),
+        "dagster/column_schema": column_schema(role),
+    }
+    for name, value in numbers.items():
+        number = _number(value)
+        if number is not None:
+            metadata[name] = number
+    if role == "responses":
+        metadata["formats"] = dg.MetadataValue.json(block["formats"])
+        for fmt, count in block["formats"].items():
+            metadata[f"format/{fmt}"] = dg.MetadataValue.int(count)
+        metadata["finish_reasons"] = dg.MetadataValue.json(block["finish_reasons"])
+    return metadata

@@ -1,0 +1,159 @@
+"""The file sensor: request runs for the datasets whose files grew, shrank, appeared or changed.
+
+The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum); a
+dataset whose entry changed gets one run of its file assets plus `stats_json`, unless a run
+for it is already queued or running (then its old entry is kept, so the next tick retries).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import dagster as dg
+
+from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
+from assets.spec import DatasetSpec, Location
+from genledger.discovery import DataRootError, Dataset, discover
+from genledger.fingerprint import checksum, read_at
+
+SENSOR_NAME = "dataset_files_changed"
+HEAD_BYTES = 256
+BUSY = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
+
+
+def file_signature(path: str) -> FileSig | None:
+    """What the sensor remembers of one file; None if it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        head = read_at(fd, 0, min(st.st_size, HEAD_BYTES))
+        return [st.st_size, st.st_mtime_ns, st.st_ino, checksum(head)]
+    finally:
+        os.close(fd)
+
+
+def dataset_signature(dataset: Dataset) -> dict[str, FileSig | None]:
+    """Each file of a dataset (all roles) by name."""
+    return {f.name: file_signature(str(f.path)) for f in dataset.files}
+
+
+def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """A few words on what changed: which files appeared, grew, shrank, were replaced."""
+    words = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        if before == after:
+            continue
+        if before is None:
+            words.append(f"{name} appeared")
+        elif after is None:
+            words.append(f"{name} vanished")
+        elif after[2] != before[2] or (
+            min(after[0], before[0]) >= HEAD_BYTES and after[3] != before[3]
+        ):
+            words.append(f"{name} replaced")
+        elif after[0] > before[0]:
+            words.append(f"{name} grew {after[0] - before[0]} bytes")
+        elif after[0] < before[0]:
+            words.append(f"{name} shrank {before[0] - after[0]} bytes")
+        else:
+            words.append(f"{name} rewritten")
+    return ", ".join(words)
+
+
+def busy_keys(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]:
+    """The dataset keys with a queued or running run (a run of everything makes all busy)."""
+    keys = list(keys)
+    if instance.get_runs(dg.RunsFilter(statuses=BUSY, tags={SCOPE_TAG: "all"}), limit=1):
+        return set(keys)
+    return {
+        key
+        for key in keys
+        if instance.get_runs(dg.RunsFilter(statuses=BUSY, tags={DATASET_TAG: key}), limit=1)
+    }
+
+
+def _request(spec: DatasetSpec, signature: dict[str, Any]) -> dg.RunRequest:
+    token = checksum(json.dumps(signature, sort_keys=True).encode())
+    return dg.RunRequest(
+        run_key=f"{spec.key}:{token}",
+        asset_selection=[*spec.asset_keys, STATS_KEY],
+        tags={DATASET_TAG: spec.key},
+    )
+
+
+def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    """One tick: compare the files with the cursor; request runs for changed, idle datasets."""
+    if location.problem is not None or location.config.data_root is None:
+        return dg.SensorResult(skip_reason=location.problem or "no data root")
+    try:
+        found = {ds.name: ds for ds in discover(location.config.data_root, location.config)}
+    except DataRootError as exc:
+        return dg.SensorResult(skip_reason=str(exc))
+    old: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}
+    cursor: dict[str, Any] = {}
+    changed: dict[str, str] = {}
+    specs = {spec.key: spec for spec in location.specs}
+    for key, spec in specs.items():
+        new = dataset_signature(found[spec.name]) if spec.name in found else {}
+        cursor[key] = new
+        if old.get(key) != new:
+            changed[key] = describe_change(old.get(key, {}), new)
+    busy = busy_keys(context.instance, changed) if changed else set()
+    for key in busy:
+        cursor[key] = old.get(key, {})
+    requests = [_request(specs[k], cursor[k]) for k in sorted(changed) if k not in busy]
+    for key in sorted(changed):
+        state = "run in progress, retrying next tick" if key in busy else "run requested"
+        context.log.info(f"{specs[key].name}: {changed[key]} ({state})")
+    unknown = sorted(set(found) - {spec.name for spec in location.specs})
+    if unknown:
+        context.log.warning(f"new datasets {unknown}: reload the code location to give them assets")
+    text = json.dumps(cursor, sort_keys=True)
+    if requests:
+        return dg.SensorResult(run_requests=requests, cursor=text)
+    return dg.SensorResult(skip_reason=_skip_text(specs, changed, busy, unknown), cursor=text)
+
+
+def _skip_text(
+    specs: dict[str, DatasetSpec], changed: dict[str, str], busy: set[str], unknown: list[str]
+) -> str:
+    files = sum(len(s.dataset.files) for s in specs.values())
+    parts = [f"watched {len(specs)} datasets ({files} files at load time)"]
+    if busy:
+        parts.append(f"changed but a run is in progress: {', '.join(sorted(busy))}")
+    else:
+        parts.append("nothing changed since the last tick")
+    if unknown:
+        parts.append(f"new datasets waiting for a code location reload: {', '.join(unknown)}")
+    return "; ".join(parts)
+
+
+def build_file_sensor(location: Location) -> dg.SensorDefinition:
+    """The sensor, running by default every `dagster.sensor_interval_s` seconds."""
+
+    @dg.sensor(
+        name=SENSOR_NAME,
+        minimum_interval_seconds=location.config.dagster.sensor_interval_s,
+        target=dg.AssetSelection.all(),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Materialises only the datasets whose files changed, plus stats_json.",
+    )
+    def dataset_files_changed(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        return evaluate(location, context)
+
+    return dataset_files_changed

@@ -1,0 +1,175 @@
+"""Dagster asset checks built on the engine's rule results: one check per rule family.
+
+The numbers come from the same tallies as the stats JSON (the engine's per-file and
+per-dataset rule results), split by the role of the file asset they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from checks.rules import RULES, RULES_BY_NAME, Rule, Severity, Table
+from genledger.quality import file_failures
+from genledger.state import DatasetRecord
+from genledger.tally import MAX_EXAMPLES, RuleTally, merge_failures
+
+EVERY_DATASET_PRESENT = "every_dataset_present"
+FILE_RULES = ("unreadable_files", "empty_files")
+ROLE_TABLES = {
+    "responses": (Table.RESPONSES, Table.IDS, Table.FILES, Table.DATASET),
+    "tokenized": (Table.TOKENIZED, Table.FILES),
+}
+
+
+def rules_for(role: str) -> tuple[Rule, ...]:
+    """The rules that apply to a file asset of `role`."""
+    return tuple(r for r in RULES if any(t in ROLE_TABLES[role] for t in r.tables))
+
+
+def families_for(role: str) -> tuple[str, ...]:
+    """The check names (rule families) on a file asset of `role`, in catalogue order."""
+    return tuple(dict.fromkeys(rule.family for rule in rules_for(role)))
+
+
+def _family_rules(role: str, family: str) -> tuple[Rule, ...]:
+    return tuple(r for r in rules_for(role) if r.family == family)
+
+
+def check_specs(asset_key: dg.AssetKey, role: str) -> list[dg.AssetCheckSpec]:
+    """One non-blocking check spec per rule family of a file asset."""
+    return [
+        dg.AssetCheckSpec(
+            family,
+            asset=asset_key,
+            description=" ".join(r.description for r in _family_rules(role, family)),
+        )
+        for family in families_for(role)
+    ]
+
+
+def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
+    """The failing rules of one role's files, from the committed record of their dataset."""
+    files = [f for f in record.files.values() if f.role == role]
+    failures: dict[str, RuleTally] = {}
+    for state in files:
+        failures = merge_failures(failures, state.tally.failures)
+    rows = [
+        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
+        for f in files
+    ]
+    if rows:
+        failures = merge_failures(failures, file_failures(rows))
+    if role == "responses":
+        dataset_level = {Table.IDS, Table.DATASET}
+        for name, tally in record.rules.failures.items():
+            if dataset_level.intersection(RULES_BY_NAME[name].tables):
+                failures = merge_failures(failures, {name: tally})
+    return failures
+
+
+@dataclass(frozen=True)
+class Rows:
+    """How many rows each kind of rule looked at, for `rows_checked`."""
+
+    lines: int  # complete lines parsed (records plus malformed lines)
+    records: int
+    files: int
+
+
+def _rows_checked(rule: Rule, rows: Rows) -> int:
+    if Table.FILES in rule.tables:
+        return rows.files
+    if Table.DATASET in rule.tables:
+        return 1
+    return rows.lines if rule.name == "malformed_lines" else rows.records
+
+
+def _examples_md(examples: Iterable[dict[str, Any]]) -> str:
+    lines = [f"- `{e.get('file')}:{e.get('line')}` {e.get('reason')}" for e in examples]
+    return "\n".join(lines[:MAX_EXAMPLES]) or "none"
+
+
+def family_result(
+    asset_key: dg.AssetKey,
+    role: str,
+    family: str,
+    failures: dict[str, RuleTally],
+    dataset: str,
+    rows: Rows,
+) -> dg.AssetCheckResult:
+    """Pass/fail, severity and metadata of one family on one file asset."""
+    rules = _family_rules(role, family)
+    failing = [r for r in rules if r.name in failures and failures[r.name].count > 0]
+    severity = (
+        dg.AssetCheckSeverity.ERROR
+        if any(r.severity is Severity.ERROR for r in failing)
+        else dg.AssetCheckSeverity.WARN
+    )
+    examples = [e for r in failing for e in failures[r.name].examples]
+    metadata: dict[str, Any] = {
+        "dataset": dataset,
+        "failure_count": dg.MetadataValue.int(sum(failures[r.name].count for r in failing)),
+        "rows_checked": dg.MetadataValue.int(max(_rows_checked(r, rows) for r in rules)),
+        "rules": dg.MetadataValue.json(
+            {r.name: failures[r.name].count if r.name in failures else 0 for r in rules}
+        ),
+        "examples": dg.MetadataValue.md(_examples_md(examples)),
+    }
+    if rows.records == 0 and not failing:
+        metadata["note"] = "no records yet: nothing to check (files_have_records says so)"
+    return dg.AssetCheckResult(
+        asset_key=asset_key,
+        check_name=family,
+        passed=not failing,
+        severity=severity,
+        metadata=metadata,
+        description=_describe(failing, failures),
+    )
+
+
+def _describe(failing: list[Rule], failures: dict[str, RuleTally]) -> str | None:
+    if not failing:
+        return None
+    return "; ".join(
+        f"{failures[r.name].count} x {r.name} ({r.severity}): {r.description}" for r in failing
+    )
+
+
+def stats_check_spec() -> dg.AssetCheckSpec:
+    """The check on `stats_json`: every dataset the location knows is in the stats JSON."""
+    return dg.AssetCheckSpec(
+        EVERY_DATASET_PRESENT,
+        asset=dg.AssetKey(["stats_json"]),
+        description="Every dataset of the data root has a block in the stats JSON.",
+    )
+
+
+def every_dataset_present(stats: dict[str, Any], expected: Iterable[str]) -> dg.AssetCheckResult:
+    """Fail ERROR if a known dataset is absent from the stats JSON, WARN if there is none."""
+    present = set(stats.get("datasets", {}))
+    wanted = sorted(set(expected))
+    missing = [name for name in wanted if name not in present]
+    empty = not present
+    metadata = {
+        "datasets_expected": dg.MetadataValue.int(len(wanted)),
+        "datasets_present": dg.MetadataValue.int(len(present)),
+        "failure_count": dg.MetadataValue.int(len(missing) + int(empty and not missing)),
+        "missing": dg.MetadataValue.json(missing),
+    }
+    description = None
+    if missing:
+        description = f"missing from the stats JSON: {', '.join(missing)}"
+    elif empty:
+        description = "the data root holds no dataset yet"
+    return dg.AssetCheckResult(
+        asset_key=dg.AssetKey(["stats_json"]),
+        check_name=EVERY_DATASET_PRESENT,
+        passed=not missing and not empty,
+        severity=dg.AssetCheckSeverity.ERROR if missing else dg.AssetCheckSeverity.WARN,
+        metadata=metadata,
+        description=description,
+    )

@@ -1,0 +1,1 @@
+"""`genledger demo`: a simulated generation run growing in a temp folder, with the Dagster UI."""

@@ -1,0 +1,19 @@
+"""Fixtures of the schedule and sensor tests: a location over a small sample tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assets.spec import Location, load_location
+from genledger.config import Config
+from genledger.synth import write_sample_tree
+
+
+@pytest.fixture
+def sample_location(tmp_path: Path) -> Location:
+    """A location over a fresh four-dataset sample tree."""
+    root = write_sample_tree(tmp_path / "data", records=6)
+    config = Config(data_root=root, stats_path=tmp_path / "stats.json", state_dir=tmp_path / "st")
+    return load_location(config, env={})

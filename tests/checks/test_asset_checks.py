@@ -1,0 +1,83 @@
+"""Asset-check results built from rule tallies: severity, counts and metadata."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from checks.asset_checks import (
+    Rows,
+    check_specs,
+    every_dataset_present,
+    families_for,
+    family_result,
+    role_failures,
+)
+from checks.rules import FAMILIES, RULES, Table
+from genledger.state import DatasetRecord, DatasetState, FileState
+from genledger.tally import FileTally, RuleTally
+
+KEY = dg.AssetKey(["ds", "raw_responses"])
+ROWS = Rows(lines=10, records=10, files=1)
+
+
+def example(line: int) -> dict[str, object]:
+    """One failing-row example."""
+    return {"file": "raw_responses.jsonl", "line": line, "reason": "because"}
+
+
+def test_every_family_is_checked_on_some_file_asset() -> None:
+    assert set(families_for("responses")) | set(families_for("tokenized")) == set(FAMILIES)
+
+
+def test_tokenized_assets_get_no_response_checks() -> None:
+    response_only = {r.family for r in RULES if r.tables == (Table.RESPONSES,)}
+    assert not response_only & set(families_for("tokenized"))
+
+
+def test_check_specs_are_one_per_family_and_never_blocking() -> None:
+    specs = check_specs(KEY, "responses")
+    assert [s.name for s in specs] == list(families_for("responses"))
+    assert not any(s.blocking for s in specs)
+
+
+def test_a_family_with_an_error_rule_failing_fails_with_error() -> None:
+    failures = {"missing_tokens": RuleTally(3, [example(1), example(2), example(3)])}
+    result = family_result(
+        KEY, "responses", "responses_have_valid_token_counts", failures, "ds", ROWS
+    )
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+    assert result.metadata["failure_count"].value == 3
+    assert result.metadata["rules"].value == {"missing_tokens": 3, "invalid_tokens": 0}
+    assert result.metadata["examples"].value.count("raw_responses.jsonl:") == 3
+
+
+def test_a_family_with_only_warn_rules_failing_fails_with_warn() -> None:
+    failures = {"think_tag_leaks": RuleTally(2, [example(4), example(9)])}
+    result = family_result(KEY, "responses", "no_think_tag_leaks", failures, "ds", ROWS)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["rows_checked"].value == ROWS.records
+
+
+def test_a_family_without_failures_passes_with_metadata() -> None:
+    result = family_result(KEY, "responses", "record_ids_unique", {}, "ds", ROWS)
+    assert result.passed
+    assert result.metadata["failure_count"].value == 0
+    assert result.metadata["dataset"].value == "ds"
+
+
+def test_role_failures_split_file_rules_by_the_role_of_the_file() -> None:
+    broken = FileState("ds", "raw_responses.jsonl", "responses")
+    broken.tally = FileTally(records=2, failures={"malformed_lines": RuleTally(1, [example(3)])})
+    empty = FileState("ds", "tokenized_data.jsonl", "tokenized")
+    rules = DatasetState("sig", {"duplicate_ids": RuleTally(1, [example(2)])})
+    record = DatasetRecord("ds", "/root", {f.name: f for f in (broken, empty)}, rules)
+    responses, tokenized = role_failures(record, "responses"), role_failures(record, "tokenized")
+    assert {k: v.count for k, v in responses.items()} == {"malformed_lines": 1, "duplicate_ids": 1}
+    assert {k: v.count for k, v in tokenized.items()} == {"empty_files": 1}
+
+
+def test_every_dataset_present_names_the_missing_dataset() -> None:
+    result = every_dataset_present({"datasets": {"a": {}}}, ["a", "b c"])
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+    assert result.metadata["missing"].value == ["b c"]
+    assert every_dataset_present({"datasets": {"a": {}}}, ["a"]).passed
