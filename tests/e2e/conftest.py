@@ -1,0 +1,123 @@
+"""Harness for the end-to-end suite: a live `dagster dev` over a growing temp data root.
+
+One `dagster dev` (webserver + daemon, its own process group) serves the whole session; a
+loopback webhook receiver records what the notification sensor sends; a simulated writer
+appends records with torn writes; a small GraphQL client drives and reads the instance.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .dagster_api import DagsterApi, Materialized
+from .harness import (
+    ARTIFACTS,
+    PROJECT,
+    SCHEDULE_CRON,
+    SENSOR_INTERVAL_S,
+    DagsterDev,
+    SimulatedWriter,
+    WebhookReceiver,
+    free_port,
+    start_dagster_dev,
+    stop_dagster_dev,
+    write_e2e_tree,
+)
+
+# --- fixtures -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's scratch folder (data root, DAGSTER_HOME, stats, state, logs)."""
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="session")
+def webhook() -> Iterator[WebhookReceiver]:
+    """A loopback webhook receiver recording every POST."""
+    receiver = WebhookReceiver()
+    receiver.thread.start()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+
+@pytest.fixture(scope="session")
+def dagster_port() -> int:
+    """The webserver's port, chosen up front so GENLEDGER_UI_URL can name it."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def dagster_env(e2e_dir: Path, webhook: WebhookReceiver, dagster_port: int) -> dict[str, str]:
+    """The environment dagster dev runs in: temp DAGSTER_HOME, data root, stats and state."""
+    home = e2e_dir / "dagster_home"
+    home.mkdir()
+    project_yaml = PROJECT / "dagster.yaml"
+    if project_yaml.is_file():
+        shutil.copy(project_yaml, home / "dagster.yaml")
+    config = e2e_dir / "genledger.toml"
+    config.write_text(
+        f'[dagster]\nschedule_cron = "{SCHEDULE_CRON}"\nsensor_interval_s = {SENSOR_INTERVAL_S}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GENLEDGER_", "DAGSTER_"))}
+    env.update(
+        DAGSTER_HOME=str(home),
+        GENLEDGER_CONFIG=str(config),
+        GENLEDGER_DATA_ROOT=str(write_e2e_tree(e2e_dir / "data")),
+        GENLEDGER_STATS_PATH=str(e2e_dir / "out" / "stats.json"),
+        GENLEDGER_STATE_DIR=str(e2e_dir / "state"),
+        GENLEDGER_WEBHOOK_URL=webhook.url,
+        GENLEDGER_UI_URL=f"http://127.0.0.1:{dagster_port}",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def dagster_dev(
+    e2e_dir: Path, dagster_env: dict[str, str], dagster_port: int
+) -> Iterator[DagsterDev]:
+    """One live `dagster dev` for the session; stopped by process group, leftovers asserted."""
+    log_path = e2e_dir / "dagster-dev.log"
+    dev = start_dagster_dev(dagster_port, dagster_env, log_path)
+    try:
+        yield dev
+    finally:
+        leftovers = stop_dagster_dev(dev)
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(log_path, ARTIFACTS / "dagster-dev.log")
+        assert not leftovers, f"processes left after stopping dagster dev: {leftovers}"
+
+
+@pytest.fixture(scope="session")
+def dagster_api(dagster_dev: DagsterDev) -> DagsterApi:
+    """A GraphQL client for the live instance, once its code location has loaded."""
+    api = DagsterApi(dagster_dev)
+    api.wait_until_loaded()
+    dagster_dev.remember_children()
+    return api
+
+
+@pytest.fixture(scope="session")
+def writer(dagster_dev: DagsterDev) -> SimulatedWriter:
+    """The simulated generation run writing into the live data root."""
+    return SimulatedWriter(dagster_dev.data_root)
+
+
+@pytest.fixture(scope="session")
+def materialized(dagster_api: DagsterApi) -> Materialized:
+    """Materialise every asset once over GraphQL and read back its check results."""
+    keys = sorted(dagster_api.asset_groups())
+    started = time.time()
+    run_id = dagster_api.launch(keys)
+    status = dagster_api.wait_for_run(run_id)
+    dagster_api.dev.remember_children()
+    return Materialized(run_id, status, keys, dagster_api.check_results(run_id), started)

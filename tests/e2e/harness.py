@@ -1,0 +1,331 @@
+"""The e2e harness: `dagster dev` in its own process group, a webhook receiver, a writer.
+
+Plain helpers (no fixtures): conftest.py wires them into session fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from genledger import synth
+
+PROJECT = Path(__file__).resolve().parents[2]
+ARTIFACTS = PROJECT / "test-artifacts"
+ASSET_JOB = "__ASSET_JOB"  # Dagster's implicit job holding every asset
+DATASET_TAG = "genledger/dataset"
+SENSOR_TAG = "dagster/sensor_name"
+STARTUP_TIMEOUT_S = 240.0
+RUN_TIMEOUT_S = 300.0
+SENSOR_TIMEOUT_S = 180.0
+STOP_GRACE_S = 20.0
+# A dataset whose name needs sanitising and that stays broken for the whole session (the
+# browser test shows its failed check even after the other error dataset is fixed).
+ODD_ERROR_DATASET = "zero-tokens v2.run"
+CLEAN_DATASET = "clean_chat_then_flat"
+FIXABLE_DATASET = "error_missing_tokens"
+# The URL path stands in for a webhook secret: it must never show up anywhere we can read.
+WEBHOOK_SECRET = "s3cr3t-e2e-token-8f2a"
+# Knobs read by the code location through GENLEDGER_CONFIG. A yearly cron keeps the
+# schedule registered and running without it launching runs that race the assertions.
+SCHEDULE_CRON = "0 0 1 1 *"
+SENSOR_INTERVAL_S = 10
+
+
+def ds_key(name: str) -> str:
+    """The asset-key prefix the contract gives a dataset name (no collisions in our tree)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+# --- processes -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class DagsterDev:
+    """A running `dagster dev` and the paths it was pointed at."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    port: int
+    home: Path
+    data_root: Path
+    stats_path: Path
+    state_dir: Path
+    log_path: Path
+    pids: set[int] = field(default_factory=set)
+
+    def log_text(self) -> str:
+        """Everything dagster dev (and its children) printed so far."""
+        return self.log_path.read_text(errors="replace")
+
+    def remember_children(self) -> None:
+        """Record every descendant pid, so leftovers can be found after the group is gone."""
+        try:
+            parent = psutil.Process(self.proc.pid)
+            self.pids.update(p.pid for p in parent.children(recursive=True))
+        except psutil.NoSuchProcess:
+            pass
+        self.pids.add(self.proc.pid)
+
+
+def start_dagster_dev(
+    port: int, env: dict[str, str], log_path: Path, project: Path = PROJECT
+) -> DagsterDev:
+    """Start `dagster dev -w workspace.yaml` on a loopback port in its own process group."""
+    exe = Path(sys.executable).with_name("dagster")
+    cmd = [str(exe), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=project,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    return DagsterDev(
+        proc=proc,
+        url=f"http://127.0.0.1:{port}",
+        port=port,
+        home=Path(env["DAGSTER_HOME"]),
+        data_root=Path(env["GENLEDGER_DATA_ROOT"]),
+        stats_path=Path(env["GENLEDGER_STATS_PATH"]),
+        state_dir=Path(env["GENLEDGER_STATE_DIR"]),
+        log_path=log_path,
+    )
+
+
+def stop_dagster_dev(dev: DagsterDev) -> list[int]:
+    """SIGTERM the group, SIGKILL it after a grace period; return pids that outlived it."""
+    dev.remember_children()
+    ours = dev.pids | pids_using_home(dev.home)
+    pgid = dev.proc.pid  # start_new_session: the leader's pid is the group id
+    _signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        dev.proc.wait(timeout=STOP_GRACE_S)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if _group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
+        time.sleep(1.0)
+    if dev.proc.poll() is None:
+        dev.proc.wait(timeout=5)
+    leftovers = sorted(pid for pid in ours | pids_using_home(dev.home) if _alive(pid))
+    for pid in leftovers:  # reported as a failure, but not left running on a shared box
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return leftovers
+
+
+def pids_using_home(home: Path) -> set[int]:
+    """Live processes whose environment points DAGSTER_HOME at `home` (ours, wherever they are)."""
+    found = set()
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get("DAGSTER_HOME") == str(home):
+                found.add(proc.pid)
+    return found
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    # Zombies still count for killpg; only live members matter.
+    return any(
+        p.info["status"] != psutil.STATUS_ZOMBIE
+        for p in psutil.process_iter(["status"])
+        if _pgid(p.pid) == pgid
+    )
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+# --- webhook receiver -----------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    """One POST the receiver got."""
+
+    path: str
+    body: bytes
+
+    def text(self) -> str:
+        """The body as text."""
+        return self.body.decode("utf-8", errors="replace")
+
+
+class WebhookReceiver:
+    """An HTTP server on 127.0.0.1 in a thread that answers 200 and records every POST."""
+
+    def __init__(self) -> None:
+        self.posts: list[Received] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                with receiver._lock:
+                    receiver.posts.append(Received(self.path, body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"ok": true}')
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # keep the test output (and the secret path) out of stderr
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The URL to hand to GENLEDGER_WEBHOOK_URL (its path plays the secret)."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hook/{WEBHOOK_SECRET}"
+
+    def snapshot(self) -> list[Received]:
+        """The POSTs received so far."""
+        with self._lock:
+            return list(self.posts)
+
+    def wait_for(self, pred: Callable[[Received], bool], timeout: float) -> Received:
+        """The first POST matching `pred`, waiting up to `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for post in self.snapshot():
+                if pred(post):
+                    return post
+            time.sleep(1.0)
+        bodies = "\n".join(p.text()[:400] for p in self.snapshot())
+        raise AssertionError(f"no matching webhook POST within {timeout:.0f}s; got:\n{bodies}")
+
+
+# --- simulated writer -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What a writer burst added: records and their completion tokens."""
+
+    records: int
+    completion_tokens: int
+
+
+class SimulatedWriter:
+    """Writes like a generation run: clean `/generate`-flat records in bursts, lines torn."""
+
+    def __init__(self, root: Path, seed: int = 11) -> None:
+        self.root = root
+        self.rng = random.Random(seed)
+        self.serial = 0
+
+    def _records(self, prefix: str, count: int) -> tuple[list[bytes], int]:
+        lines, tokens = [], 0
+        for _ in range(count):
+            self.serial += 1
+            completion = self.rng.randint(5, 60)
+            record = synth.flat(
+                f"{prefix}-w{self.serial}", self.rng.randint(5, 40), completion, self.rng
+            )
+            lines.append(synth.line(record))
+            tokens += completion
+        return lines, tokens
+
+    def append(self, dataset: str, count: int, pause_s: float = 0.05) -> Appended:
+        """Append `count` records to the dataset's responses file, each line in two writes."""
+        lines, tokens = self._records(dataset, count)
+        path = self.root / dataset / "raw_responses.jsonl"
+        with path.open("ab") as handle:
+            for data in lines:
+                cut = self.rng.randint(1, len(data) - 1)
+                handle.write(data[:cut])
+                handle.flush()  # a reader may see the torn half: it must wait for the "\n"
+                time.sleep(pause_s)
+                handle.write(data[cut:])
+                handle.flush()
+        return Appended(count, tokens)
+
+    def replace_with_clean(self, dataset: str, count: int) -> Appended:
+        """Replace the dataset's responses file by a clean one, atomically (a rewrite)."""
+        lines, tokens = self._records(dataset, count)
+        path = self.root / dataset / "raw_responses.jsonl"
+        tmp = path.with_name(".raw_responses.rewrite")
+        tmp.write_bytes(b"".join(lines))
+        os.replace(tmp, path)
+        return Appended(count, tokens)
+
+
+def write_e2e_tree(root: Path) -> Path:
+    """The sample tree plus a dataset with an awkward name whose counts are all zero."""
+    synth.write_sample_tree(root)
+    rng = random.Random(5)
+    folder = root / ODD_ERROR_DATASET
+    folder.mkdir(parents=True)
+    records = [synth.flat(f"z{i}", rng.randint(5, 40), 0, rng) for i in range(12)]
+    (folder / "raw_responses.jsonl").write_bytes(b"".join(synth.line(r) for r in records))
+    return root
+
+
+def read_stats(path: Path) -> dict[str, Any] | None:
+    """The stats JSON, or None while it does not exist yet."""
+    try:
+        return dict(json.loads(path.read_bytes()))
+    except FileNotFoundError:
+        return None
+
+
+def wait_for(pred: Callable[[], Any], timeout: float, what: str, every: float = 2.0) -> Any:
+    """Poll `pred` until it returns something truthy; fail naming `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = pred()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
