@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +13,10 @@ from typing import Any
 import orjson
 
 from genledger.atomic import atomic_write_bytes
+from genledger.checkpoint import Checkpoint
 from genledger.config import Config
 from genledger.discovery import DataFile, Dataset, discover
+from genledger.parallel import ScanJob, scan_all
 from genledger.rates import total_rate, update_rates
 from genledger.scan import FileScan, scan_file
 from genledger.state import DatasetRecord, DatasetState, FileState, StateStore
@@ -58,9 +61,11 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
     with ExitStack() as stack:
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
-        refreshed = {
-            ds.name: refresh_record(ds, _previous(store, ds, full), now) for ds in datasets
-        }
+        previous = {ds.name: _previous(store, ds, full) for ds in datasets}
+        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
+        jobs = [_job(f, previous[ds.name]) for ds in datasets for f in ds.files]
+        scans = scan_all(jobs)
+        refreshed = {ds.name: refresh_record(ds, previous[ds.name], now, scans) for ds in datasets}
         blocks = {name: block for name, (_, block) in refreshed.items()}
         stats = document(store.data_root, blocks, now)
         stats["totals"]["rate"] = total_rate(blocks)
@@ -88,10 +93,11 @@ def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
 
 
 def refresh_record(
-    ds: Dataset, old: DatasetRecord, now: float
+    ds: Dataset, old: DatasetRecord, now: float, scans: Mapping[str, FileScan] | None = None
 ) -> tuple[DatasetRecord, dict[str, Any]]:
-    """Scan a dataset's files from `old`; return its new record and its stats block."""
-    files = [_refresh_file(f, old.files.get(f.name)) for f in ds.files]
+    """Scan a dataset's files from `old` (or take `scans` made already, by file key);
+    return its new record and its stats block."""
+    files = [_refresh_file(f, old.files.get(f.name), scans) for f in ds.files]
     record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
     record.rules = _dataset_rules(files, old.rules)
     block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules)
@@ -113,9 +119,21 @@ def _vanished_entry(gone: FileState) -> dict[str, Any]:
     }
 
 
-def _refresh_file(data_file: DataFile, old: FileState | None) -> FileState:
-    checkpoint = old.checkpoint if old is not None and old.error is None else None
-    scan = scan_file(data_file.path, data_file.name, data_file.role, checkpoint)
+def _checkpoint(old: FileState | None) -> Checkpoint | None:
+    return old.checkpoint if old is not None and old.error is None else None
+
+
+def _job(data_file: DataFile, old: DatasetRecord) -> ScanJob:
+    checkpoint = _checkpoint(old.files.get(data_file.name))
+    return ScanJob(data_file.key, data_file.path, data_file.name, data_file.role, checkpoint)
+
+
+def _refresh_file(
+    data_file: DataFile, old: FileState | None, scans: Mapping[str, FileScan] | None = None
+) -> FileState:
+    scan = scans.get(data_file.key) if scans else None
+    if scan is None:
+        scan = scan_file(data_file.path, data_file.name, data_file.role, _checkpoint(old))
     return _merge(data_file, old, scan)
 
 
@@ -134,8 +152,20 @@ def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileSt
 
 
 def _signature(files: list[FileState]) -> str:
+    # Everything that tells a resumed read from a restarted one: a file rewritten to the same
+    # length (new ids, same offset) must still re-run the dataset rules.
     parts = [
-        (f.name, f.role, f.checkpoint.offset, f.checkpoint.head_sum, f.checkpoint.inode, f.error)
+        (
+            f.name,
+            f.role,
+            f.error,
+            f.tally.records,
+            f.tally.nonzero,
+            f.checkpoint.offset,
+            f.checkpoint.head_sum,
+            f.checkpoint.tail_sum,
+            f.checkpoint.inode,
+        )
         for f in files
     ]
     return hashlib.blake2b(orjson.dumps(parts), digest_size=8).hexdigest()
@@ -146,7 +176,8 @@ def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
     if old.signature == signature:
         return old
     # Dataset-level rules need pandas; they run only when one of the dataset's files changed.
-    from genledger.quality import dataset_failures, file_failures, id_failures
+    # Same results as genledger.quality; pandas only where pandera is loaded (quickrules lever).
+    from genledger.quickrules import dataset_failures, file_failures, id_failures
 
     responses = [f for f in files if f.role == "responses"]
     failures = id_failures((f.name, f.tally) for f in responses)

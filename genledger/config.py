@@ -54,6 +54,8 @@ class NotifySettings:
     email_to: tuple[str, ...] = ()
     email_from: str = "genledger@localhost"
     log_path: str | None = None
+    min_severity: str = "warn"  # "error": WARN-only failures are not news
+    lookback_minutes: float = 60.0  # first tick: runs finished this recently still count
 
 
 @dataclass(frozen=True)

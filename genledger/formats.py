@@ -221,11 +221,13 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
 
 
 def _has_think_close(text: Any) -> bool:
-    """`</think>` in a string, or in the text parts of a content list."""
+    """`</think>` in a string, or in the string `text` of a content list's parts."""
     if isinstance(text, str):
         return THINK_CLOSE in text
     if isinstance(text, list):
-        return any(isinstance(p, dict) and _has_think_close(p.get("text")) for p in text)
+        # One level only: content parts are flat, and hostile nesting must not recurse.
+        parts = (p.get("text") for p in text if isinstance(p, dict))
+        return any(isinstance(t, str) and THINK_CLOSE in t for t in parts)
     return False
 
 

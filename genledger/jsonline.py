@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -16,7 +17,7 @@ def records_of(content: bytes) -> list[dict[str, Any]]:
     try:
         value = orjson.loads(content)
     except orjson.JSONDecodeError as exc:
-        raise Malformed(f"invalid JSON: {exc}") from None
+        value = _lenient(content, exc)
     if isinstance(value, dict):
         return [value]
     if isinstance(value, list):
@@ -24,3 +25,24 @@ def records_of(content: bytes) -> list[dict[str, Any]]:
             return value
         raise Malformed("array holds a non-object element")
     raise Malformed(f"not a JSON object (a {type(value).__name__})")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _lenient(content: bytes, error: orjson.JSONDecodeError) -> Any:
+    """Accept raw control characters (a form feed, say) inside strings; nothing else.
+
+    DESIGN §4 lets JSON strings hold raw form feeds, which strict parsers refuse. Only that
+    refusal is retried, with the standard library's non-strict mode; NaN stays refused, and a
+    value orjson cannot write back (lone surrogates) stays malformed.
+    """
+    if "control character" not in str(error):
+        raise Malformed(f"invalid JSON: {error}") from None
+    try:
+        value = json.loads(content.decode("utf-8"), strict=False, parse_constant=_reject_constant)
+        orjson.dumps(value)
+    except (ValueError, TypeError, RecursionError, orjson.JSONEncodeError) as exc:
+        raise Malformed(f"invalid JSON: {error}") from exc
+    return value

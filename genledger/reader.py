@@ -79,7 +79,6 @@ class FileReader:
         cp = self._cp if self.start else START
         splitter = LineSplitter(self.start, cp.lines if self.start else 0)
         head_len, head_sum = (cp.head_len, cp.head_sum) if self.start else (0, None)
-        last_start = cp.tail_start if self.start else 0
         position, end = self.start, self._st.st_size
         try:
             while position < end:
@@ -91,11 +90,12 @@ class FileReader:
                     if head_sum is None:
                         head_len = line.end
                         head_sum = checksum(read_at(self._fd, 0, head_len))
-                    last_start = line.offset
                     yield line
         except OSError as exc:
             raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
-        tail_start = max(last_start, splitter.offset - TAIL_WINDOW)
+        # The window ends at the checkpoint and spans up to TAIL_WINDOW bytes, however short
+        # the last line: a truncate-and-rewrite that keeps the first line is still noticed.
+        tail_start = max(0, splitter.offset - TAIL_WINDOW)
         tail = read_at(self._fd, tail_start, splitter.offset - tail_start)
         self._result = ReadResult(
             checkpoint=Checkpoint(

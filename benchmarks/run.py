@@ -1,0 +1,279 @@
+"""Benchmark `genledger collect` against its peers on one generated corpus, in one run.
+
+    python benchmarks/run.py [--mb 800] [--scales 1,2] [--repeats 3] [--dir /tmp/genledger-bench]
+
+Per scale: generate the corpus, then in each round (alternating, so machine load hits all
+alike) time as subprocesses, start-up included: `genledger collect --full` (cold), DuckDB
+`read_json` with explicit columns, an `orjson.loads` line loop, a `json.loads` line loop, a
+no-op refresh, and a refresh after appending 1 % to every data file. Peak RSS is sampled over
+the whole process tree (workers included) and also taken from wait4 (largest single process).
+Prints medians, MB/s, ratios and the issue-6 targets; checks our totals equal DuckDB's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from corpus import append_share, write_corpus  # noqa: E402
+
+PY = sys.executable
+GENLEDGER = [PY, "-m", "genledger.cli"]
+PEERS = ("duckdb", "orjson", "json")
+
+
+@dataclass
+class Sample:
+    """One timed subprocess."""
+
+    seconds: float
+    tree_rss: int  # peak sum of RSS over the process tree, bytes (sampled)
+    max_rss: int  # peak RSS of the largest single process, bytes (wait4)
+    stdout: str
+
+
+def measure(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
+    """Run `cmd` and time it; sample the tree's RSS every 10 ms; wait4 gives the max RSS."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        peak = [0]
+        done = threading.Event()
+        sampler = threading.Thread(target=_sample_tree, args=(proc.pid, peak, done), daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"{cmd} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+        return Sample(seconds, peak[0], usage.ru_maxrss * 1024, out.read().decode())
+
+
+def _sample_tree(pid: int, peak: list[int], done: threading.Event) -> None:
+    """Sum the RSS of `pid` and its descendants every 20 ms; list the descendants every 0.2 s
+    (listing scans /proc and would cost the measured run a core if done every time)."""
+    try:
+        parent = psutil.Process(pid)
+    except psutil.Error:
+        return
+    procs, tick = [parent], 0
+    while not done.is_set():
+        if tick % 10 == 0:
+            with contextlib.suppress(psutil.Error):
+                procs = [parent, *parent.children(recursive=True)]
+        total = 0
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                total += p.memory_info().rss
+        peak[0] = max(peak[0], total)
+        tick += 1
+        done.wait(0.02)
+
+
+@dataclass
+class Series:
+    """All samples of one measurement."""
+
+    name: str
+    samples: list[Sample] = field(default_factory=list)
+    mb: list[float] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def tree_rss_mb(self) -> float:
+        return max(s.tree_rss for s in self.samples) / 1e6
+
+    @property
+    def mb_per_s(self) -> float:
+        return statistics.median(
+            mb / s.seconds for mb, s in zip(self.mb, self.samples, strict=True)
+        )
+
+
+def corpus_mb(root: Path) -> float:
+    """Size of every JSONL file (prompts included) in MB."""
+    return sum(p.stat().st_size for p in root.glob("*/*.jsonl")) / 1e6
+
+
+def our_totals(stats_path: Path) -> dict[str, Any]:
+    """The stats JSON's totals in the peers' terms."""
+    totals = json.loads(stats_path.read_text())["totals"]
+    formats: dict[str, int] = {}
+    for fmt, n in totals["formats"].items():
+        key = "openai" if fmt in ("openai_chat", "openai_completion") else fmt
+        formats[key] = formats.get(key, 0) + n
+    return {
+        "records": totals["n_done"],
+        "total_comp": totals["total_comp"],
+        "tokenized": totals["n_tokenized"],
+        "total_tokens": totals["total_tokens"],
+        "total_loss_tokens": totals["total_loss_tokens"],
+        "formats": dict(sorted(formats.items())),
+    }
+
+
+def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
+    """Generate one corpus and measure every series on it."""
+    root = args.dir / f"corpus_x{scale:g}"
+    state, stats = args.dir / f"state_x{scale:g}", args.dir / f"stats_x{scale:g}.json"
+    print(f"\n== scale x{scale:g}: generating {args.mb * scale:.0f} MB in {root}", flush=True)
+    write_corpus(root, args.mb * scale, seed=1)
+    env = dict(os.environ)
+    collect = [*GENLEDGER, "collect", str(root), "-o", str(stats), "--state", str(state), "-q"]
+    series = {n: Series(n) for n in ("cold", *PEERS, "noop", "append")}
+    mismatches = []
+    for rnd in range(args.repeats):
+        mb = corpus_mb(root)
+        for name in ("cold", *PEERS):
+            cmd = (
+                [*collect, "--full"]
+                if name == "cold"
+                else [PY, str(HERE / "peers.py"), name, str(root)]
+            )
+            sample = measure(cmd, env)
+            series[name].samples.append(sample)
+            series[name].mb.append(mb)
+            print(f"  round {rnd + 1} {name:7s} {sample.seconds:6.2f} s", flush=True)
+            if name == "duckdb":
+                ours, theirs = our_totals(stats), json.loads(sample.stdout)
+                if ours != theirs:
+                    mismatches.append({"round": rnd + 1, "ours": ours, "duckdb": theirs})
+        series["noop"].samples.append(measure(collect, env))
+        series["noop"].mb.append(mb)
+        added = append_share(root, 0.01, seed=100 + rnd) / 1e6
+        series["append"].samples.append(measure(collect, env))
+        series["append"].mb.append(added)
+        noop, append = series["noop"].samples[-1], series["append"].samples[-1]
+        print(
+            f"  round {rnd + 1} noop {noop.seconds:.2f} s, +{added:.1f} MB {append.seconds:.2f} s"
+        )
+    return {"scale": scale, "mb": corpus_mb(root), "series": series, "mismatches": mismatches}
+
+
+def report(result: dict[str, Any]) -> list[str]:
+    """The table and the targets of one scale, as lines."""
+    s = result["series"]
+    cold = s["cold"]
+    lines = [
+        f"corpus x{result['scale']:g}: {result['mb']:.0f} MB (after appends)",
+        f"{'measurement':34s} {'median s':>9s} {'MB/s':>8s} {'peak RSS MB':>12s}",
+    ]
+    labels = {
+        "cold": "genledger collect --full (cold)",
+        "duckdb": "DuckDB read_json (explicit cols)",
+        "orjson": "orjson.loads line loop",
+        "json": "json.loads line loop",
+        "noop": "genledger collect (no-op)",
+        "append": "genledger collect (+1 % appended)",
+    }
+    for key, label in labels.items():
+        x = s[key]
+        lines.append(f"{label:34s} {x.seconds:9.2f} {x.mb_per_s:8.0f} {x.tree_rss_mb:12.0f}")
+    for peer in PEERS:
+        lines.append(f"cold collect vs {peer}: {s[peer].seconds / cold.seconds:.2f}x throughput")
+    beyond = (s["append"].seconds - s["noop"].seconds) / cold.seconds
+    checks = [
+        ("cold >= 1.25x DuckDB", s["duckdb"].seconds / cold.seconds >= 1.25),
+        (f"1% append costs {beyond:.1%} of cold beyond no-op (<= 5%)", beyond <= 0.05),
+        (f"no-op {s['noop'].seconds:.2f} s (<= 1.0 s)", s["noop"].seconds <= 1.0),
+        (f"cold peak RSS {cold.tree_rss_mb:.0f} MB (<= 300 MB)", cold.tree_rss_mb <= 300),
+        ("totals equal DuckDB's", not result["mismatches"]),
+    ]
+    lines += [f"[{'PASS' if ok else 'FAIL'}] {text}" for text, ok in checks]
+    for m in result["mismatches"]:
+        lines.append(f"  mismatch: {json.dumps(m)}")
+    return lines
+
+
+def machine() -> str:
+    """CPU model, usable cores, Python, load average."""
+    model = ""
+    with contextlib.suppress(OSError, StopIteration):
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    cores = len(os.sched_getaffinity(0))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    memory = psutil.virtual_memory().total / 2**30
+    return (
+        f"{model or platform.processor()}, {cores} cores, {memory:.0f} GiB, "
+        f"Python {platform.python_version()}, load avg at start {load}"
+    )
+
+
+def main() -> None:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=800.0, help="corpus size at scale 1")
+    parser.add_argument("--scales", default="1", help="comma-separated, e.g. 1,2")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/genledger-bench"))
+    parser.add_argument("--json", type=Path, help="also write the medians here")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    header = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {machine()}"
+    results = [run_scale(args, float(x)) for x in args.scales.split(",")]
+    print("\n" + header)
+    for result in results:
+        print("\n".join(["", *report(result)]))
+    if len(results) > 1:
+        print("\n" + scaling(results[0], results[-1]))
+    if args.json:
+        args.json.write_text(
+            json.dumps({"header": header, "results": [medians(r) for r in results]})
+        )
+
+
+def scaling(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """How the cold scan's time and peak RSS grow with the corpus."""
+    ca, cb = a["series"]["cold"], b["series"]["cold"]
+    flat = cb.tree_rss_mb <= 1.2 * ca.tree_rss_mb
+    return (
+        f"scaling x{a['scale']:g} -> x{b['scale']:g}: corpus {b['mb'] / a['mb']:.2f}x, "
+        f"cold time {cb.seconds / ca.seconds:.2f}x, cold peak RSS "
+        f"{cb.tree_rss_mb / ca.tree_rss_mb:.2f}x ({'PASS' if flat else 'FAIL'}: flat within 20 %)"
+    )
+
+
+def medians(result: dict[str, Any]) -> dict[str, Any]:
+    """JSON-able medians of one scale."""
+    series = {
+        name: {
+            "seconds": x.seconds,
+            "mb_per_s": x.mb_per_s,
+            "tree_rss_mb": x.tree_rss_mb,
+            "max_rss_mb": max(s.max_rss for s in x.samples) / 1e6,
+        }
+        for name, x in result["series"].items()
+    }
+    return {k: result[k] for k in ("scale", "mb", "mismatches")} | {"series": series}
+
+
+if __name__ == "__main__":
+    main()

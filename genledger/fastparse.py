@@ -1,0 +1,186 @@
+"""Fast facts of one JSONL line: a typed msgspec decoder for the known shapes, orjson otherwise.
+
+The general path (`jsonline.records_of` + `formats.response_facts` / `tokenized.tokenized_facts`)
+builds every value of a record, including thousands of Python ints per id array, only to take
+their lengths. Here msgspec decodes the keys those functions read and keeps the big id arrays as
+raw bytes (`msgspec.Raw`): a flat array's length is its comma count plus one, a 0/1 loss mask's
+sum is its count of `1`. The same fact functions then run on a record whose arrays are stand-ins
+of the same length (and, for loss masks, the same 0/1 counts), so the facts are the same by
+construction.
+
+Anything unusual falls back to the general path, which also decides what is malformed:
+an unknown top-level key (so every string of the line is decoded, hence UTF-8-checked),
+strings, exponents, true/false or nested lists inside an id array (decoded exactly instead),
+a count that is not a valid int, a numeric-looking id of 19+ digits, a failed request.
+Known limit: an integer literal of 309+ digits inside an id array is counted as one element
+here, while orjson rejects the line (it overflows a double); no JSON writer produces one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import orjson
+
+from genledger.formats import response_facts
+from genledger.jsonline import records_of
+from genledger.tokenized import tokenized_facts
+
+Facts = tuple[Any, ...]
+UNSET = msgspec.UNSET
+ENABLED = os.environ.get("GENLEDGER_FASTPARSE", "1") != "0"
+
+# Arrays only counted (or 0/1-summed): kept as raw bytes.
+RAW_KEYS = {
+    "responses": ("output_ids", "input_ids"),
+    "tokenized": ("input_ids", "loss_mask", "attention_mask", "labels", "position_ids"),
+}
+UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped, yet checked
+# Top-level keys decoded as plain values. Any other key sends the line to the general path.
+PLAIN_KEYS = {
+    "responses": (
+        "id", "custom_id", "object", "created", "model", "system_fingerprint", "service_tier",
+        "choices", "usage", "meta_info", "response", "error", "details", "outputs",
+        "text", "generated_text", "reasoning_content", "reasoning", "completion_tokens",
+        "prompt_tokens", "finish_reason", "request_id", "prompt", "prompt_token_ids",
+        "finished", "index", "meta", "status", "messages", "metrics", "logprobs",
+    ),
+    "tokenized": ("id", "text", "conversations", "messages", "source", "length"),
+}  # fmt: skip
+WHITESPACE = b" \t\r\n"
+
+
+def _struct(role: str) -> type[msgspec.Struct]:
+    fields: list[tuple[str, Any, Any]] = [(k, Any, UNSET) for k in PLAIN_KEYS[role]]
+    fields += [(k, msgspec.Raw, msgspec.Raw()) for k in RAW_KEYS[role]]
+    return msgspec.defstruct(f"Fast_{role}", fields, forbid_unknown_fields=True)
+
+
+class _Unusual(Exception):
+    """This record needs the general path."""
+
+
+class _Decoder:
+    """Decodes one role's lines (an object, or an array of objects) into fact tuples."""
+
+    def __init__(self, role: str) -> None:
+        struct = _struct(role)
+        self.plain, self.raw = PLAIN_KEYS[role], RAW_KEYS[role]  # the struct's field order
+        self.one = msgspec.json.Decoder(struct)
+        self.many = msgspec.json.Decoder(list[struct])  # type: ignore[valid-type]
+        self.facts: Callable[[dict[str, Any]], Facts] = (
+            response_facts if role == "responses" else tokenized_facts
+        )
+        self.check = _check_response if role == "responses" else None
+        self.mask_key = "loss_mask" if role == "tokenized" else ""
+        self.unread = UNREAD_KEYS
+
+    def decode(self, content: bytes) -> list[Facts]:
+        first = content.lstrip(WHITESPACE)[:1]
+        if first == b"{":
+            structs = [self.one.decode(content)]
+        elif first == b"[":
+            structs = self.many.decode(content)
+        else:
+            raise _Unusual
+        out = []
+        for struct in structs:
+            facts = self.facts(self._record(struct))
+            if self.check is not None:
+                self.check(facts)
+            out.append(facts)
+        return out
+
+    def _record(self, struct: msgspec.Struct) -> dict[str, Any]:
+        values = msgspec.structs.astuple(struct)
+        split = len(self.plain)
+        record = {k: v for k, v in zip(self.plain, values[:split], strict=True) if v is not UNSET}
+        for name, raw in zip(self.raw, values[split:], strict=True):
+            if raw:  # an absent key keeps the empty default
+                data = bytes(raw)
+                if name in self.unread:
+                    _checked(data)
+                else:
+                    record[name] = _mask(data) if name == self.mask_key else _array(data)
+        return record
+
+
+def _flat_len(data: bytes) -> int | None:
+    """Elements of a flat array of numbers/literals (syntax already checked), else None."""
+    # msgspec checked the syntax, so without strings and inner arrays every comma separates
+    # two elements (`{}` holds none; non-ASCII bytes outside strings would not have parsed).
+    if data[:1] != b"[" or b'"' in data or data.find(b"[", 1) >= 0:
+        return None
+    if b"e" in data or b"E" in data:  # an exponent (maybe beyond a double), true, false
+        return None
+    commas = data.count(b",")
+    if commas:
+        return commas + 1
+    return 0 if not data[1:-1].strip(WHITESPACE) else 1
+
+
+def _array(data: bytes) -> Any:
+    """A same-length stand-in for a flat id array; other values decoded exactly (orjson)."""
+    n = _flat_len(data)
+    return [0] * n if n is not None else _exact(data)
+
+
+def _mask(data: bytes) -> Any:
+    """A stand-in with the same 0/1 counts for a 0/1 mask; other values decoded exactly."""
+    n = _flat_len(data)
+    if n is None:
+        return _exact(data)
+    compact = data.translate(None, WHITESPACE)
+    ones = compact.count(b"1")
+    if n and len(compact) == 2 * n + 1 and ones + compact.count(b"0") == n:
+        return [0] * (n - ones) + [1] * ones
+    return [] if n == 0 else _exact(data)
+
+
+def _checked(data: bytes) -> None:
+    """An unread raw value must still be one orjson accepts (strings: UTF-8; numbers: range)."""
+    if b'"' in data or b"e" in data or b"E" in data:
+        _exact(data)
+
+
+def _exact(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise _Unusual from None
+
+
+def _check_response(facts: Facts) -> None:
+    """Values whose type msgspec and orjson decode differently (ints beyond 64 bits)."""
+    record_id, count_raw, failed = facts[0], facts[4], facts[8]
+    # An unusable count or a failed request is rare: its printed value must be orjson's.
+    if count_raw is not None or failed:
+        raise _Unusual
+    if record_id is not None and len(record_id) >= 19 and record_id.lstrip("-").isdigit():
+        raise _Unusual
+
+
+_DECODERS: dict[str, _Decoder] = {}
+
+
+def general_facts(content: bytes, role: str) -> list[Facts]:
+    """The general path: orjson, then the fact functions; raises `Malformed`."""
+    facts = response_facts if role == "responses" else tokenized_facts
+    return [facts(record) for record in records_of(content)]
+
+
+def line_facts(content: bytes, role: str) -> list[Facts]:
+    """The facts of every record of a non-blank line; raises `jsonline.Malformed` like the
+    general path, whose result this equals."""
+    if ENABLED:
+        decoder = _DECODERS.get(role)
+        if decoder is None:
+            decoder = _DECODERS[role] = _Decoder(role)
+        try:
+            return decoder.decode(content)
+        except (msgspec.DecodeError, _Unusual):
+            pass
+    return general_facts(content, role)

@@ -1,0 +1,265 @@
+"""The pandera models' rules in plain Python, row by row (the quick-rules lever).
+
+Importing pandas and pandera costs about a second, more than reading a 1 % append, and
+pandera's per-table overhead dominates a cold scan of many files. So a process that has not
+loaded pandera (the CLI, forked workers) evaluates the rules of `checks.schemas` here instead,
+streaming over the rows; the tallies (counts, examples with the same `checks.rules` reasons,
+sums, formats, ids) equal `genledger.quality`'s, which tests/genledger/test_quickrules.py
+checks on every defect and on generated tables. A process that loaded pandera already (the
+Dagster code location) keeps validating with the models; `GENLEDGER_PANDERA=1|0` forces it. The
+mirror knows each table's rule set: a rule added to the catalogue and not here sends every
+table to pandera.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from checks.rules import RULES_BY_NAME, Table, rules_of
+from genledger.table import RESPONSE_COLUMNS, TOKENIZED_COLUMNS, TableBuilder
+from genledger.tally import MAX_EXAMPLES, FileTally, RuleTally
+
+# Same values as genledger.quality's (a test checks), kept here so no pandas is imported.
+RESPONSE_FILES = "raw_responses*.jsonl"
+NO_DATA_FILE = RESPONSE_FILES
+PANDERA = os.environ.get("GENLEDGER_PANDERA", "auto")  # 1: always, 0: never, auto
+Row = dict[str, Any]
+
+
+def _response_flags(r: Row) -> dict[str, bool]:
+    parsed = r["parse_error"] is None
+    found = r["count_type"] is not None
+    count, out_len = r["completion_tokens"], r["output_len"]
+    counted = r["count_type"] == "int" and count is not None and count >= 0
+    r["counted"] = counted
+    reported = counted and r["format"] != "derived"
+    return {
+        "malformed_lines": not parsed,
+        "missing_tokens": parsed and not found and not r["failed_request"],
+        "invalid_tokens": found and not counted,
+        "zero_tokens": counted and count == 0,
+        "count_mismatch": reported and out_len is not None and abs(count - out_len) > 1,
+        "failed_requests": bool(r["failed_request"]),
+        "think_tag_leaks": bool(r["think_leak"]),
+    }
+
+
+def _tokenized_flags(r: Row) -> dict[str, bool]:
+    n, loss_len, loss_sum = r["n_tokens"], r["loss_len"], r["loss_sum"]
+    has_tokens, has_mask = n is not None, loss_len is not None
+    r["has_tokens"] = has_tokens
+    return {
+        "malformed_lines": r["parse_error"] is not None,
+        "tokenized_missing_tokens": r["parse_error"] is None and not has_tokens,
+        "tokenized_zero_tokens": n == 0,
+        "loss_mask_mismatch": has_tokens and has_mask and n != loss_len,
+        "no_trainable_tokens": has_mask and n is not None and n > 0 and loss_sum == 0,
+    }
+
+
+FLAGS: dict[Table, Callable[[Row], dict[str, bool]]] = {
+    Table.RESPONSES: _response_flags,
+    Table.TOKENIZED: _tokenized_flags,
+    Table.IDS: lambda r: {"duplicate_ids": r["duplicate_ids"]},
+    Table.FILES: lambda r: {
+        "unreadable_files": r["error"] is not None,
+        "empty_files": r["error"] is None and r["records"] == 0,
+    },
+    Table.DATASET: lambda r: {
+        "all_tokens_zero_or_missing": r["n_done"] > 0 and r["n_nonzero"] == 0
+    },
+}
+KNOWN_RULES = {
+    Table.RESPONSES: {"malformed_lines", "missing_tokens", "invalid_tokens", "zero_tokens",
+                      "count_mismatch", "failed_requests", "think_tag_leaks"},
+    Table.TOKENIZED: {"malformed_lines", "tokenized_missing_tokens", "tokenized_zero_tokens",
+                      "loss_mask_mismatch", "no_trainable_tokens"},
+    Table.IDS: {"duplicate_ids"},
+    Table.FILES: {"unreadable_files", "empty_files"},
+    Table.DATASET: {"all_tokens_zero_or_missing"},
+}  # fmt: skip
+
+
+def mirrors_catalogue() -> bool:
+    """Every table's rules in `checks.rules` are the ones mirrored here."""
+    return all({r.name for r in rules_of(t)} == names for t, names in KNOWN_RULES.items())
+
+
+def use_pandera() -> bool:
+    """Validate with pandera: when asked (`1`), or on `auto` when it is loaded already; always
+    when the catalogue has a rule the mirror does not know."""
+    if not mirrors_catalogue() or PANDERA == "1":
+        return True
+    return PANDERA != "0" and "pandera" in sys.modules
+
+
+def rule_tallies(table: Table, rows: Iterable[Row]) -> dict[str, RuleTally]:
+    """Count and exemplify each failing rule of `table`, in catalogue order like pandera."""
+    failures = _Failures(table)
+    for row in rows:
+        failures.check(row)
+    return failures.tallies()
+
+
+def _example(row: Row, rule: str) -> dict[str, Any]:
+    example: dict[str, Any] = {"file": row.get("file"), "line": row.get("line", 0)}
+    example["reason"] = RULES_BY_NAME[rule].reason(row)
+    if "offset" in row:
+        example["offset"] = row["offset"]
+    return example
+
+
+def tally_rows(builder: TableBuilder) -> FileTally:
+    """The FileTally of one file's rows: pandera's when `use_pandera()`, else the mirror's."""
+    if use_pandera():
+        from genledger.quality import tally_responses, tally_tokenized
+
+        tally = tally_responses if builder.role == "responses" else tally_tokenized
+        return tally(builder.frame())
+    if builder.role == "responses":
+        return mirror_responses(builder.rows)
+    return mirror_tokenized(builder.rows)
+
+
+class _Failures:
+    """Failing-rule counts and first examples, fed one row at a time."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.flags = FLAGS[table]
+        self.counts: Counter[str] = Counter()
+        self.rows: dict[str, list[Row]] = {}
+
+    def check(self, row: Row) -> Row:
+        for name, failed in self.flags(row).items():
+            row[name] = failed
+            if failed:
+                self.counts[name] += 1
+                examples = self.rows.setdefault(name, [])
+                if len(examples) < MAX_EXAMPLES:
+                    examples.append(row)
+        return row
+
+    def tallies(self) -> dict[str, RuleTally]:
+        return {
+            rule.name: RuleTally(
+                self.counts[rule.name], [_example(r, rule.name) for r in self.rows[rule.name]]
+            )
+            for rule in rules_of(self.table)
+            if self.counts[rule.name]
+        }
+
+
+def mirror_responses(rows: Iterable[tuple[Any, ...]]) -> FileTally:
+    """`quality.tally_responses` in plain Python, streaming over the builder's rows."""
+    failures = _Failures(Table.RESPONSES)
+    tally = FileTally()
+    formats: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    for values in rows:
+        r = failures.check(dict(zip(RESPONSE_COLUMNS, values, strict=True)))
+        if r["malformed_lines"]:
+            continue
+        tally.records += 1
+        if r["counted"]:
+            tally.counted += 1
+            tally.nonzero += r["completion_tokens"] > 0
+            tally.total_comp += r["completion_tokens"]
+        prompt = r["prompt_tokens"]
+        if prompt is not None and prompt >= 0:
+            tally.total_prompt += prompt
+        if isinstance(r["format"], str):
+            formats[r["format"]] += 1
+        if isinstance(r["finish_reason"], str):
+            reasons[r["finish_reason"]] += 1
+        if r["record_id"] is not None:
+            tally.ids.append(r["record_id"])
+            tally.id_lines.append(r["line"])
+    tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
+    tally.failures = failures.tallies()
+    return tally
+
+
+def mirror_tokenized(rows: Iterable[tuple[Any, ...]]) -> FileTally:
+    """`quality.tally_tokenized` in plain Python, streaming over the builder's rows."""
+    failures = _Failures(Table.TOKENIZED)
+    tally = FileTally()
+    for values in rows:
+        r = failures.check(dict(zip(TOKENIZED_COLUMNS, values, strict=True)))
+        if r["malformed_lines"]:
+            continue
+        tally.records += 1
+        if r["has_tokens"]:
+            tally.counted += 1
+            tally.nonzero += r["n_tokens"] > 0
+            tally.total_tokens += r["n_tokens"]
+        if r["loss_sum"] is not None:
+            tally.total_loss_tokens += r["loss_sum"]
+    tally.failures = failures.tallies()
+    return tally
+
+
+def _counts(values: Iterable[Any]) -> dict[str, int]:
+    return dict(Counter(v for v in values if isinstance(v, str)))
+
+
+def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
+    """`quality.id_failures`, by the mirror when the ids are few enough."""
+    files = list(files)
+    # One duplicated() pass either way: only the import would make pandera dearer.
+    if use_pandera():
+        from genledger import quality
+
+        return quality.id_failures(files)
+    return mirror_id_failures(files)
+
+
+def mirror_id_failures(files: list[tuple[str, FileTally]]) -> dict[str, RuleTally]:
+    """The duplicate-id rule in plain Python: an id seen before in the dataset's shards."""
+    seen: set[str] = set()
+    rows = []
+    for name, tally in files:
+        for line, rid in zip(tally.id_lines, tally.ids, strict=True):
+            rows.append(
+                {"file": name, "line": line, "record_id": rid, "duplicate_ids": rid in seen}
+            )
+            seen.add(rid)
+    return rule_tallies(Table.IDS, rows)
+
+
+def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
+    """`quality.file_failures`, by the mirror when pandera is not needed."""
+    if use_pandera():
+        from genledger import quality
+
+        return quality.file_failures(rows)
+    return mirror_file_failures(rows)
+
+
+def mirror_file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
+    """Unreadable and empty files in plain Python (no files yet: the response files are empty)."""
+    if not rows:
+        rows = [{"file": NO_DATA_FILE, "role": "responses", "records": 0, "error": None}]
+    return rule_tallies(Table.FILES, [dict(r) for r in rows])
+
+
+def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
+    """`quality.dataset_failures`, by the mirror when pandera is not needed."""
+    if use_pandera():
+        from genledger import quality
+
+        return quality.dataset_failures(n_done, n_nonzero)
+    return mirror_dataset_failures(n_done, n_nonzero)
+
+
+def mirror_dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
+    """The silent-zero aggregate rule in plain Python; examples name all response files."""
+    failures = rule_tallies(Table.DATASET, [{"n_done": n_done, "n_nonzero": n_nonzero}])
+    for tally in failures.values():
+        for example in tally.examples:
+            example["file"] = RESPONSE_FILES
+    return failures

@@ -1,0 +1,116 @@
+"""Fixtures of the reader and refresh tests: a ledger over a temp data root, and record lines."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from genledger.collect import refresh
+from genledger.config import Config
+
+# Fields that legitimately differ between two refreshes of the same bytes.
+VOLATILE_TOP = ("generated_at",)
+VOLATILE_FILE = ("mtime",)
+
+
+def comparable(stats: dict[str, Any]) -> dict[str, Any]:
+    """The stats JSON minus time-dependent fields (generated_at, rates, mtimes)."""
+    out = orjson.loads(orjson.dumps(stats))
+    for key in VOLATILE_TOP:
+        out.pop(key, None)
+    out["totals"].pop("rate", None)
+    for block in out["datasets"].values():
+        block.pop("rate", None)
+        for entry in block["files"].values():
+            for key in VOLATILE_FILE:
+                entry.pop(key, None)
+    return out
+
+
+def response_line(i: int, tokens: int = 7, *, rid: str | None = None) -> bytes:
+    """One flat-format response line (with its `\\n`) holding `tokens` completion tokens."""
+    record = {"id": rid or f"r{i}", "text": f"answer {i}", "completion_tokens": tokens}
+    return orjson.dumps(record) + b"\n"
+
+
+class Ledger:
+    """A data root with one dataset, its stats path and state dir, and a fresh-scan oracle."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.root = base / "data"
+        self.dataset = self.root / "ds"
+        self.dataset.mkdir(parents=True)
+        self.stats_path = base / "out" / "stats.json"
+        self.state_dir = base / "state"
+        self._oracle_runs = 0
+
+    @property
+    def config(self) -> Config:
+        """The incremental configuration."""
+        return Config(data_root=self.root, stats_path=self.stats_path, state_dir=self.state_dir)
+
+    def file(self, name: str = "raw_responses.jsonl") -> Path:
+        """Path of a data file of the dataset."""
+        return self.dataset / name
+
+    def append(self, data: bytes, name: str = "raw_responses.jsonl") -> None:
+        """Append bytes with one `write` (O_APPEND), as a writer process would."""
+        fd = os.open(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def replace(self, data: bytes, name: str = "raw_responses.jsonl") -> None:
+        """Atomically replace a file (new inode) the way rotating writers do."""
+        tmp = self.dataset / f".{name}.new"
+        tmp.write_bytes(data)
+        os.replace(tmp, self.file(name))
+
+    def rewrite_in_place(self, data: bytes, name: str = "raw_responses.jsonl") -> None:
+        """Overwrite a file's bytes through the same inode, then cut it to the new length."""
+        with self.file(name).open("r+b") as handle:
+            handle.write(data)
+            handle.truncate(len(data))
+
+    def truncate(self, size: int, name: str = "raw_responses.jsonl") -> None:
+        """Cut a file to `size` bytes in place."""
+        os.truncate(self.file(name), size)
+
+    def refresh(self, full: bool = False) -> dict[str, Any]:
+        """One refresh through the committed state; returns the stats JSON as written."""
+        refresh(self.config, full=full)
+        return dict(orjson.loads(self.stats_path.read_bytes()))
+
+    def fresh_scan(self) -> dict[str, Any]:
+        """A `full=True` refresh with its own state and stats: the oracle of the same bytes."""
+        self._oracle_runs += 1
+        where = self.base / f"oracle{self._oracle_runs}"
+        config = Config(data_root=self.root, stats_path=where / "s.json", state_dir=where / "st")
+        return refresh(config, full=True).stats
+
+    def block(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """The dataset's block of a stats JSON."""
+        return dict(stats["datasets"]["ds"])
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Ledger:
+    """An empty dataset `ds` under a temp data root, with stats and state beside it."""
+    return Ledger(tmp_path)
+
+
+@pytest.fixture
+def lines() -> Callable[..., bytes]:
+    """`lines(start, n, tokens=7)`: n consecutive flat response lines."""
+
+    def build(start: int, n: int, tokens: int = 7) -> bytes:
+        return b"".join(response_line(i, tokens) for i in range(start, start + n))
+
+    return build

@@ -1,0 +1,43 @@
+"""Configuration: TOML file, environment overrides, and the state dir outside the data root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from genledger.config import Config, ConfigError, load_config
+
+
+def test_the_environment_overrides_the_config_file(tmp_path: Path) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text('data_root = "/from/file"\nstate_dir = "/s"\n[datasets.x]\nn_prompts = 5\n')
+    config = load_config(file, env={"GENLEDGER_DATA_ROOT": "/from/env"})
+    assert (config.data_root, config.state_dir) == (Path("/from/env"), Path("/s"))
+    assert config.n_prompts == {"x": 5}
+
+
+def test_a_bad_expected_total_names_the_setting(tmp_path: Path) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text('[datasets.x]\nn_prompts = "many"\n')
+    with pytest.raises(ConfigError, match=r"datasets\.x\.n_prompts"):
+        load_config(file, env={})
+
+
+def test_invalid_toml_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text("data_root = \n")
+    with pytest.raises(ConfigError, match=str(file)):
+        load_config(file, env={})
+
+
+def test_the_default_state_dir_is_under_the_cache_and_not_the_data_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    a = Config(data_root=tmp_path / "data", stats_path=tmp_path / "a.json")
+    b = Config(data_root=tmp_path / "data", stats_path=tmp_path / "b.json")
+    assert a.resolved_state_dir().is_relative_to(tmp_path / "cache" / "genledger" / "state")
+    assert not a.resolved_state_dir().is_relative_to(tmp_path / "data")
+    assert a.resolved_state_dir() != b.resolved_state_dir()
+    assert Config(state_dir=tmp_path / "s").resolved_state_dir() == tmp_path / "s"

@@ -1,0 +1,94 @@
+"""Scanning in forked workers gives the same stats as scanning file by file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from genledger import parallel, quickrules
+from genledger.collect import refresh
+from genledger.config import Config
+from genledger.parallel import ScanJob, scan_all
+from genledger.scan import scan_file
+
+from .conftest import comparable
+from .hard_lines import RESPONSE_LINES, TOKENIZED_LINES
+
+
+def write_root(root: Path) -> None:
+    """Several datasets of hard lines: defects, arrays, BOM/CRLF, torn tails, shards."""
+    body = b"\n".join(RESPONSE_LINES) + b"\n"
+    tok = b"\n".join(TOKENIZED_LINES) + b"\n"
+    files = {
+        "a/raw_responses.jsonl": b"\xef\xbb\xbf" + body.replace(b"\n", b"\r\n") + b'{"torn',
+        "a/prompts.jsonl": b'{"p": 1}\n\n{"p": 2}\n',
+        "b/raw_responses_00.jsonl": body,
+        "b/raw_responses_01.jsonl": body + b'{"id": "x", "completion_tokens": 3}',
+        "c/tokenized_data.jsonl": tok * 3 + b'{"input_ids": [1,',
+        "d/raw_responses.jsonl": b"",
+        "e dup/raw_responses.jsonl": body * 4,
+    }
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    write_root(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("GENLEDGER_WORKERS", workers)
+    config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "st")
+    refresh(config)
+    with (root / "b" / "raw_responses_01.jsonl").open("ab") as out:  # finish the torn tail
+        out.write(b"\n" + RESPONSE_LINES[0] + b"\n")
+    return comparable(refresh(config).stats)
+
+
+@pytest.mark.parametrize("pandera", ["0", "1"])
+def test_forked_workers_give_the_same_stats_as_one_process(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pandera: str
+) -> None:
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(quickrules, "PANDERA", pandera)
+    used = []
+    real = parallel.scan_all
+    monkeypatch.setattr(
+        "genledger.collect.scan_all", lambda jobs: used.append(real(jobs)) or used[-1]
+    )
+    forked = stats_with(root, tmp_path / "p", "2", monkeypatch)
+    assert used and all(used)  # both refreshes really went through the workers
+    # Restore the file for the serial run (it was appended to above).
+    write_root(root)
+    serial = stats_with(root, tmp_path / "s", "1", monkeypatch)
+    assert forked == serial
+    assert forked["totals"]["quality"]["malformed_lines"] > 0
+
+
+def test_scan_all_equals_scan_file_for_every_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    roles = {"raw": "responses", "tok": "tokenized", "pro": "prompts"}
+    jobs = [
+        ScanJob(str(p), p, p.name, roles[p.name[:3]], None) for p in sorted(root.glob("*/*.jsonl"))
+    ]
+    jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
+    scans = scan_all(jobs, workers=2)
+    assert set(scans) == {job.key for job in jobs}
+    for job in jobs:
+        alone = scan_file(job.path, job.name, job.role, job.checkpoint)
+        assert orjson.dumps(scans[job.key].delta.to_dict()) == orjson.dumps(alone.delta.to_dict())
+        assert scans[job.key].read == alone.read
+        assert scans[job.key].error == alone.error
+
+
+def test_small_reads_stay_in_process(root: Path) -> None:
+    jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
+    assert scan_all(jobs, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
+    assert scan_all(jobs, workers=1) == {}
