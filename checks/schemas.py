@@ -31,14 +31,22 @@ def _flag(values: pd.Series) -> pd.Series:
     return values.fillna(False).astype(bool)
 
 
-class ResponseTable(pa.DataFrameModel):
-    """One row per response record of a responses file; a malformed line is a row too."""
+class LineRows(pa.DataFrameModel):
+    """Where a row comes from: file, line, byte offset, item within an array line, parse error."""
 
     file: Series[str]
     line: Series[int] = pa.Field(ge=1)
     offset: Series[int] = pa.Field(ge=0)
     item: Series[int] = pa.Field(ge=0)
     parse_error: Series[str] = pa.Field(nullable=True)
+
+    class Config:
+        strict = True
+
+
+class ResponseTable(LineRows):
+    """One row per response record of a responses file; a malformed line is a row too."""
+
     record_id: Series[str] = pa.Field(nullable=True)
     format: Series[str] = pa.Field(nullable=True, isin=list(FORMATS))
     count_type: Series[str] = pa.Field(nullable=True, isin=list(COUNT_TYPES))
@@ -84,14 +92,9 @@ class ResponseTable(pa.DataFrameModel):
         )
 
 
-class TokenizedTable(pa.DataFrameModel):
+class TokenizedTable(LineRows):
     """One row per tokenized record of a tokenized file; a malformed line is a row too."""
 
-    file: Series[str]
-    line: Series[int] = pa.Field(ge=1)
-    offset: Series[int] = pa.Field(ge=0)
-    item: Series[int] = pa.Field(ge=0)
-    parse_error: Series[str] = pa.Field(nullable=True)
     n_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
     loss_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
     loss_sum: Series[pd.Int64Dtype] = pa.Field(nullable=True)

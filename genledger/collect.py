@@ -89,7 +89,9 @@ def refresh_dataset(
 
 
 def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
-    return DatasetRecord(ds.name, store.data_root) if full else store.load(ds.name)
+    record = store.load(ds.name)
+    # --full forgets checkpoints and counts, not the rate history of the run.
+    return DatasetRecord(ds.name, store.data_root, history=record.history) if full else record
 
 
 def refresh_record(

@@ -115,6 +115,9 @@ def writer(dagster_dev: DagsterDev) -> SimulatedWriter:
 @pytest.fixture(scope="session")
 def materialized(dagster_api: DagsterApi) -> Materialized:
     """Materialise every asset once over GraphQL and read back its check results."""
+    # The sensor's first tick queues a run per dataset; launching after they finish keeps the
+    # "latest materialization" of every asset this run's, as a user clicking later would see.
+    dagster_api.wait_until_idle()
     keys = sorted(dagster_api.asset_groups())
     started = time.time()
     run_id = dagster_api.launch(keys)

@@ -13,6 +13,33 @@ import pytest
 from genledger.collect import refresh
 from genledger.config import Config
 
+
+def jl(*records: Any) -> bytes:
+    """JSON lines, one per record (a list becomes one array line)."""
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def collect_tree(
+    tmp_path: Path, datasets: dict[str, dict[str, bytes]], n_prompts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """Write the datasets under a fresh data root; the stats JSON of a full collect (as written)."""
+    root = tmp_path / "data"
+    for name, files in datasets.items():
+        (root / name).mkdir(parents=True, exist_ok=True)
+        for file_name, data in files.items():
+            (root / name / file_name).write_bytes(data)
+    stats_path = tmp_path / "out" / "stats.json"
+    config = Config(
+        data_root=root,
+        stats_path=stats_path,
+        state_dir=tmp_path / "state",
+        n_prompts=n_prompts or {},
+    )
+    stats = refresh(config, full=True).stats
+    assert orjson.loads(stats_path.read_bytes()) == stats
+    return stats
+
+
 # Fields that legitimately differ between two refreshes of the same bytes.
 VOLATILE_TOP = ("generated_at",)
 VOLATILE_FILE = ("mtime",)

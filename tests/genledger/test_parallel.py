@@ -41,6 +41,13 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
+@pytest.fixture(autouse=True)
+def single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other suites leave helper threads alive (servers, receivers); the pool refuses to fork a
+    threaded process, so these tests stand in for the single-threaded CLI they model."""
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+
+
 def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setenv("GENLEDGER_WORKERS", workers)
     config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "st")

@@ -8,31 +8,12 @@ from typing import Any
 import orjson
 import pytest
 
-from genledger.collect import refresh
-from genledger.config import Config
+from .conftest import collect_tree, jl
 
 Files = dict[str, dict[str, bytes]]
 
 
-def jl(*records: Any) -> bytes:
-    """JSON lines, one per record (a list becomes one array line)."""
-    return b"".join(orjson.dumps(r) + b"\n" for r in records)
-
-
-def collect(tmp_path: Path, datasets: Files, n_prompts: dict[str, int] | None = None) -> dict:
-    """Write the datasets under a fresh data root and return the stats JSON of a full collect."""
-    root = tmp_path / "data"
-    for name, files in datasets.items():
-        (root / name).mkdir(parents=True, exist_ok=True)
-        for file_name, data in files.items():
-            (root / name / file_name).write_bytes(data)
-    config = Config(
-        data_root=root,
-        stats_path=tmp_path / "out" / "stats.json",
-        state_dir=tmp_path / "state",
-        n_prompts=n_prompts or {},
-    )
-    return refresh(config, full=True).stats
+collect = collect_tree
 
 
 def block(tmp_path: Path, data: bytes, name: str = "raw_responses.jsonl") -> dict:

@@ -6,41 +6,21 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
 from checks.rules import COUNTER_NAMES
-from genledger.collect import refresh
-from genledger.config import Config
 from genledger.stats import iso_utc, quality_block
 from genledger.tally import RuleTally
+
+from .conftest import collect_tree, jl
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
-def jl(*records: Any) -> bytes:
-    """JSON lines."""
-    return b"".join(orjson.dumps(r) + b"\n" for r in records)
-
-
 def collect(tmp_path: Path, datasets: dict[str, dict[str, bytes]], **n_prompts: int) -> dict:
     """A full collect of the datasets written under a fresh root."""
-    root = tmp_path / "data"
-    for name, files in datasets.items():
-        (root / name).mkdir(parents=True, exist_ok=True)
-        for file_name, data in files.items():
-            (root / name / file_name).write_bytes(data)
-    config = Config(
-        data_root=root,
-        stats_path=tmp_path / "stats.json",
-        state_dir=tmp_path / "state",
-        n_prompts=n_prompts,
-    )
-    stats = refresh(config, full=True).stats
-    assert orjson.loads((tmp_path / "stats.json").read_bytes()) == stats
-    return stats
+    return collect_tree(tmp_path, datasets, n_prompts)
 
 
 def responses(*counts: int) -> bytes:
