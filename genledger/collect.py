@@ -24,6 +24,8 @@ from genledger.stats import dataset_stats, document
 from genledger.tally import FileTally
 
 VANISHED = "vanished since the last refresh"
+RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
+NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
 
 
 class UsageError(ValueError):
@@ -177,7 +179,6 @@ def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
     signature = _signature(files)
     if old.signature == signature:
         return old
-    # Dataset-level rules need pandas; they run only when one of the dataset's files changed.
     # Same results as genledger.quality; pandas only where pandera is loaded (quickrules lever).
     from genledger.quickrules import dataset_failures, file_failures, id_failures
 
@@ -188,8 +189,13 @@ def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
         for f in files
         if f.role != "prompts"
     ]
-    failures.update(file_failures(rows))
+    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
+    failures.update(file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)
-    failures.update(dataset_failures(n_done, n_nonzero))
+    aggregate = dataset_failures(n_done, n_nonzero)
+    for tally in aggregate.values():
+        for example in tally.examples:
+            example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
+    failures.update(aggregate)
     return DatasetState(signature, failures)

@@ -14,8 +14,6 @@ from checks.rules import RULES_BY_NAME, Table, rules_of
 from genledger.tally import MAX_EXAMPLES, FileTally, RuleTally
 
 # Examples of dataset-level rules name the response files as a whole (a glob, not one file).
-RESPONSE_FILES = "raw_responses*.jsonl"
-NO_DATA_FILE = RESPONSE_FILES  # what a dataset that only has prompts so far is waiting for
 MODELS = {
     Table.RESPONSES: schemas.ResponseTable,
     Table.TOKENIZED: schemas.TokenizedTable,
@@ -116,10 +114,6 @@ def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
     """Unreadable and empty data files of a dataset: rows of file, role, records, error."""
-    if not rows:
-        # Only a prompts file so far: the run has not written a record, and must say so
-        # rather than pass on no data (DESIGN §6).
-        rows = [{"file": NO_DATA_FILE, "role": "responses", "records": 0, "error": None}]
     frame = pd.DataFrame(
         {
             "file": pd.array([r["file"] for r in rows], dtype=object),
@@ -139,8 +133,4 @@ def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
             "n_nonzero": pd.array([n_nonzero], dtype="int64"),
         }
     )
-    failures = rule_tallies(Table.DATASET, frame)[1]
-    for tally in failures.values():
-        for example in tally.examples:
-            example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
-    return failures
+    return rule_tallies(Table.DATASET, frame)[1]

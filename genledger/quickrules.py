@@ -24,8 +24,6 @@ from genledger.table import RESPONSE_COLUMNS, TOKENIZED_COLUMNS, TableBuilder
 from genledger.tally import MAX_EXAMPLES, FileTally, RuleTally
 
 # Same values as genledger.quality's (a test checks), kept here so no pandas is imported.
-RESPONSE_FILES = "raw_responses*.jsonl"
-NO_DATA_FILE = RESPONSE_FILES
 PANDERA = os.environ.get("GENLEDGER_PANDERA", "auto")  # 1: always, 0: never, auto
 Row = dict[str, Any]
 
@@ -241,9 +239,7 @@ def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
 
 
 def mirror_file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
-    """Unreadable and empty files in plain Python (no files yet: the response files are empty)."""
-    if not rows:
-        rows = [{"file": NO_DATA_FILE, "role": "responses", "records": 0, "error": None}]
+    """Unreadable and empty files in plain Python."""
     return rule_tallies(Table.FILES, [dict(r) for r in rows])
 
 
@@ -257,9 +253,5 @@ def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
 
 
 def mirror_dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
-    """The silent-zero aggregate rule in plain Python; examples name all response files."""
-    failures = rule_tallies(Table.DATASET, [{"n_done": n_done, "n_nonzero": n_nonzero}])
-    for tally in failures.values():
-        for example in tally.examples:
-            example["file"] = RESPONSE_FILES
-    return failures
+    """The silent-zero aggregate rule in plain Python."""
+    return rule_tallies(Table.DATASET, [{"n_done": n_done, "n_nonzero": n_nonzero}])

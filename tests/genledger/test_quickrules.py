@@ -106,13 +106,6 @@ def test_the_dataset_rule_agrees() -> None:
         assert quick == quality.dataset_failures(n_done, n_nonzero)
 
 
-def test_the_mirror_names_files_like_quality() -> None:
-    assert (quickrules.RESPONSE_FILES, quickrules.NO_DATA_FILE) == (
-        quality.RESPONSE_FILES,
-        quality.NO_DATA_FILE,
-    )
-
-
 def test_the_mirror_knows_every_rule_of_the_catalogue() -> None:
     assert quickrules.mirrors_catalogue()
 
