@@ -47,6 +47,7 @@ class Sample:
     tree_rss: int  # peak sum of RSS over the process tree, bytes (sampled)
     max_rss: int  # peak RSS of the largest single process, bytes (wait4)
     stdout: str
+    cpu: float = 0.0  # user + system CPU seconds of the process and its reaped children
 
 
 def measure(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
@@ -67,7 +68,8 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
         err.seek(0)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"{cmd} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
-        return Sample(seconds, peak[0], usage.ru_maxrss * 1024, out.read().decode())
+        cpu = usage.ru_utime + usage.ru_stime  # wait4: the child and its reaped workers
+        return Sample(seconds, peak[0], usage.ru_maxrss * 1024, out.read().decode(), cpu)
 
 
 def _sample_tree(pid: int, peak: list[int], done: threading.Event) -> None:
@@ -102,6 +104,10 @@ class Series:
     @property
     def seconds(self) -> float:
         return statistics.median(s.seconds for s in self.samples)
+
+    @property
+    def cpu_seconds(self) -> float:
+        return statistics.median(s.cpu for s in self.samples)
 
     @property
     def tree_rss_mb(self) -> float:
@@ -180,7 +186,7 @@ def report(result: dict[str, Any]) -> list[str]:
     cold = s["cold"]
     lines = [
         f"corpus x{result['scale']:g}: {result['mb']:.0f} MB (after appends)",
-        f"{'measurement':34s} {'median s':>9s} {'MB/s':>8s} {'peak RSS MB':>12s}",
+        f"{'measurement':34s} {'median s':>9s} {'CPU s':>7s} {'MB/s':>8s} {'peak RSS MB':>12s}",
     ]
     labels = {
         "cold": "genledger collect --full (cold)",
@@ -192,7 +198,10 @@ def report(result: dict[str, Any]) -> list[str]:
     }
     for key, label in labels.items():
         x = s[key]
-        lines.append(f"{label:34s} {x.seconds:9.2f} {x.mb_per_s:8.0f} {x.tree_rss_mb:12.0f}")
+        lines.append(
+            f"{label:34s} {x.seconds:9.2f} {x.cpu_seconds:7.2f} {x.mb_per_s:8.0f} "
+            f"{x.tree_rss_mb:12.0f}"
+        )
     for peer in PEERS:
         lines.append(f"cold collect vs {peer}: {s[peer].seconds / cold.seconds:.2f}x throughput")
     beyond = (s["append"].seconds - s["noop"].seconds) / cold.seconds
@@ -266,6 +275,7 @@ def medians(result: dict[str, Any]) -> dict[str, Any]:
     series = {
         name: {
             "seconds": x.seconds,
+            "cpu_seconds": x.cpu_seconds,
             "mb_per_s": x.mb_per_s,
             "tree_rss_mb": x.tree_rss_mb,
             "max_rss_mb": max(s.max_rss for s in x.samples) / 1e6,

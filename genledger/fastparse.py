@@ -1,19 +1,21 @@
-"""Fast facts of one JSONL line: a typed msgspec decoder for the known shapes, orjson otherwise.
+"""Fast facts of one JSONL line, in three tiers; each equals the general path's result.
 
-The general path (`jsonline.records_of` + `formats.response_facts` / `tokenized.tokenized_facts`)
-builds every value of a record, including thousands of Python ints per id array, only to take
-their lengths. Here msgspec decodes the keys those functions read and keeps the big id arrays as
-raw bytes (`msgspec.Raw`): a flat array's length is its comma count plus one, a 0/1 loss mask's
-sum is its count of `1`. The same fact functions then run on a record whose arrays are stand-ins
-of the same length (and, for loss masks, the same 0/1 counts), so the facts are the same by
-construction.
+1. Typed shapes (`genledger.fastshapes`): the line decodes into one of the common record
+   shapes, typed key by key at every level, and the facts are written down directly.
+2. Stand-ins: a msgspec decoder declares the top-level keys the fact functions read and keeps
+   the big id arrays as raw bytes (`msgspec.Raw`): a flat array's length is its comma count
+   plus one, a 0/1 loss mask's sum is its count of `1`. The unchanged fact functions then run
+   on a record whose arrays are stand-ins of the same length (and the same 0/1 counts).
+3. The general path (`jsonline.records_of` + `formats.response_facts` /
+   `tokenized.tokenized_facts`), which defines the result and decides what is malformed.
 
-Anything unusual falls back to the general path, which also decides what is malformed:
-an unknown top-level key (so every string of the line is decoded, hence UTF-8-checked),
-strings, exponents, true/false or nested lists inside an id array (decoded exactly instead),
-a count that is not a valid int, a numeric-looking id of 19+ digits, a failed request.
-Known limit: an integer literal of 309+ digits inside an id array is counted as one element
-here, while orjson rejects the line (it overflows a double); no JSON writer produces one.
+A line leaves tier 2 for tier 3 when anything is unusual: an unknown top-level key (so every
+string of the line is decoded, hence UTF-8-checked), strings, exponents, true/false or nested
+lists inside an id array (decoded exactly instead), a count that is not a valid int, an int
+beyond int64 anywhere (msgspec keeps it exact, orjson makes it a double or refuses it), a
+failed request. Known limit: an integer literal of 309+ digits inside an id array is counted
+as one element by tiers 1 and 2, while orjson rejects the line (it overflows a double); no
+JSON writer produces one.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from genledger.fastshapes import RESPONSE_SHAPES, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.formats import response_facts
 from genledger.jsonline import records_of
 from genledger.tokenized import tokenized_facts
@@ -51,6 +54,7 @@ PLAIN_KEYS = {
     "tokenized": ("id", "text", "conversations", "messages", "source", "length"),
 }  # fmt: skip
 WHITESPACE = b" \t\r\n"
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _struct(role: str) -> type[msgspec.Struct]:
@@ -97,6 +101,8 @@ class _Decoder:
     def _record(self, struct: msgspec.Struct) -> dict[str, Any]:
         values = msgspec.structs.astuple(struct)
         split = len(self.plain)
+        if _has_big_int(values[:split]):
+            raise _Unusual
         record = {k: v for k, v in zip(self.plain, values[:split], strict=True) if v is not UNSET}
         for name, raw in zip(self.raw, values[split:], strict=True):
             if raw:  # an absent key keeps the empty default
@@ -108,29 +114,32 @@ class _Decoder:
         return record
 
 
-def _flat_len(data: bytes) -> int | None:
-    """Elements of a flat array of numbers/literals (syntax already checked), else None."""
-    # msgspec checked the syntax, so without strings and inner arrays every comma separates
-    # two elements (`{}` holds none; non-ASCII bytes outside strings would not have parsed).
-    if data[:1] != b"[" or b'"' in data or data.find(b"[", 1) >= 0:
-        return None
-    if b"e" in data or b"E" in data:  # an exponent (maybe beyond a double), true, false
-        return None
-    commas = data.count(b",")
-    if commas:
-        return commas + 1
-    return 0 if not data[1:-1].strip(WHITESPACE) else 1
+def _has_big_int(values: tuple[Any, ...]) -> bool:
+    """An int beyond int64 anywhere in the plain values: msgspec keeps it exact, while orjson
+    reads it as a double or, past 308 digits, refuses the line."""
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is int:
+            if not INT64_MIN <= value <= INT64_MAX:
+                return True
+        elif kind is dict:
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+    return False
 
 
 def _array(data: bytes) -> Any:
     """A same-length stand-in for a flat id array; other values decoded exactly (orjson)."""
-    n = _flat_len(data)
+    n = flat_len(data)
     return [0] * n if n is not None else _exact(data)
 
 
 def _mask(data: bytes) -> Any:
     """A stand-in with the same 0/1 counts for a 0/1 mask; other values decoded exactly."""
-    n = _flat_len(data)
+    n = flat_len(data)
     if n is None:
         return _exact(data)
     compact = data.translate(None, WHITESPACE)
@@ -172,9 +181,75 @@ def general_facts(content: bytes, role: str) -> list[Facts]:
     return [facts(record) for record in records_of(content)]
 
 
+class _Typed:
+    """Decodes a line straight into one of a role's typed shapes (fastshapes), if it is one."""
+
+    def __init__(self, shapes: tuple[type[Any], ...]) -> None:
+        self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
+            (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
+            for shape in shapes
+        ]
+        self.last = 0  # files run in one shape for long stretches: try the last one first
+
+    def decode(self, content: bytes) -> list[Facts] | None:
+        """The facts of the line's records, or None when no shape holds it exactly."""
+        first = content[:1]
+        if first == b"{":
+            many = False
+        elif first == b"[":
+            many = True
+        else:
+            return None  # leading whitespace, a BOM or not JSON: the slower paths decide
+        try:
+            structs = self.decoders[self.last][many].decode(content)
+        except msgspec.ValidationError:
+            structs = self._other_shape(content, many)
+        except msgspec.DecodeError:
+            return None  # not valid JSON for any shape
+        if structs is None:
+            return None
+        try:
+            if many:
+                return [struct.facts() for struct in structs]
+            return [structs.facts()]
+        except Unusual:
+            return None
+
+    def _other_shape(self, content: bytes, many: bool) -> Any:
+        for index, decoders in enumerate(self.decoders):
+            if index == self.last:
+                continue
+            try:
+                structs = decoders[many].decode(content)
+            except msgspec.ValidationError:
+                continue
+            except msgspec.DecodeError:
+                return None
+            self.last = index
+            return structs
+        return None
+
+
+_TYPED: dict[str, _Typed] = {}
+TYPED_ENABLED = os.environ.get("GENLEDGER_FASTSHAPES", "1") != "0"
+
+
+def _typed(role: str) -> _Typed:
+    typed = _TYPED.get(role)
+    if typed is None:
+        shapes = RESPONSE_SHAPES if role == "responses" else TOKENIZED_SHAPES
+        typed = _TYPED[role] = _Typed(shapes)
+    return typed
+
+
 def line_facts(content: bytes, role: str) -> list[Facts]:
     """The facts of every record of a non-blank line; raises `jsonline.Malformed` like the
-    general path, whose result this equals."""
+    general path, whose result this equals. `GENLEDGER_FASTSHAPES=0` skips tier 1,
+    `GENLEDGER_FASTPARSE=0` tier 2."""
+    if TYPED_ENABLED:
+        facts = _typed(role).decode(content)
+        if facts is not None:
+            return facts
     if ENABLED:
         decoder = _DECODERS.get(role)
         if decoder is None:

@@ -182,3 +182,201 @@ def encodings(value: Any) -> st.SearchStrategy[bytes]:
 
 RESPONSE_RECORDS = records(RESPONSE_KEYS, ["output_ids", "input_ids"])
 TOKENIZED_RECORDS = records(TOKENIZED_KEYS, ["input_ids", "loss_mask", "attention_mask"])
+
+# --- the typed shapes (genledger/fastshapes.py): near-misses of every shape ----------------
+DIGITS_400 = b"1" * 400
+SHAPE_LINES: list[bytes] = [
+    b'{"meta_info": {"completion_tokens": 3, "e2e_latency": ' + DIGITS_400 + b"}}",
+    b'{"meta_info": {"completion_tokens": 3, "e2e_latency": 1e999}}',
+    b'{"meta_info": {"completion_tokens": 3, "cached_tokens": ' + DIGITS_400 + b"}}",
+    b'{"meta_info": {"completion_tokens": 3, "finish_reason": {"type": "stop", "matched": '
+    + DIGITS_400
+    + b"}}}",
+    b'{"meta_info": {"completion_tokens": 9223372036854775807, "id": ""}, "output_ids": []}',
+    b'{"meta_info": {"completion_tokens": 9223372036854775808}, "output_ids": [1]}',
+    b'{"meta_info": {"completion_tokens": -9223372036854775809}}',
+    b'{"meta_info": {"completion_tokens": 3, "prompt_tokens": null, "finish_reason": null}}',
+    b'{"meta_info": {"completion_tokens": 3, "finish_reason": {"type": 5}}}',
+    b'{"meta_info": {"completion_tokens": 3, "finish_reason": {"type": "abort", "message": "x"}}}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "a\\ud800b"}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "a\xed\xa0\x80b"}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "a\xc3"}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "x<\\/think>"}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "x\\u003c/think>"}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": "x</think>", "reasoning_content": null}',
+    b'{"meta_info": {"completion_tokens": 3}, "text": null, "output_ids": null}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [[1, 2], [3]]}',
+    b'{"meta_info": {"completion_tokens": 3}, "id": "top"}',
+    b'{"meta_info": {"completion_tokens": 3}, "meta_info": {"completion_tokens": 4}}',
+    b'{"meta_info": {"completion_tokens": 3}, "meta_info": null, "completion_tokens": 2}',
+    b'{"completion_tokens": null, "output_ids": [1, 2], "input_ids": [1], "finish_reason": "x"}',
+    b'{"completion_tokens": null, "output_ids": null}',
+    b'{"completion_tokens": null}',
+    b'{"output_ids": [1, 2], "input_ids": null}',
+    b'{"output_ids": [1, 2], "input_ids": [[1], [2, 3]]}',
+    b'{"completion_tokens": 2, "input_ids": [1, 1e999]}',
+    b'{"completion_tokens": 2, "input_ids": ["\xff"]}',
+    b'{"id": 5, "completion_tokens": 2}',
+    b'{"id": "", "request_id": "r", "completion_tokens": 2, "finish_reason": {"type": "stop"}}',
+    b'{"usage": {"completion_tokens": 2}, "choices": []}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [], "object": "text_completion"}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"text": "a"}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "a</think>"}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {}}, '
+    b'{"message": {"content": "a</think>", "reasoning": "r"}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": null}, '
+    b'"finish_reason": "stop"}, {"message": {}, "finish_reason": "length"}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": [{"type": "text", '
+    b'"text": "x"}]}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {}, '
+    b'"logprobs": {"content": []}}]}',
+    b'{"usage": {"completion_tokens": 2, "prompt_tokens": true}}',
+    b'{"usage": null, "completion_tokens": 4}',
+    b'{"usage": {"completion_tokens": null}, "completion_tokens": 4}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}}}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}, "status_code": 200}}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}, "status_code": 500}, '
+    b'"custom_id": "c"}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}, "status_code": 500}}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}}, "custom_id": "", "id": "i"}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}}}, "error": {"code": "x"}}',
+    b'{"response": {"body": {"usage": {"completion_tokens": 2}, "object": "text_completion"}}}',
+    b'{"response": {"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "a"}, '
+    b'"finish_reason": "stop"}]}, "id": "w"}',
+    b'{"response": {"usage": {"completion_tokens": 2}}, "custom_id": "w"}',
+    b'{"response": {"usage": {"completion_tokens": 2}, "status_code": 200}}',
+    b'{"details": {"generated_tokens": 4, "finish_reason": "eos_token", "seed": null}}',
+    b'{"details": {"generated_tokens": 4, "seed": 18446744073709551615}}',
+    b'{"details": {"generated_tokens": 4}, "generated_text": "a</think>"}',
+    b'{"details": {"generated_tokens": 4, "finish_reason": {"type": "length"}}}',
+    b'[{"meta_info": {"completion_tokens": 1}}, {"completion_tokens": 2}]',
+    b'[{"meta_info": {"completion_tokens": 1}}, {"meta_info": {"completion_tokens": 2}}]',
+    b'[{"meta_info": {"completion_tokens": 1}}, null]',
+    b'[{"meta_info": {"completion_tokens": 1}}, {"meta_info": {"completion_tokens": 1}]',
+]
+TOKENIZED_SHAPE_LINES: list[bytes] = [
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0,1,1]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1,1]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [1,0,10]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [101]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [1,0,-0]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0,1,2]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [null,1,0]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [1]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [ ]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": null}',
+    b'{"input_ids": null, "loss_mask": [1,1]}',
+    b'{"input_ids": [1], "id": ' + DIGITS_400 + b"}",
+    b'{"input_ids": [1], "id": 9223372036854775808}',
+    b'{"input_ids": [1], "id": "x\\ud800"}',
+    b'{"input_ids": [1], "id": null}',
+    b'[{"input_ids": [1], "loss_mask": [1]}, {"input_ids": [2, 3]}]',
+    b'{"input_ids": [1], "loss_mask": [' + b"1," * 300_000 + b"0]}",
+]
+
+TEXTS = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(
+        ["a</think>b", "x<\\/think>", "</think", "数据 ü — “q”", "tab\there\nnl", "\u2028\x7f", ""]
+    ),
+)
+INTS = st.one_of(
+    st.integers(min_value=-3, max_value=5000),
+    st.integers(min_value=2**63 - 2, max_value=2**64 + 2),
+    st.integers(min_value=-(2**63) - 2, max_value=-(2**63) + 2),
+)
+ODD = st.one_of(
+    st.none(),
+    st.booleans(),
+    INTS,
+    st.floats(allow_nan=False, allow_infinity=False),
+    TEXTS,
+    st.lists(st.integers(min_value=0, max_value=3), max_size=3),
+    st.lists(
+        st.dictionaries(st.sampled_from(["type", "text", "x"]), TEXTS, max_size=2), max_size=2
+    ),
+    st.dictionaries(st.sampled_from(["type", "completion_tokens", "x"]), INTS, max_size=2),
+)
+FINISHES = st.one_of(
+    st.none(),
+    st.sampled_from(["stop", "length", ""]),
+    st.fixed_dictionaries(
+        {"type": st.one_of(st.sampled_from(["stop", "length"]), ODD)},
+        optional={"matched": st.one_of(INTS, TEXTS, st.none()), "length": INTS, "message": TEXTS},
+    ),
+)
+MASKS = st.one_of(IDS, st.lists(st.sampled_from([0, 1]), max_size=40))
+EXTRA_KEYS = ["zzz_unknown", "reasoning_content", "custom_id", "status_code", "usage", "meta_info",
+              "completion_tokens", "error", "body", "choices", "text", "output_ids"]  # fmt: skip
+
+
+def shaped(
+    fields: dict[str, st.SearchStrategy[Any]], required: tuple[str, ...] = ()
+) -> st.SearchStrategy[Any]:
+    """Objects of one shape: each key optional (but `required`), each value usually of its
+    type, sometimes odd; now and then a key of another shape; now and then not an object."""
+
+    def maybe(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(values, values, values, ODD)
+
+    objects = st.builds(
+        lambda base, extra: {**base, **extra},
+        st.fixed_dictionaries(
+            {k: maybe(fields[k]) for k in required},
+            optional={k: maybe(v) for k, v in fields.items() if k not in required},
+        ),
+        st.one_of(
+            st.just({}), st.just({}), st.dictionaries(st.sampled_from(EXTRA_KEYS), ODD, max_size=1)
+        ),
+    )
+    return objects
+
+
+META = shaped(
+    {"completion_tokens": INTS, "id": TEXTS, "prompt_tokens": INTS, "finish_reason": FINISHES,
+     "weight_version": TEXTS, "cached_tokens": INTS, "e2e_latency": st.floats(width=32)},
+    ("completion_tokens",),
+)  # fmt: skip
+SGLANG = shaped({"meta_info": META, "text": TEXTS, "output_ids": IDS}, ("meta_info",))
+FLAT = shaped(
+    {"id": TEXTS, "request_id": TEXTS, "text": TEXTS, "input_ids": IDS, "output_ids": IDS,
+     "prompt_tokens": INTS, "completion_tokens": INTS, "finish_reason": FINISHES},
+)  # fmt: skip
+MESSAGE = shaped(
+    {"content": TEXTS, "role": TEXTS, "reasoning_content": TEXTS, "reasoning": TEXTS,
+     "refusal": TEXTS},
+)  # fmt: skip
+CHOICE = shaped(
+    {"message": MESSAGE, "index": INTS, "finish_reason": FINISHES, "logprobs": st.none()},
+    ("message",),
+)
+USAGE = shaped(
+    {"completion_tokens": INTS, "prompt_tokens": INTS, "total_tokens": INTS}, ("completion_tokens",)
+)
+CHAT = shaped(
+    {"usage": USAGE, "choices": st.lists(CHOICE, max_size=3), "id": TEXTS,
+     "object": st.sampled_from(["chat.completion", "text_completion", "other"]),
+     "created": INTS, "model": TEXTS, "system_fingerprint": TEXTS, "service_tier": TEXTS},
+    ("usage",),
+)  # fmt: skip
+BATCH = shaped(
+    {
+        "response": shaped(
+            {"body": CHAT, "status_code": st.sampled_from([200, 500, 404]), "request_id": TEXTS},
+            ("body",),
+        ),
+        "custom_id": TEXTS,
+        "id": TEXTS,
+        "error": st.none(),
+    },
+    ("response",),
+)
+WRAPPED = shaped({"response": CHAT, "id": TEXTS}, ("response",))
+TGI = shaped(
+    {"details": shaped({"generated_tokens": INTS, "finish_reason": FINISHES, "seed": INTS},
+                       ("generated_tokens",)),
+     "generated_text": TEXTS},
+    ("details",),
+)  # fmt: skip
+SHAPED_RESPONSES = st.one_of(SGLANG, FLAT, CHAT, BATCH, WRAPPED, TGI)
+SHAPED_TOKENIZED = shaped({"id": st.one_of(TEXTS, INTS), "input_ids": IDS, "loss_mask": MASKS})

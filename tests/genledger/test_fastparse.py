@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+from pathlib import Path
 from typing import Any
 
+import msgspec
+import numpy as np
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,8 +21,12 @@ from genledger.jsonline import Malformed
 from .hard_lines import (
     RESPONSE_LINES,
     RESPONSE_RECORDS,
+    SHAPE_LINES,
+    SHAPED_RESPONSES,
+    SHAPED_TOKENIZED,
     TOKENIZED_LINES,
     TOKENIZED_RECORDS,
+    TOKENIZED_SHAPE_LINES,
     encodings,
 )
 
@@ -30,7 +40,20 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
 
 
 def assert_same(line: bytes, role: str) -> None:
-    assert outcome(line_facts, line, role) == outcome(general_facts, line, role), line[:200]
+    """Every path, and the typed shapes alone when they take the line, give the general facts."""
+    expected = outcome(general_facts, line, role)
+    assert outcome(line_facts, line, role) == expected, line[:200]
+    typed = fastparse._Typed(
+        fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
+    )
+    for last in range(len(typed.decoders)):  # whichever shape is tried first
+        typed.last = last
+        facts = typed.decode(line)
+        if facts is not None:
+            assert facts == expected, line[:200]
+    # the stand-in tier alone, which the typed shapes now keep from most common lines
+    with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
+        assert fastparse._Decoder(role).decode(line) == expected, line[:200]
 
 
 @pytest.mark.parametrize("line", RESPONSE_LINES)
@@ -76,3 +99,64 @@ def test_generated_tokenized_records_give_the_general_facts(data: st.DataObject)
 def test_arbitrary_bytes_give_the_general_outcome(line: bytes) -> None:
     assert_same(line, "responses")
     assert_same(line, "tokenized")
+
+
+@pytest.mark.parametrize("line", SHAPE_LINES)
+def test_near_misses_of_the_typed_shapes_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "responses")
+
+
+@pytest.mark.parametrize("line", TOKENIZED_SHAPE_LINES)
+def test_near_misses_of_the_tokenized_shape_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "tokenized")
+
+
+def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
+    # Guards the lever: the corpus' own records (and batches of them) must not fall back.
+    corpus = load_corpus_module()
+    rng = np.random.default_rng(3)
+    typed = fastparse._typed("responses")
+    makers = [
+        corpus.sglang,
+        corpus.flat,
+        corpus.chat,
+        corpus.batch,
+        corpus.wrapped,
+        corpus.tgi,
+        corpus.derived,
+    ]
+    for maker in makers:
+        records = [maker(f"r{i}", rng) for i in range(30)]
+        taken = 0
+        for record in [*records, records[:4]]:
+            line = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+            facts = typed.decode(line)
+            taken += facts is not None
+            assert_same(line, "responses")
+        assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
+    line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
+    assert fastparse._typed("tokenized").decode(line) == general_facts(line, "tokenized")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_generated_near_shape_responses_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(SHAPED_RESPONSES, st.lists(SHAPED_RESPONSES, max_size=3)))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_generated_near_shape_tokenized_rows_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(SHAPED_TOKENIZED, st.lists(SHAPED_TOKENIZED, max_size=3)))
+    assert_same(data.draw(encodings(record)), "tokenized")
+
+
+def load_corpus_module() -> Any:
+    """benchmarks/corpus.py, which is not a package."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "corpus.py"
+    spec = importlib.util.spec_from_file_location("bench_corpus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
