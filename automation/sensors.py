@@ -113,6 +113,8 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
         cursor[key] = new
         if old.get(key) != new:
             changed[key] = describe_change(old.get(key, {}), new)
+    if not context.cursor:
+        return _first_tick(context, specs, cursor)
     busy = busy_keys(context.instance, changed) if changed else set()
     for key in busy:
         cursor[key] = old.get(key, {})
@@ -127,6 +129,20 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
     if requests:
         return dg.SensorResult(run_requests=requests, cursor=text)
     return dg.SensorResult(skip_reason=_skip_text(specs, changed, busy, unknown), cursor=text)
+
+
+def _first_tick(
+    context: dg.SensorEvaluationContext, specs: dict[str, DatasetSpec], cursor: dict[str, Any]
+) -> dg.SensorResult:
+    """Record the baseline and refresh everything in ONE run (tagged like the schedule's).
+
+    One run rather than one per dataset: a fresh `dagster dev` then queues a single run ahead of
+    whatever a user (or a harness) launches by hand, instead of one per dataset.
+    """
+    text = json.dumps(cursor, sort_keys=True)
+    context.log.info(f"first tick: baseline of {len(specs)} datasets; one run refreshes all")
+    request = dg.RunRequest(run_key=f"initial:{checksum(text.encode())}", tags={SCOPE_TAG: "all"})
+    return dg.SensorResult(run_requests=[request], cursor=text)
 
 
 def _skip_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.naming import DATASET_TAG, STATS_KEY, dataset_key
+from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY, dataset_key
 from assets.spec import Location, load_location
 from automation.sensors import build_file_sensor
 from genledger.synth import line
@@ -41,11 +41,16 @@ def instance():
         yield inst
 
 
-def test_the_first_tick_requests_every_dataset(
+def test_the_first_tick_refreshes_everything_in_one_run(
     sample_location: Location, instance: dg.DagsterInstance
 ) -> None:
     result = tick(sample_location, instance, None)
-    assert requested(result) == {spec.key for spec in sample_location.specs}
+    assert len(result.run_requests or []) == 1
+    (request,) = result.run_requests or []
+    assert request.tags == {SCOPE_TAG: "all"} and request.asset_selection is None
+    assert result.cursor and all(
+        dataset_key(s.name) in result.cursor for s in sample_location.specs
+    )
 
 
 def test_nothing_is_requested_when_nothing_changed(
