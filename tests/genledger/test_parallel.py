@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import orjson
@@ -41,11 +45,28 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-@pytest.fixture(autouse=True)
-def single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Other suites leave helper threads alive (servers, receivers); the pool refuses to fork a
-    threaded process, so these tests stand in for the single-threaded CLI they model."""
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+ALONE = "GENLEDGER_TEST_ALONE"
+
+
+def rerun_alone(request: pytest.FixtureRequest) -> bool:
+    """Run this test in a fresh pytest when other suites left threads alive; True if it did.
+
+    The pool (rightly) never forks a threaded process — a lock held by another thread would
+    deadlock the child — and a long session leaves server threads behind. The CLI these tests
+    model is single-threaded, so they run where it would: in a process of their own.
+    """
+    if threading.active_count() == 1 or os.environ.get(ALONE):
+        return False
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", request.node.nodeid],
+        cwd=request.config.rootpath,
+        env={**os.environ, ALONE: "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return True
 
 
 def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> dict:
@@ -59,8 +80,14 @@ def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("pandera", ["0", "1"])
 def test_forked_workers_give_the_same_stats_as_one_process(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pandera: str
+    root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pandera: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    if rerun_alone(request):
+        return
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(quickrules, "PANDERA", pandera)
     used = []
@@ -78,8 +105,10 @@ def test_forked_workers_give_the_same_stats_as_one_process(
 
 
 def test_scan_all_equals_scan_file_for_every_file(
-    root: Path, monkeypatch: pytest.MonkeyPatch
+    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
+    if rerun_alone(request):
+        return
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     roles = {"raw": "responses", "tok": "tokenized", "pro": "prompts"}
     jobs = [
