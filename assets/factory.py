@@ -8,10 +8,10 @@ import dagster as dg
 from assets.metadata import file_asset_metadata
 from assets.spec import DatasetSpec
 from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
-from genledger.collect import refresh_dataset
+from genledger.collect import refresh_dataset_record
 from genledger.config import Config
 from genledger.discovery import DataRootError, Dataset, discover
-from genledger.state import DatasetRecord, StateStore
+from genledger.state import DatasetRecord
 
 KINDS = {"jsonl", "pandas"}
 ROLE_TEXT = {
@@ -43,12 +43,6 @@ def _current(spec: DatasetSpec, config: Config) -> Dataset:
     except DataRootError:
         return spec.dataset
     return found.get(spec.name, spec.dataset)
-
-
-def _record(config: Config, name: str) -> DatasetRecord:
-    assert config.data_root is not None
-    store = StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
-    return store.load(name)
 
 
 def _role_events(
@@ -91,8 +85,8 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
         context: dg.AssetExecutionContext,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         dataset = _current(spec, config)
-        block = refresh_dataset(config, dataset)
-        record = _record(config, spec.name)
+        # The record committed by this very refresh: its per-file counts split the checks by role.
+        record, block = refresh_dataset_record(config, dataset)
         context.log.info(
             f"{spec.name}: {block['n_done']} responses, {block['n_tokenized']} tokenized, "
             f"status {block['quality']['status']}"

@@ -82,12 +82,19 @@ def refresh_dataset(
     config: Config, dataset: Dataset, full: bool = False, now: float | None = None
 ) -> dict[str, Any]:
     """Refresh one dataset and commit its record; returns its stats-JSON block."""
+    return refresh_dataset_record(config, dataset, full, now)[1]
+
+
+def refresh_dataset_record(
+    config: Config, dataset: Dataset, full: bool = False, now: float | None = None
+) -> tuple[DatasetRecord, dict[str, Any]]:
+    """Refresh one dataset and commit its record; returns the record and its stats block."""
     store = _store(config)
     now = time.time() if now is None else now
     with store.locked(dataset.name):
         record, block = refresh_record(dataset, _previous(store, dataset, full), now)
         store.save(record)
-    return block
+    return record, block
 
 
 def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
