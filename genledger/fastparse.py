@@ -27,9 +27,15 @@ from typing import Any
 import msgspec
 import orjson
 
-from genledger.fastshapes import RESPONSE_SHAPES, TOKENIZED_SHAPES, Unusual, flat_len
+from genledger.fastshapes import (
+    RESPONSE_SHAPES,
+    TOKENIZED_SHAPES,
+    Unusual,
+    flat_len,
+)
 from genledger.formats import response_facts
 from genledger.jsonline import records_of
+from genledger.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.tokenized import tokenized_facts
 
 Facts = tuple[Any, ...]
@@ -191,8 +197,9 @@ class _Typed:
         ]
         self.last = 0  # files run in one shape for long stretches: try the last one first
 
-    def decode(self, content: bytes) -> list[Facts] | None:
-        """The facts of the line's records, or None when no shape holds it exactly."""
+    def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
+        """The facts of the line's records, or None when no shape holds it exactly;
+        `flags`: what the line's read may hold (`genledger.rawtext`)."""
         first = content[:1]
         if first == b"{":
             many = False
@@ -208,10 +215,11 @@ class _Typed:
             return None  # not valid JSON for any shape
         if structs is None:
             return None
+        plain = plain_line(content, flags)
         try:
             if many:
-                return [struct.facts() for struct in structs]
-            return [structs.facts()]
+                return [struct.facts(plain) for struct in structs]
+            return [structs.facts(plain)]
         except Unusual:
             return None
 
@@ -242,12 +250,12 @@ def _typed(role: str) -> _Typed:
     return typed
 
 
-def line_facts(content: bytes, role: str) -> list[Facts]:
+def line_facts(content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts]:
     """The facts of every record of a non-blank line; raises `jsonline.Malformed` like the
-    general path, whose result this equals. `GENLEDGER_FASTSHAPES=0` skips tier 1,
-    `GENLEDGER_FASTPARSE=0` tier 2."""
+    general path, whose result this equals. `flags`: what the line's read may hold
+    (`genledger.rawtext`). `GENLEDGER_FASTSHAPES=0` skips tier 1, `GENLEDGER_FASTPARSE=0` tier 2."""
     if TYPED_ENABLED:
-        facts = _typed(role).decode(content)
+        facts = _typed(role).decode(content, flags)
         if facts is not None:
             return facts
     if ENABLED:

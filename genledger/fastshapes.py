@@ -76,10 +76,37 @@ def _ids_len(raw: msgspec.Raw) -> int | None:
     return n
 
 
-def _no_think(text: str | None) -> None:
-    # A `</think>` may be a leak (formats.think_leak): the general path decides.
-    if text is not None and THINK_CLOSE in text:
+_STRING = msgspec.json.Decoder(str)
+QUOTE, NULL_N = ord('"'), ord("n")
+
+
+def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
+    """Whether a text field holds `</think>`; a value other than a JSON string or null is
+    unusual. Texts stay raw JSON (`genledger.rawtext`): msgspec's skip checked the value's
+    syntax and escapes, and of a plain line's texts nothing more is needed."""
+    if not raw:
+        return False
+    if plain:
+        if memoryview(raw)[0] in (QUOTE, NULL_N):  # a valid JSON value: a string or null
+            return False
         raise Unusual
+    data = bytes(raw)
+    if data == b"null":
+        return False
+    try:
+        return THINK_CLOSE in _STRING.decode(data)  # exactly as a `str` field decodes
+    except msgspec.DecodeError:  # not a string, or not valid UTF-8
+        raise Unusual from None
+
+
+def _no_think(raw: msgspec.Raw, plain: bool) -> None:
+    # A `</think>` may be a leak (formats.think_leak): the general path decides.
+    if _think_close_in(raw, plain):
+        raise Unusual
+
+
+Text = msgspec.Raw  # a JSON string or null, checked by `_think_close_in`
+NO_TEXT = msgspec.Raw()
 
 
 # --- SGLang /generate -------------------------------------------------------------------
@@ -99,13 +126,13 @@ class SGLang(_Shape):
     """`{"text", "output_ids", "meta_info": {...}}`."""
 
     meta_info: _SGLangMeta
-    text: str | None = None
+    text: Text = NO_TEXT
     output_ids: msgspec.Raw = msgspec.Raw()
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
         meta = self.meta_info
-        _no_think(self.text)
+        _no_think(self.text, plain)
         return ResponseFacts(
             record_id=meta.id or None,  # no custom_id / id: meta_info.id when non-empty
             format="sglang_generate",
@@ -130,16 +157,16 @@ class Flat(_Shape):
 
     id: str = ""
     request_id: str | None = None
-    text: str | None = None
+    text: Text = NO_TEXT
     input_ids: msgspec.Raw = msgspec.Raw()
     output_ids: msgspec.Raw = msgspec.Raw()
     prompt_tokens: Int64 | None = None
     completion_tokens: Int64 | None = None
     finish_reason: Finish = None
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        _no_think(self.text)
+        _no_think(self.text, plain)
         output_len = _ids_len(self.output_ids)
         input_len = _ids_len(self.input_ids)  # checked even when unused: orjson must accept it
         if self.completion_tokens is not None:
@@ -167,11 +194,17 @@ class Flat(_Shape):
 
 
 class _Message(_Shape):
-    content: str | None = None
+    content: Text = NO_TEXT
     role: str | None = None
-    reasoning_content: str | None = None
-    reasoning: str | None = None
-    refusal: str | None = None
+    reasoning_content: Text = NO_TEXT
+    reasoning: Text = NO_TEXT
+    refusal: Text = NO_TEXT
+
+    def check(self, plain: bool) -> None:
+        """Every text is a valid string or null; `content` holds no `</think>`."""
+        _no_think(self.content, plain)
+        for text in (self.reasoning_content, self.reasoning, self.refusal):
+            _think_close_in(text, plain)
 
 
 class _Choice(_Shape):
@@ -199,21 +232,21 @@ class Chat(_Shape):
     system_fingerprint: str | None = None
     service_tier: str | None = None
 
-    def finish(self) -> str | None:
-        """The first choice's finish reason; checks every choice for `</think>`."""
+    def finish(self, plain: bool) -> str | None:
+        """The first choice's finish reason; checks every choice's texts."""
         for choice in self.choices:
-            _no_think(choice.message.content)
+            choice.message.check(plain)
         return _reason(self.choices[0].finish_reason) if self.choices else None
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
         # formats._openai_kind: choices always hold a `message`, so only `object` can say
         # "text_completion".
         fmt = "openai_completion" if self.object == "text_completion" else "openai_chat"
-        return _chat_facts(self, self.id or None, fmt)
+        return _chat_facts(self, self.id or None, fmt, plain)
 
 
-def _chat_facts(chat: Chat, record_id: str | None, fmt: str) -> ResponseFacts:
+def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> ResponseFacts:
     return ResponseFacts(
         record_id=record_id,
         format=fmt,
@@ -221,7 +254,7 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str) -> ResponseFacts:
         completion_tokens=chat.usage.completion_tokens,
         count_raw=None,
         prompt_tokens=chat.usage.prompt_tokens,
-        finish_reason=chat.finish(),
+        finish_reason=chat.finish(plain),
         output_len=None,
         failed_request=False,
         request_detail=None,
@@ -243,12 +276,12 @@ class Batch(_Shape):
     id: str = ""
     error: None = None
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
         if self.response.status_code != 200:
             raise Unusual  # a failed request
         # response.body.usage wins over wrapped_openai's response.usage (COUNT_PATHS order)
-        return _chat_facts(self.response.body, self.custom_id or self.id or None, "openai_batch")
+        return _chat_facts(self.response.body, self.custom_id or self.id or None, "openai_batch", plain)
 
 
 class Wrapped(_Shape):
@@ -257,9 +290,9 @@ class Wrapped(_Shape):
     response: Chat
     id: str = ""
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        return _chat_facts(self.response, self.id or None, "wrapped_openai")
+        return _chat_facts(self.response, self.id or None, "wrapped_openai", plain)
 
 
 # --- TGI /generate with details ------------------------------------------------------------
@@ -275,11 +308,11 @@ class TGI(_Shape):
     """`{"generated_text", "details": {...}}`."""
 
     details: _TGIDetails
-    generated_text: str | None = None
+    generated_text: Text = NO_TEXT
 
-    def facts(self) -> ResponseFacts:
+    def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        _no_think(self.generated_text)
+        _no_think(self.generated_text, plain)
         return ResponseFacts(
             record_id=None,  # none of custom_id, id, meta_info.id
             format="tgi",
@@ -305,7 +338,7 @@ class Tokenized(_Shape):
     input_ids: msgspec.Raw = msgspec.Raw()
     loss_mask: msgspec.Raw = msgspec.Raw()
 
-    def facts(self) -> TokenizedFacts:
+    def facts(self, plain: bool) -> TokenizedFacts:
         """The tokenized facts of this record."""
         length, ones = _mask_counts(self.loss_mask)
         return TokenizedFacts(n_tokens=_ids_len(self.input_ids), loss_len=length, loss_sum=ones)

@@ -23,6 +23,64 @@ class Line:
     end: int  # offset just past its `\\n`
 
 
+class Block:
+    """The complete lines of one read, split once; the hot path iterates `rows()`.
+
+    `data` holds the bytes read from file offset `offset`; its lines are those ending at or
+    before `data[end - 1]` (a `\\n`), and whatever follows is a partial line left pending.
+    """
+
+    __slots__ = ("_parts", "data", "end", "number", "offset")
+
+    def __init__(self, data: bytes, offset: int, number: int, end: int) -> None:
+        self.data = data
+        self.offset = offset  # file offset of data[0]
+        self.number = number  # complete lines before this block
+        self.end = end
+        self._parts: list[bytes] | None = None
+
+    def parts(self) -> list[bytes]:
+        """Each complete line as read, `\\r` and BOM included, without its `\\n`."""
+        if self._parts is None:
+            # Split the whole read and drop the last part (the pending tail, or b""): no slice
+            # copy of the read is made.
+            self._parts = self.data.split(b"\n")
+            del self._parts[-1]
+        return self._parts
+
+    @property
+    def next_number(self) -> int:
+        """Complete lines up to the end of this block."""
+        return self.number + len(self.parts())
+
+    @property
+    def next_offset(self) -> int:
+        """File offset just past this block's last `\\n`."""
+        return self.offset + self.end
+
+    def rows(self) -> Iterator[tuple[int, int, bytes]]:
+        """(number, offset, content) of each line, with the `\\r` and BOM rules applied."""
+        number, offset = self.number, self.offset
+        carriage = b"\r" in self.data  # usually absent: then no line needs looking at
+        for raw in self.parts():
+            number += 1
+            content = raw[:-1] if carriage and raw.endswith(b"\r") else raw
+            if offset == 0 and content.startswith(BOM):
+                content = content[len(BOM) :]
+            yield number, offset, content
+            offset += len(raw) + 1
+
+    def lines(self) -> Iterator[Line]:
+        """The same lines as `Line` objects."""
+        previous: tuple[int, int, bytes] | None = None
+        for row in self.rows():
+            if previous is not None:
+                yield Line(*previous, row[1])  # a line ends where the next one starts
+            previous = row
+        if previous is not None:
+            yield Line(*previous, self.next_offset)
+
+
 class LineSplitter:
     """Feed chunks in file order; get back complete lines. Keeps the partial tail."""
 
@@ -43,19 +101,10 @@ class LineSplitter:
         if last < 0:
             self._tail = data
             return
+        block = Block(data, self.offset, self.line_number, last + 1)
         self._tail = data[last + 1 :]
-        offset = self.offset
-        number = self.line_number
-        for raw in data[:last].split(b"\n"):
-            number += 1
-            content = raw[:-1] if raw.endswith(b"\r") else raw
-            if offset == 0 and content.startswith(BOM):
-                content = content[len(BOM) :]
-            stop = offset + len(raw) + 1
-            yield Line(number, offset, content, stop)
-            offset = stop
-        self.offset = offset
-        self.line_number = number
+        yield from block.lines()
+        self.offset, self.line_number = block.next_offset, block.next_number
 
 
 def is_blank(content: bytes) -> bool:

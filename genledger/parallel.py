@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from genledger import rawtext
 from genledger.checkpoint import Checkpoint
 from genledger.scan import FileScan, scan_file
 
@@ -68,6 +69,10 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
         return {}
     # Biggest first, so the last file to finish is a small one.
     ordered = sorted(jobs, key=lambda job: job.new_bytes(), reverse=True)
+    # Loaded once here, the text lever's checks are shared by every worker (copy-on-write)
+    # instead of imported by each of them.
+    if any(job.role == "responses" for job in jobs):
+        rawtext.load()
     scans: dict[str, FileScan] = {}
     context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, len(jobs))) as pool:

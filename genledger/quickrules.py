@@ -28,40 +28,73 @@ PANDERA = os.environ.get("GENLEDGER_PANDERA", "auto")  # 1: always, 0: never, au
 Row = dict[str, Any]
 
 
-def _response_flags(r: Row) -> dict[str, bool]:
-    parsed = r["parse_error"] is None
-    found = r["count_type"] is not None
-    count, out_len = r["completion_tokens"], r["output_len"]
-    counted = r["count_type"] == "int" and count is not None and count >= 0
-    r["counted"] = counted
-    reported = counted and r["format"] != "derived"
-    return {
-        "malformed_lines": not parsed,
-        "missing_tokens": parsed and not found and not r["failed_request"],
-        "invalid_tokens": found and not counted,
-        "zero_tokens": counted and count == 0,
-        "count_mismatch": reported and out_len is not None and abs(count - out_len) > 1,
-        "failed_requests": bool(r["failed_request"]),
-        "think_tag_leaks": bool(r["think_leak"]),
-    }
+def _column(columns: tuple[str, ...], name: str) -> int:
+    return columns.index(name)
 
 
-def _tokenized_flags(r: Row) -> dict[str, bool]:
-    n, loss_len, loss_sum = r["n_tokens"], r["loss_len"], r["loss_sum"]
-    has_tokens, has_mask = n is not None, loss_len is not None
-    r["has_tokens"] = has_tokens
-    return {
-        "malformed_lines": r["parse_error"] is not None,
-        "tokenized_missing_tokens": r["parse_error"] is None and not has_tokens,
-        "tokenized_zero_tokens": n == 0,
-        "loss_mask_mismatch": has_tokens and has_mask and n != loss_len,
-        "no_trainable_tokens": has_mask and n is not None and n > 0 and loss_sum == 0,
-    }
+# Row positions of the builder's tuples (genledger.table): rows stay tuples on the hot path,
+# and only the few that become examples are turned into dicts.
+R_ERROR, R_FORMAT, R_TYPE, R_COUNT, R_PROMPT, R_FINISH, R_OUT, R_FAILED, R_THINK, R_ID, R_LINE = (
+    _column(RESPONSE_COLUMNS, name)
+    for name in (
+        "parse_error", "format", "count_type", "completion_tokens", "prompt_tokens",
+        "finish_reason", "output_len", "failed_request", "think_leak", "record_id", "line",
+    )
+)  # fmt: skip
+T_ERROR, T_TOKENS, T_LOSS_LEN, T_LOSS_SUM = (
+    _column(TOKENIZED_COLUMNS, name)
+    for name in ("parse_error", "n_tokens", "loss_len", "loss_sum")
+)
+
+
+def _counted(v: tuple[Any, ...]) -> bool:
+    """`checks.schemas.ResponseTable`'s valid count: an int >= 0."""
+    count = v[R_COUNT]
+    return v[R_TYPE] == "int" and count is not None and count >= 0
+
+
+def _response_failed(v: tuple[Any, ...]) -> list[str]:
+    """The rules of `checks.schemas.ResponseTable` this row fails, in catalogue order."""
+    failed: list[str] = []
+    parsed, found, counted = v[R_ERROR] is None, v[R_TYPE] is not None, _counted(v)
+    if not parsed:
+        failed.append("malformed_lines")
+    if parsed and not found and not v[R_FAILED]:
+        failed.append("missing_tokens")
+    if found and not counted:
+        failed.append("invalid_tokens")
+    if counted:
+        count, out_len = v[R_COUNT], v[R_OUT]
+        if count == 0:
+            failed.append("zero_tokens")
+        if v[R_FORMAT] != "derived" and out_len is not None and abs(count - out_len) > 1:
+            failed.append("count_mismatch")
+    if v[R_FAILED]:
+        failed.append("failed_requests")
+    if v[R_THINK]:
+        failed.append("think_tag_leaks")
+    return failed
+
+
+def _tokenized_failed(v: tuple[Any, ...]) -> list[str]:
+    """The rules of `checks.schemas.TokenizedTable` this row fails, in catalogue order."""
+    failed: list[str] = []
+    n, loss_len = v[T_TOKENS], v[T_LOSS_LEN]
+    if v[T_ERROR] is not None:
+        failed.append("malformed_lines")
+    elif n is None:
+        failed.append("tokenized_missing_tokens")
+    if n == 0:
+        failed.append("tokenized_zero_tokens")
+    if n is not None and loss_len is not None:
+        if n != loss_len:
+            failed.append("loss_mask_mismatch")
+        if n > 0 and v[T_LOSS_SUM] == 0:
+            failed.append("no_trainable_tokens")
+    return failed
 
 
 FLAGS: dict[Table, Callable[[Row], dict[str, bool]]] = {
-    Table.RESPONSES: _response_flags,
-    Table.TOKENIZED: _tokenized_flags,
     Table.IDS: lambda r: {"duplicate_ids": r["duplicate_ids"]},
     Table.FILES: lambda r: {
         "unreadable_files": r["error"] is not None,
@@ -128,11 +161,22 @@ class _Failures:
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self.flags = FLAGS[table]
+        self.flags = FLAGS.get(table)  # response and tokenized rows come as tuples (add)
         self.counts: Counter[str] = Counter()
         self.rows: dict[str, list[Row]] = {}
 
+    def add(self, values: tuple[Any, ...], failed: list[str], columns: tuple[str, ...]) -> None:
+        """A table row (a builder tuple) that fails the rules `failed`."""
+        row: Row | None = None
+        for name in failed:
+            self.counts[name] += 1
+            examples = self.rows.setdefault(name, [])
+            if len(examples) < MAX_EXAMPLES:
+                row = row or dict(zip(columns, values, strict=True))
+                examples.append(row)
+
     def check(self, row: Row) -> Row:
+        assert self.flags is not None
         for name, failed in self.flags(row).items():
             row[name] = failed
             if failed:
@@ -158,25 +202,28 @@ def mirror_responses(rows: Iterable[tuple[Any, ...]]) -> FileTally:
     tally = FileTally()
     formats: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
-    for values in rows:
-        r = failures.check(dict(zip(RESPONSE_COLUMNS, values, strict=True)))
-        if r["malformed_lines"]:
+    for v in rows:
+        failed = _response_failed(v)
+        if failed:
+            failures.add(v, failed, RESPONSE_COLUMNS)
+        if v[R_ERROR] is not None:
             continue
         tally.records += 1
-        if r["counted"]:
+        if _counted(v):
+            count = v[R_COUNT]
             tally.counted += 1
-            tally.nonzero += r["completion_tokens"] > 0
-            tally.total_comp += r["completion_tokens"]
-        prompt = r["prompt_tokens"]
+            tally.nonzero += count > 0
+            tally.total_comp += count
+        prompt = v[R_PROMPT]
         if prompt is not None and prompt >= 0:
             tally.total_prompt += prompt
-        if isinstance(r["format"], str):
-            formats[r["format"]] += 1
-        if isinstance(r["finish_reason"], str):
-            reasons[r["finish_reason"]] += 1
-        if r["record_id"] is not None:
-            tally.ids.append(r["record_id"])
-            tally.id_lines.append(r["line"])
+        if isinstance(v[R_FORMAT], str):
+            formats[v[R_FORMAT]] += 1
+        if isinstance(v[R_FINISH], str):
+            reasons[v[R_FINISH]] += 1
+        if v[R_ID] is not None:
+            tally.ids.append(v[R_ID])
+            tally.id_lines.append(v[R_LINE])
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
     tally.failures = failures.tallies()
     return tally
@@ -186,17 +233,20 @@ def mirror_tokenized(rows: Iterable[tuple[Any, ...]]) -> FileTally:
     """`quality.tally_tokenized` in plain Python, streaming over the builder's rows."""
     failures = _Failures(Table.TOKENIZED)
     tally = FileTally()
-    for values in rows:
-        r = failures.check(dict(zip(TOKENIZED_COLUMNS, values, strict=True)))
-        if r["malformed_lines"]:
+    for v in rows:
+        failed = _tokenized_failed(v)
+        if failed:
+            failures.add(v, failed, TOKENIZED_COLUMNS)
+        if v[T_ERROR] is not None:
             continue
         tally.records += 1
-        if r["has_tokens"]:
+        n = v[T_TOKENS]
+        if n is not None:
             tally.counted += 1
-            tally.nonzero += r["n_tokens"] > 0
-            tally.total_tokens += r["n_tokens"]
-        if r["loss_sum"] is not None:
-            tally.total_loss_tokens += r["loss_sum"]
+            tally.nonzero += n > 0
+            tally.total_tokens += n
+        if v[T_LOSS_SUM] is not None:
+            tally.total_loss_tokens += v[T_LOSS_SUM]
     tally.failures = failures.tallies()
     return tally
 
@@ -219,14 +269,15 @@ def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
 def mirror_id_failures(files: list[tuple[str, FileTally]]) -> dict[str, RuleTally]:
     """The duplicate-id rule in plain Python: an id seen before in the dataset's shards."""
     seen: set[str] = set()
-    rows = []
+    duplicates = []
     for name, tally in files:
         for line, rid in zip(tally.id_lines, tally.ids, strict=True):
-            rows.append(
-                {"file": name, "line": line, "record_id": rid, "duplicate_ids": rid in seen}
-            )
+            if rid in seen:  # only failing rows become rows of the rule's table
+                duplicates.append({"file": name, "line": line, "record_id": rid})
             seen.add(rid)
-    return rule_tallies(Table.IDS, rows)
+    for row in duplicates:
+        row["duplicate_ids"] = True
+    return rule_tallies(Table.IDS, duplicates)
 
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:

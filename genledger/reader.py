@@ -9,7 +9,7 @@ from pathlib import Path
 
 from genledger.checkpoint import START, Checkpoint, resume_decision
 from genledger.fingerprint import TAIL_WINDOW, checksum, read_at
-from genledger.lines import Line, LineSplitter
+from genledger.lines import Block, Line
 
 CHUNK_SIZE = 8 << 20  # bounded reads keep memory flat in the file size
 
@@ -69,6 +69,10 @@ class FileReader:
             os.close(self._fd)
             self._fd = -1
 
+    def new_bytes(self) -> int:
+        """Bytes between the resume point and the size at open."""
+        return self._st.st_size - self.start
+
     @property
     def restarted(self) -> bool:
         """True when this read begins at byte 0 (a new, truncated or replaced file)."""
@@ -76,44 +80,59 @@ class FileReader:
 
     def lines(self) -> Iterator[Line]:
         """Yield complete lines in [start, size-at-open); the partial tail stays pending."""
+        for block in self.blocks():
+            yield from block.lines()
+
+    def blocks(self) -> Iterator[Block]:
+        """Yield the complete lines in [start, size-at-open), a bounded read at a time."""
         cp = self._cp if self.start else START
-        splitter = LineSplitter(self.start, cp.lines if self.start else 0)
+        number = cp.lines if self.start else 0
         head_len, head_sum = (cp.head_len, cp.head_sum) if self.start else (0, None)
-        position, end = self.start, self._st.st_size
+        position, end, size, seen = self.start, self._st.st_size, self._chunk, self.start
         try:
             while position < end:
-                chunk = os.pread(self._fd, min(self._chunk, end - position), position)
-                if not chunk:
+                # Each read starts at the first incomplete line, so no tail is carried over
+                # (and copied); a line longer than a read doubles the read until it fits.
+                data = os.pread(self._fd, min(size, end - position), position)
+                if not data:
                     break
-                position += len(chunk)
-                for line in splitter.feed(chunk):
-                    if head_sum is None:
-                        head_len = line.end
-                        head_sum = checksum(read_at(self._fd, 0, head_len))
-                    yield line
+                seen = position + len(data)
+                last = data.rfind(b"\n")
+                if last < 0:
+                    if seen >= end:
+                        break
+                    size *= 2
+                    continue
+                size = self._chunk
+                block = Block(data, position, number, last + 1)
+                if head_sum is None:
+                    head_len = data.find(b"\n") + 1  # position is 0: nothing complete before
+                    head_sum = checksum(data[:head_len])
+                yield block
+                position, number = block.next_offset, block.next_number
         except OSError as exc:
             raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
         # The window ends at the checkpoint and spans up to TAIL_WINDOW bytes, however short
         # the last line: a truncate-and-rewrite that keeps the first line is still noticed.
-        tail_start = max(0, splitter.offset - TAIL_WINDOW)
-        tail = read_at(self._fd, tail_start, splitter.offset - tail_start)
+        tail_start = max(0, position - TAIL_WINDOW)
+        tail = read_at(self._fd, tail_start, position - tail_start)
         self._result = ReadResult(
             checkpoint=Checkpoint(
-                offset=splitter.offset,
-                lines=splitter.line_number,
+                offset=position,
+                lines=number,
                 head_len=head_len,
                 head_sum=head_sum,
                 tail_start=tail_start,
                 tail_sum=checksum(tail),
-                size=position,
+                size=seen,
                 mtime_ns=self._st.st_mtime_ns,
                 device=self._st.st_dev,
                 inode=self._st.st_ino,
             ),
             restarted=self.restarted,
             reason=self.reason,
-            pending_bytes=position - splitter.offset,
-            size=position,
+            pending_bytes=seen - position,
+            size=seen,
             mtime=self._st.st_mtime,
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from genledger import rawtext
 from genledger.checkpoint import Checkpoint
 from genledger.fastparse import line_facts
 from genledger.jsonline import Malformed
@@ -38,12 +39,18 @@ def scan_file(path: Path, name: str, role: str, checkpoint: Checkpoint | None) -
     try:
         with FileReader(path, checkpoint, READ_CHUNK) as reader:
             if role == "prompts":
-                delta = FileTally(prompt_lines=sum(not is_blank(x.content) for x in reader.lines()))
+                delta = FileTally(prompt_lines=_non_blank_lines(reader))
             else:
+                if role == "responses" and reader.new_bytes() >= rawtext.BULK_BYTES:
+                    rawtext.load()
                 delta = _tally_lines(reader, name, role)
             return FileScan(delta, reader.result())
     except FileUnreadable as exc:
         return FileScan(FileTally(), error=str(exc))
+
+
+def _non_blank_lines(reader: FileReader) -> int:
+    return sum(not is_blank(row[2]) for block in reader.blocks() for row in block.rows())
 
 
 CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in the file size
@@ -51,17 +58,20 @@ CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in t
 
 def _tally_lines(reader: FileReader, name: str, role: str) -> FileTally:
     done, builder = FileTally(), TableBuilder(role, name)
-    for line in reader.lines():
-        if is_blank(line.content):
-            continue
-        try:
-            # Same facts as records_of + response_facts/tokenized_facts, faster (fastparse).
-            facts = line_facts(line.content, role)
-        except Malformed as exc:
-            builder.add_malformed(line.number, line.offset, str(exc))
-            continue
-        for item, fact in enumerate(facts):
-            builder.add(line.number, line.offset, item, fact)
+    texts = role == "responses"  # tokenized shapes hold no long texts
+    for block in reader.blocks():
+        flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
+        for number, offset, content in block.rows():
+            if is_blank(content):
+                continue
+            try:
+                # Same facts as records_of + response_facts/tokenized_facts, faster (fastparse).
+                facts = line_facts(content, role, flags)
+            except Malformed as exc:
+                builder.add_malformed(number, offset, str(exc))
+                continue
+            for item, fact in enumerate(facts):
+                builder.add(number, offset, item, fact)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (tally.py), chunk by chunk
             done, builder = done + _tally(builder), TableBuilder(role, name)
     return done + _tally(builder)

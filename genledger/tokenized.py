@@ -10,7 +10,7 @@ class TokenizedFacts(NamedTuple):
 
     n_tokens: int | None  # len(input_ids); None when absent or not a list
     loss_len: int | None  # len(loss_mask); None when absent or not a list
-    loss_sum: int | None  # trainable tokens = sum(loss_mask)
+    loss_sum: int | None  # trainable tokens = sum(loss_mask); None beyond 64 bits
 
 
 def unwrap(value: Any) -> list[Any] | None:
@@ -22,12 +22,17 @@ def unwrap(value: Any) -> list[Any] | None:
     return value
 
 
-def mask_sum(mask: list[Any]) -> int:
-    """Sum of a loss mask; the 0/1 case is counted in C, anything else summed numerically."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def mask_sum(mask: list[Any]) -> int | None:
+    """Sum of a loss mask; the 0/1 case is counted in C, anything else summed numerically.
+    None when the sum is no 64-bit count (values far from 0/1): the table could not hold it."""
     ones = mask.count(1)
     if ones + mask.count(0) == len(mask):
         return ones
-    return int(sum(v for v in mask if isinstance(v, int | float) and not isinstance(v, bool)))
+    total = int(sum(v for v in mask if isinstance(v, int | float) and not isinstance(v, bool)))
+    return total if INT64_MIN <= total <= INT64_MAX else None
 
 
 def tokenized_facts(obj: dict[str, Any]) -> TokenizedFacts:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger import fastparse
+from genledger import fastparse, rawtext
 from genledger.fastparse import general_facts, line_facts
 from genledger.jsonline import Malformed
 
@@ -42,18 +42,34 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
 def assert_same(line: bytes, role: str) -> None:
     """Every path, and the typed shapes alone when they take the line, give the general facts."""
     expected = outcome(general_facts, line, role)
-    assert outcome(line_facts, line, role) == expected, line[:200]
-    typed = fastparse._Typed(
-        fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
-    )
-    for last in range(len(typed.decoders)):  # whichever shape is tried first
-        typed.last = last
-        facts = typed.decode(line)
-        if facts is not None:
-            assert facts == expected, line[:200]
+    for flags in read_flags(line):  # the text lever's checks, both ways, and none
+        assert outcome(_with(flags), line, role) == expected, (line[:200], flags)
+        typed = fastparse._Typed(
+            fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
+        )
+        for last in range(len(typed.decoders)):  # whichever shape is tried first
+            typed.last = last
+            facts = typed.decode(line, flags)
+            if facts is not None:
+                assert facts == expected, (line[:200], flags)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
     with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
         assert fastparse._Decoder(role).decode(line) == expected, line[:200]
+
+
+def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
+    """The flags a read holding just this line gets: by bytes methods, vectorised, and none."""
+    data = line + b"\n"
+    assert rawtext.load()
+    return [
+        rawtext.NOTHING_PLAIN,
+        rawtext.bytes_flags(data, len(data)),
+        rawtext.vectorised_flags(data, len(data)),
+    ]
+
+
+def _with(flags: rawtext.ReadFlags) -> Any:
+    return lambda line, role: line_facts(line, role, flags)
 
 
 @pytest.mark.parametrize("line", RESPONSE_LINES)
@@ -130,12 +146,13 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
         taken = 0
         for record in [*records, records[:4]]:
             line = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
-            facts = typed.decode(line)
+            facts = typed.decode(line, read_flags(line)[-1])
             taken += facts is not None
             assert_same(line, "responses")
         assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
     line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
-    assert fastparse._typed("tokenized").decode(line) == general_facts(line, "tokenized")
+    tokenized = fastparse._typed("tokenized").decode(line, rawtext.NOTHING_PLAIN)
+    assert tokenized == general_facts(line, "tokenized")
 
 
 @settings(max_examples=400, deadline=None)
@@ -160,3 +177,43 @@ def load_corpus_module() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_lines_read_together_share_their_reads_flags() -> None:
+    # A read's flags are those of all its lines: a risky spelling in one line must not make
+    # another line's texts skip a check they need, nor let its own through.
+    lines = [*RESPONSE_LINES, *SHAPE_LINES]
+    data = b"\n".join(lines) + b"\n"
+    assert rawtext.load()
+    for flags in (rawtext.bytes_flags(data, len(data)), rawtext.vectorised_flags(data, len(data))):
+        for line in lines:
+            assert outcome(_with(flags), line, "responses") == outcome(
+                general_facts, line, "responses"
+            ), line[:200]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64), st.integers(0, 64))
+def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: int) -> None:
+    # Both readings of a read may differ only where the vectorised one knows more (UTF-8).
+    data = data.replace(b"\n", b" ") + b"\n"
+    assert rawtext.load()
+    fast, slow = rawtext.vectorised_flags(data, len(data)), rawtext.bytes_flags(data, len(data))
+    if slow.utf8:  # where the bytes reading sees a risk, so does the vectorised one
+        assert fast.risky_escapes >= slow.risky_escapes
+        assert fast.close_tags >= slow.close_tags
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        assert not fast.utf8
+    else:
+        assert fast.utf8
+
+
+@pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])
+@pytest.mark.parametrize("tag", [b"", b"</", b"<\\/"])
+def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
+    data = b'{"text": "' + b"a<b " * angles + tag + b'think>"}\n'
+    assert rawtext.load()
+    for flags in (rawtext.bytes_flags, rawtext.vectorised_flags):
+        assert flags(data, len(data)).close_tags == bool(tag), (flags, angles, tag)
