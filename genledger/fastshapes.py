@@ -281,7 +281,9 @@ class Batch(_Shape):
         if self.response.status_code != 200:
             raise Unusual  # a failed request
         # response.body.usage wins over wrapped_openai's response.usage (COUNT_PATHS order)
-        return _chat_facts(self.response.body, self.custom_id or self.id or None, "openai_batch", plain)
+        return _chat_facts(
+            self.response.body, self.custom_id or self.id or None, "openai_batch", plain
+        )
 
 
 class Wrapped(_Shape):

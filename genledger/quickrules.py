@@ -42,8 +42,7 @@ R_ERROR, R_FORMAT, R_TYPE, R_COUNT, R_PROMPT, R_FINISH, R_OUT, R_FAILED, R_THINK
     )
 )  # fmt: skip
 T_ERROR, T_TOKENS, T_LOSS_LEN, T_LOSS_SUM = (
-    _column(TOKENIZED_COLUMNS, name)
-    for name in ("parse_error", "n_tokens", "loss_len", "loss_sum")
+    _column(TOKENIZED_COLUMNS, name) for name in ("parse_error", "n_tokens", "loss_len", "loss_sum")
 )
 
 
