@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import msgspec
 
 from genledger.formats import ResponseFacts
+from genledger.vector import count_commas
 from genledger.tokenized import TokenizedFacts
 
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -60,7 +61,7 @@ def flat_len(data: bytes) -> int | None:
         return None
     if b"e" in data or b"E" in data:  # an exponent (maybe beyond a double), true, false
         return None
-    commas = data.count(b",")
+    commas = count_commas(data)
     if commas:
         return commas + 1
     return 0 if not data[1:-1].strip(WHITESPACE) else 1

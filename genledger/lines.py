@@ -24,34 +24,27 @@ class Line:
 
 
 class Block:
-    """The complete lines of one read, split once; the hot path iterates `rows()`.
+    """The complete lines of one read; the hot path iterates `rows()`.
 
     `data` holds the bytes read from file offset `offset`; its lines are those ending at or
     before `data[end - 1]` (a `\\n`), and whatever follows is a partial line left pending.
     """
 
-    __slots__ = ("_parts", "data", "end", "number", "offset")
+    __slots__ = ("_count", "data", "end", "number", "offset")
 
     def __init__(self, data: bytes, offset: int, number: int, end: int) -> None:
         self.data = data
         self.offset = offset  # file offset of data[0]
         self.number = number  # complete lines before this block
         self.end = end
-        self._parts: list[bytes] | None = None
-
-    def parts(self) -> list[bytes]:
-        """Each complete line as read, `\\r` and BOM included, without its `\\n`."""
-        if self._parts is None:
-            # Split the whole read and drop the last part (the pending tail, or b""): no slice
-            # copy of the read is made.
-            self._parts = self.data.split(b"\n")
-            del self._parts[-1]
-        return self._parts
+        self._count = -1
 
     @property
     def next_number(self) -> int:
         """Complete lines up to the end of this block."""
-        return self.number + len(self.parts())
+        if self._count < 0:
+            self._count = self.data.count(b"\n", 0, self.end)
+        return self.number + self._count
 
     @property
     def next_offset(self) -> int:
@@ -60,15 +53,22 @@ class Block:
 
     def rows(self) -> Iterator[tuple[int, int, bytes]]:
         """(number, offset, content) of each line, with the `\\r` and BOM rules applied."""
-        number, offset = self.number, self.offset
-        carriage = b"\r" in self.data  # usually absent: then no line needs looking at
-        for raw in self.parts():
+        # memchr-backed find and one slice per line: bytes.split walks every byte in Python's
+        # own loop (~14 % of a scan's instructions, measured with callgrind).
+        data, find, stop = self.data, self.data.find, self.end
+        number, start = self.number, 0
+        carriage = data.find(b"\r", 0, stop) >= 0  # usually absent: then no line is looked at
+        while start < stop:
+            newline = find(b"\n", start, stop)
+            content = data[start:newline]
             number += 1
-            content = raw[:-1] if carriage and raw.endswith(b"\r") else raw
-            if offset == 0 and content.startswith(BOM):
+            if carriage and content.endswith(b"\r"):
+                content = content[:-1]
+            if start == 0 and self.offset == 0 and content.startswith(BOM):
                 content = content[len(BOM) :]
-            yield number, offset, content
-            offset += len(raw) + 1
+            yield number, self.offset + start, content
+            start = newline + 1
+        self._count = number - self.number
 
     def lines(self) -> Iterator[Line]:
         """The same lines as `Line` objects."""

@@ -11,6 +11,7 @@ import pandas as pd
 
 from checks import schemas, validation
 from checks.rules import RULES_BY_NAME, Table, rules_of
+from genledger.idlist import IdList
 from genledger.tally import MAX_EXAMPLES, FileTally, RuleTally
 
 # Examples of dataset-level rules name the response files as a whole (a glob, not one file).
@@ -67,8 +68,7 @@ def tally_responses(frame: pd.DataFrame) -> FileTally:
         formats=_counts(records["format"]),
         finish_reasons=_counts(records["finish_reason"]),
         failures=failures,
-        ids=with_id["record_id"].tolist(),
-        id_lines=with_id["line"].tolist(),
+        ids=IdList.of(zip(with_id["line"].tolist(), with_id["record_id"].tolist(), strict=True)),
     )
 
 
@@ -100,8 +100,9 @@ def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
     names, lines, ids = [], [], []
     for name, tally in files:
         names.extend([name] * len(tally.ids))
-        lines.extend(tally.id_lines)
-        ids.extend(tally.ids)
+        for line, rid in tally.ids:
+            lines.append(line)
+            ids.append(rid)
     frame = pd.DataFrame(
         {
             "file": pd.array(names, dtype=object),

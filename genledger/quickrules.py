@@ -221,8 +221,7 @@ def mirror_responses(rows: Iterable[tuple[Any, ...]]) -> FileTally:
         if isinstance(v[R_FINISH], str):
             reasons[v[R_FINISH]] += 1
         if v[R_ID] is not None:
-            tally.ids.append(v[R_ID])
-            tally.id_lines.append(v[R_LINE])
+            tally.ids.append(v[R_LINE], v[R_ID])
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
     tally.failures = failures.tallies()
     return tally
@@ -270,7 +269,7 @@ def mirror_id_failures(files: list[tuple[str, FileTally]]) -> dict[str, RuleTall
     seen: set[str] = set()
     duplicates = []
     for name, tally in files:
-        for line, rid in zip(tally.id_lines, tally.ids, strict=True):
+        for line, rid in tally.ids:
             if rid in seen:  # only failing rows become rows of the rule's table
                 duplicates.append({"file": name, "line": line, "record_id": rid})
             seen.add(rid)

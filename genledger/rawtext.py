@@ -9,22 +9,20 @@ write `</think>` or a surrogate otherwise), makes each of its lines "plain": its
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
 by one; a line that has one decodes its texts exactly, as before.
 
-The vectorised scans need pyarrow (UTF-8 validation, ~2 GB/s) and numpy; they are loaded only
-for scans big enough to repay the import (~0.2-0.3 s), so a no-op or small refresh never pays
-it, and checks with plain `bytes` methods stand in (ASCII or nothing is plain).
+The vectorised scans need pyarrow (UTF-8 validation, ~2 GB/s) and numpy (`genledger.vector`,
+loaded only for big scans); without them, checks with plain `bytes` methods stand in (ASCII or
+nothing is plain).
 """
 
 from __future__ import annotations
 
-import sys
 from array import array
 from dataclasses import dataclass
 from typing import Any
 
-BULK_BYTES = 32 << 20  # new bytes of a scan from which loading the vectorised checks pays
-BACKSLASH, LETTER_U, ZERO, LOWER_D = (ord(c) for c in "\\u0d")
+from genledger import vector
 
-_modules: tuple[Any, Any] | None = None
+BACKSLASH, LETTER_U, ZERO, LOWER_D = (ord(c) for c in "\\u0d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,27 +37,9 @@ class ReadFlags:
 NOTHING_PLAIN = ReadFlags(utf8=False)
 
 
-def load() -> bool:
-    """Import pyarrow and numpy for the vectorised checks (once); False when unavailable."""
-    global _modules
-    if _modules is None:
-        try:
-            import numpy
-            import pyarrow
-        except ImportError:  # pragma: no cover - both are dependencies
-            return False
-        _modules = (pyarrow, numpy)
-    return True
-
-
-def loaded() -> bool:
-    """The vectorised checks are ready (loaded here, or both modules imported already)."""
-    return _modules is not None or ("pyarrow" in sys.modules and "numpy" in sys.modules and load())
-
-
 def inspect(data: bytes, end: int) -> ReadFlags:
     """The flags of `data[:end]`, a read's complete lines."""
-    return vectorised_flags(data, end) if loaded() else bytes_flags(data, end)
+    return vectorised_flags(data, end) if vector.loaded() else bytes_flags(data, end)
 
 
 def bytes_flags(data: bytes, end: int) -> ReadFlags:
@@ -87,9 +67,8 @@ def _risky_escapes(data: bytes) -> bool:
 
 
 def vectorised_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` with pyarrow and numpy, which must be loaded (`load`)."""
-    assert _modules is not None, "rawtext.load() first"
-    pa, np = _modules
+    """`inspect` with pyarrow and numpy, which must be loaded (`vector.load`)."""
+    np, pa = vector.modules()
     if not data.isascii():
         # One string spanning data[:end], validated in place: no copy of the read.
         offsets = pa.py_buffer(array("q", (0, end)))

@@ -19,6 +19,15 @@ class FileUnreadable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """A byte range of a file to read as is (a piece of a split read): no resume check;
+    `stop` None reads to the end. Both ends must be line starts."""
+
+    start: int
+    stop: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ReadResult:
     """What a finished read left: the new checkpoint and the file's visible state."""
 
@@ -36,10 +45,17 @@ class FileReader:
     Use as a context manager; iterate `lines()` to the end, then take `result()`.
     """
 
-    def __init__(self, path: Path, checkpoint: Checkpoint | None = None, chunk_size: int = 0):
+    def __init__(
+        self,
+        path: Path,
+        checkpoint: Checkpoint | None = None,
+        chunk_size: int = 0,
+        span: Span | None = None,
+    ):
         self.path = path
         self._cp = checkpoint or START
         self._chunk = chunk_size or CHUNK_SIZE
+        self._span = span
         self._fd = -1
         self._result: ReadResult | None = None
 
@@ -53,6 +69,9 @@ class FileReader:
             raise FileUnreadable("is a directory") from exc
         except OSError as exc:
             raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
+        if self._span is not None:  # a piece of a split read: its caller decided where
+            self.start, self.reason = self._span.start, "piece"
+            return self
         try:
             self.start, self.reason = resume_decision(self._cp, self._st, self._fd)
         except OSError as exc:
@@ -70,8 +89,12 @@ class FileReader:
             self._fd = -1
 
     def new_bytes(self) -> int:
-        """Bytes between the resume point and the size at open."""
-        return self._st.st_size - self.start
+        """Bytes between the resume point and the end of the read."""
+        return self._end() - self.start
+
+    def _end(self) -> int:
+        stop = self._span.stop if self._span is not None else None
+        return self._st.st_size if stop is None else min(stop, self._st.st_size)
 
     @property
     def restarted(self) -> bool:
@@ -85,10 +108,11 @@ class FileReader:
 
     def blocks(self) -> Iterator[Block]:
         """Yield the complete lines in [start, size-at-open), a bounded read at a time."""
-        cp = self._cp if self.start else START
-        number = cp.lines if self.start else 0
-        head_len, head_sum = (cp.head_len, cp.head_sum) if self.start else (0, None)
-        position, end, size, seen = self.start, self._st.st_size, self._chunk, self.start
+        # A piece numbers its lines from 0 and knows no head: the caller joins the pieces.
+        cp = self._cp if self.start and self._span is None else START
+        number = cp.lines
+        head_len, head_sum = cp.head_len, cp.head_sum
+        position, end, size, seen = self.start, self._end(), self._chunk, self.start
         try:
             while position < end:
                 # Each read starts at the first incomplete line, so no tail is carried over
@@ -105,8 +129,8 @@ class FileReader:
                     continue
                 size = self._chunk
                 block = Block(data, position, number, last + 1)
-                if head_sum is None:
-                    head_len = data.find(b"\n") + 1  # position is 0: nothing complete before
+                if head_sum is None and position == 0:
+                    head_len = data.find(b"\n") + 1
                     head_sum = checksum(data[:head_len])
                 yield block
                 position, number = block.next_offset, block.next_number

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from genledger import rawtext
+from genledger import rawtext, vector
 from genledger.checkpoint import Checkpoint
 from genledger.fastparse import line_facts
 from genledger.jsonline import Malformed
 from genledger.lines import is_blank
-from genledger.reader import FileReader, FileUnreadable, ReadResult
+from genledger.reader import FileReader, FileUnreadable, ReadResult, Span
 from genledger.table import TableBuilder
 from genledger.tally import FileTally
 
@@ -34,15 +34,18 @@ class FileScan:
 READ_CHUNK = 1 << 20
 
 
-def scan_file(path: Path, name: str, role: str, checkpoint: Checkpoint | None) -> FileScan:
-    """Read what `path` gained since `checkpoint` and tally it; never raises on bad data."""
+def scan_file(
+    path: Path, name: str, role: str, checkpoint: Checkpoint | None, span: Span | None = None
+) -> FileScan:
+    """Read what `path` gained since `checkpoint` (or just `span`) and tally it; never raises
+    on bad data."""
     try:
-        with FileReader(path, checkpoint, READ_CHUNK) as reader:
+        with FileReader(path, checkpoint, READ_CHUNK, span) as reader:
             if role == "prompts":
                 delta = FileTally(prompt_lines=_non_blank_lines(reader))
             else:
-                if role == "responses" and reader.new_bytes() >= rawtext.BULK_BYTES:
-                    rawtext.load()
+                if reader.new_bytes() >= vector.BULK_BYTES:
+                    vector.load()
                 delta = _tally_lines(reader, name, role)
             return FileScan(delta, reader.result())
     except FileUnreadable as exc:

@@ -16,7 +16,7 @@ from genledger.atomic import atomic_write_bytes
 from genledger.checkpoint import Checkpoint
 from genledger.tally import FileTally, RuleTally
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: ids as one compact IdList form
 
 
 @dataclass

@@ -8,8 +8,10 @@ earlier counts keeps the same examples a full scan would.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from genledger.idlist import IdList
 
 MAX_EXAMPLES = 5
 
@@ -57,8 +59,7 @@ class FileTally:
     formats: dict[str, int] = field(default_factory=dict)
     finish_reasons: dict[str, int] = field(default_factory=dict)
     failures: dict[str, RuleTally] = field(default_factory=dict)
-    ids: list[str] = field(default_factory=list)
-    id_lines: list[int] = field(default_factory=list)
+    ids: IdList = field(default_factory=IdList)  # record ids and their lines
 
     _SUMS = (
         "records",
@@ -79,8 +80,18 @@ class FileTally:
             finish_reasons=dict(Counter(self.finish_reasons) + Counter(other.finish_reasons)),
             failures=merge_failures(self.failures, other.failures),
             ids=self.ids + other.ids,
-            id_lines=self.id_lines + other.id_lines,
         )
+
+    def shifted(self, lines: int) -> FileTally:
+        """The same counts with every line number moved by `lines` (a piece read from the
+        middle of a file numbers its lines from 0)."""
+        if not lines:
+            return self
+        failures = {
+            name: RuleTally(rule.count, [{**e, "line": e["line"] + lines} for e in rule.examples])
+            for name, rule in self.failures.items()
+        }
+        return replace(self, failures=failures, ids=self.ids.shifted(lines))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form for the state file."""
@@ -89,8 +100,7 @@ class FileTally:
             formats=self.formats,
             finish_reasons=self.finish_reasons,
             failures={k: v.to_dict() for k, v in self.failures.items()},
-            ids=self.ids,
-            id_lines=self.id_lines,
+            ids=self.ids.to_dict(),
         )
         return data
 
@@ -102,6 +112,5 @@ class FileTally:
             formats=dict(data.get("formats", {})),
             finish_reasons=dict(data.get("finish_reasons", {})),
             failures={k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()},
-            ids=list(data.get("ids", [])),
-            id_lines=list(data.get("id_lines", [])),
+            ids=IdList.from_dict(data["ids"]) if "ids" in data else IdList(),
         )

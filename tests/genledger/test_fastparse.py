@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger import fastparse, rawtext
+from genledger import fastparse, rawtext, vector
 from genledger.fastparse import general_facts, line_facts
 from genledger.jsonline import Malformed
 
@@ -60,7 +60,7 @@ def assert_same(line: bytes, role: str) -> None:
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
     """The flags a read holding just this line gets: by bytes methods, vectorised, and none."""
     data = line + b"\n"
-    assert rawtext.load()
+    assert vector.load()
     return [
         rawtext.NOTHING_PLAIN,
         rawtext.bytes_flags(data, len(data)),
@@ -184,7 +184,7 @@ def test_lines_read_together_share_their_reads_flags() -> None:
     # another line's texts skip a check they need, nor let its own through.
     lines = [*RESPONSE_LINES, *SHAPE_LINES]
     data = b"\n".join(lines) + b"\n"
-    assert rawtext.load()
+    assert vector.load()
     for flags in (rawtext.bytes_flags(data, len(data)), rawtext.vectorised_flags(data, len(data))):
         for line in lines:
             assert outcome(_with(flags), line, "responses") == outcome(
@@ -197,7 +197,7 @@ def test_lines_read_together_share_their_reads_flags() -> None:
 def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: int) -> None:
     # Both readings of a read may differ only where the vectorised one knows more (UTF-8).
     data = data.replace(b"\n", b" ") + b"\n"
-    assert rawtext.load()
+    assert vector.load()
     fast, slow = rawtext.vectorised_flags(data, len(data)), rawtext.bytes_flags(data, len(data))
     if slow.utf8:  # where the bytes reading sees a risk, so does the vectorised one
         assert fast.risky_escapes >= slow.risky_escapes
@@ -214,6 +214,13 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
 @pytest.mark.parametrize("tag", [b"", b"</", b"<\\/"])
 def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
     data = b'{"text": "' + b"a<b " * angles + tag + b'think>"}\n'
-    assert rawtext.load()
+    assert vector.load()
     for flags in (rawtext.bytes_flags, rawtext.vectorised_flags):
         assert flags(data, len(data)).close_tags == bool(tag), (flags, angles, tag)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_vectorised_comma_count_equals_bytes_count(data: bytes) -> None:
+    assert vector.load()
+    assert vector.count_commas(data) == data.count(b",")

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from genledger import parallel, quickrules
+from genledger import parallel, quickrules, split
 from genledger.collect import refresh
 from genledger.config import Config
 from genledger.parallel import ScanJob, scan_all
@@ -89,6 +89,7 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     if rerun_alone(request):
         return
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", 1000)  # bigger files go in pieces
     monkeypatch.setattr(quickrules, "PANDERA", pandera)
     used = []
     real = parallel.scan_all
@@ -122,6 +123,25 @@ def test_scan_all_equals_scan_file_for_every_file(
         assert orjson.dumps(scans[job.key].delta.to_dict()) == orjson.dumps(alone.delta.to_dict())
         assert scans[job.key].read == alone.read
         assert scans[job.key].error == alone.error
+
+
+def test_files_cut_into_pieces_scan_like_whole_files(
+    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", 700)  # every hard-lines file in several pieces
+    jobs = [
+        ScanJob(str(p), p, p.name, "tokenized" if "tok" in p.name else "responses", None)
+        for p in sorted(root.glob("*/[rt]*.jsonl"))
+    ]
+    assert any(split.plan(job.path, None) for job in jobs)
+    scans = scan_all(jobs, workers=2)
+    for job in jobs:
+        alone = scan_file(job.path, job.name, job.role, job.checkpoint)
+        assert scans[job.key].delta.to_dict() == alone.delta.to_dict()
+        assert scans[job.key].read == alone.read
 
 
 def test_small_reads_stay_in_process(root: Path) -> None:

@@ -15,6 +15,7 @@ from genledger import quality, quickrules, scan
 from genledger.collect import refresh
 from genledger.config import Config
 from genledger.fastparse import general_facts
+from genledger.idlist import IdList
 from genledger.jsonline import Malformed
 from genledger.table import TableBuilder
 from genledger.tally import FileTally
@@ -82,8 +83,7 @@ def test_generated_tables_tally_the_same_without_pandera(data: st.DataObject) ->
 )
 def test_duplicate_ids_across_shards_are_found_alike(shards: list[list[tuple[int, str]]]) -> None:
     files = [
-        (f"raw_responses_{i}.jsonl", FileTally(ids=[r for _, r in s], id_lines=[n for n, _ in s]))
-        for i, s in enumerate(shards)
+        (f"raw_responses_{i}.jsonl", FileTally(ids=IdList.of(s))) for i, s in enumerate(shards)
     ]
     assert quickrules.mirror_id_failures(files) == quality.id_failures(files)
 

@@ -12,12 +12,13 @@ import orjson
 from genledger.atomic import STALE_TEMP_S, atomic_write_bytes
 from genledger.checkpoint import Checkpoint
 from genledger.state import STATE_VERSION, DatasetRecord, FileState, StateStore
+from genledger.idlist import IdList
 from genledger.tally import FileTally, RuleTally
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
     tally = FileTally(
-        records=2, counted=2, nonzero=2, total_comp=9, ids=["a", "b"], id_lines=[1, 2]
+        records=2, counted=2, nonzero=2, total_comp=9, ids=IdList.of([(1, "a"), (2, "b")])
     )
     tally.failures["zero_tokens"] = RuleTally(1, [{"file": "f", "line": 1, "reason": "0"}])
     state = FileState(
