@@ -20,8 +20,8 @@ from typing import Annotated, Any
 import msgspec
 
 from genledger.formats import ResponseFacts
-from genledger.vector import count_commas
 from genledger.tokenized import TokenizedFacts
+from genledger.vector import count_commas
 
 Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 THINK_CLOSE = "</think>"

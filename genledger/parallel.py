@@ -3,9 +3,10 @@
 Each worker runs `scan.scan_file` on a piece of a file (`genledger.split`: big reads are cut
 at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
 decoder, tally with the pandas-free rules mirror — and sends back only the compact FileScan,
-so the parent stays small; joined, the pieces give the result the same call gives in-process. Forking happens before pandas is
-imported, and only when it pays: enough new bytes, 2+ usable cores, a single-threaded process
-(forking a threaded one, such as a Dagster server, is not safe).
+so the parent stays small; joined, the pieces give the result the same call gives in-process.
+Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
+cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
+safe).
 """
 
 from __future__ import annotations

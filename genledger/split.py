@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 
 from genledger.checkpoint import START, Checkpoint, resume_decision
@@ -54,7 +55,7 @@ def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Pla
     if not cuts:
         return None
     edges = [start, *cuts]
-    spans = [Span(a, b) for a, b in zip(edges, edges[1:], strict=False)] + [Span(edges[-1])]
+    spans = [Span(a, b) for a, b in pairwise(edges)] + [Span(edges[-1])]
     return Plan(cp, start, reason, tuple(spans))
 
 

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from genledger import split
 from genledger.checkpoint import Checkpoint
-from genledger.reader import Span
 from genledger.scan import FileScan, scan_file
 
 from .hard_lines import RESPONSE_LINES, TOKENIZED_LINES

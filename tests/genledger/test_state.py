@@ -11,8 +11,8 @@ import orjson
 
 from genledger.atomic import STALE_TEMP_S, atomic_write_bytes
 from genledger.checkpoint import Checkpoint
-from genledger.state import STATE_VERSION, DatasetRecord, FileState, StateStore
 from genledger.idlist import IdList
+from genledger.state import STATE_VERSION, DatasetRecord, FileState, StateStore
 from genledger.tally import FileTally, RuleTally
 
 
