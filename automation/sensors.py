@@ -17,7 +17,7 @@ import dagster as dg
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
 from assets.spec import DatasetSpec, Location
 from genledger.discovery import DataRootError, Dataset, discover
-from genledger.fingerprint import checksum, read_at
+from genledger.fingerprint import checksum, opened, read_at
 
 SENSOR_NAME = "dataset_files_changed"
 HEAD_BYTES = 256
@@ -35,15 +35,12 @@ FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
 def file_signature(path: str) -> FileSig | None:
     """What the sensor remembers of one file; None if it cannot be read."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        with opened(path) as fd:
+            st = os.fstat(fd)
+            head = read_at(fd, 0, min(st.st_size, HEAD_BYTES))
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        head = read_at(fd, 0, min(st.st_size, HEAD_BYTES))
-        return [st.st_size, st.st_mtime_ns, st.st_ino, checksum(head)]
-    finally:
-        os.close(fd)
+    return [st.st_size, st.st_mtime_ns, st.st_ino, checksum(head)]
 
 
 def dataset_signature(dataset: Dataset) -> dict[str, FileSig | None]:

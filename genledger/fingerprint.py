@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 TAIL_WINDOW = 4096  # bytes of the last complete line re-checked before resuming
 
@@ -24,3 +27,13 @@ def read_at(fd: int, offset: int, length: int) -> bytes:
         offset += len(part)
         length -= len(part)
     return b"".join(parts)
+
+
+@contextmanager
+def opened(path: Path | str) -> Iterator[int]:
+    """A read-only descriptor of `path`, closed on exit; raises OSError when it cannot open."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)

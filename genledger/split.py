@@ -16,6 +16,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from genledger.checkpoint import START, Checkpoint, resume_decision
+from genledger.fingerprint import opened
 from genledger.reader import ReadResult, Span
 from genledger.scan import FileScan
 from genledger.tally import FileTally
@@ -41,17 +42,12 @@ def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Pla
     cp = checkpoint or START
     piece_bytes = piece_bytes or PIECE_BYTES
     try:
-        fd = os.open(path, os.O_RDONLY)
+        with opened(path) as fd:
+            st = os.fstat(fd)
+            start, reason = resume_decision(cp, st, fd)
+            cuts = _cuts(fd, start, st.st_size, piece_bytes)
     except OSError:
         return None
-    try:
-        st = os.fstat(fd)
-        start, reason = resume_decision(cp, st, fd)
-        cuts = _cuts(fd, start, st.st_size, piece_bytes)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     if not cuts:
         return None
     edges = [start, *cuts]

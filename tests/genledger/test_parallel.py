@@ -8,7 +8,6 @@ import sys
 import threading
 from pathlib import Path
 
-import orjson
 import pytest
 
 from genledger import parallel, quickrules, split
@@ -105,43 +104,27 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     assert forked["totals"]["quality"]["malformed_lines"] > 0
 
 
+@pytest.mark.parametrize("piece_bytes", [split.PIECE_BYTES, 700])  # whole files, or pieces
 def test_scan_all_equals_scan_file_for_every_file(
-    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, piece_bytes: int
 ) -> None:
     if rerun_alone(request):
         return
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", piece_bytes)
     roles = {"raw": "responses", "tok": "tokenized", "pro": "prompts"}
     jobs = [
         ScanJob(str(p), p, p.name, roles[p.name[:3]], None) for p in sorted(root.glob("*/*.jsonl"))
     ]
     jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
+    assert any(split.plan(job.path, None) for job in jobs) == (piece_bytes < 1000)
     scans = scan_all(jobs, workers=2)
     assert set(scans) == {job.key for job in jobs}
     for job in jobs:
         alone = scan_file(job.path, job.name, job.role, job.checkpoint)
-        assert orjson.dumps(scans[job.key].delta.to_dict()) == orjson.dumps(alone.delta.to_dict())
-        assert scans[job.key].read == alone.read
-        assert scans[job.key].error == alone.error
-
-
-def test_files_cut_into_pieces_scan_like_whole_files(
-    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> None:
-    if rerun_alone(request):
-        return
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(split, "PIECE_BYTES", 700)  # every hard-lines file in several pieces
-    jobs = [
-        ScanJob(str(p), p, p.name, "tokenized" if "tok" in p.name else "responses", None)
-        for p in sorted(root.glob("*/[rt]*.jsonl"))
-    ]
-    assert any(split.plan(job.path, None) for job in jobs)
-    scans = scan_all(jobs, workers=2)
-    for job in jobs:
-        alone = scan_file(job.path, job.name, job.role, job.checkpoint)
         assert scans[job.key].delta.to_dict() == alone.delta.to_dict()
         assert scans[job.key].read == alone.read
+        assert scans[job.key].error == alone.error
 
 
 def test_small_reads_stay_in_process(root: Path) -> None:
