@@ -16,11 +16,11 @@ from typing import Any
 class IdList:
     """Ids in file order with their 1-based line numbers; appendable, addable, comparable."""
 
-    __slots__ = ("data", "ends", "lines")
+    __slots__ = ("data", "lengths", "lines")
 
     def __init__(self) -> None:
         self.data = bytearray()  # the ids' UTF-8 bytes, one after another
-        self.ends = array("q")  # where each id ends in `data`
+        self.lengths = array("q")  # each id's length in `data`: lists add up in C
         self.lines = array("q")
 
     @classmethod
@@ -33,32 +33,37 @@ class IdList:
 
     def append(self, line: int, rid: str) -> None:
         """One more id, found on `line`."""
-        self.data += rid.encode()
-        self.ends.append(len(self.data))
+        encoded = rid.encode()
+        self.data += encoded
+        self.lengths.append(len(encoded))
         self.lines.append(line)
 
     def __len__(self) -> int:
         return len(self.lines)
 
+    def encoded(self) -> Iterator[tuple[int, bytes]]:
+        """(line, id as UTF-8 bytes) pairs, in order: comparing bytes needs no decoding."""
+        start, data = 0, bytes(self.data)
+        for length, line in zip(self.lengths, self.lines, strict=True):
+            yield line, data[start : start + length]
+            start += length
+
     def __iter__(self) -> Iterator[tuple[int, str]]:
         """(line, id) pairs, in order."""
-        start, data = 0, self.data
-        for end, line in zip(self.ends, self.lines, strict=True):
-            yield line, data[start:end].decode()
-            start = end
+        for line, key in self.encoded():
+            yield line, key.decode()
 
     def __add__(self, other: IdList) -> IdList:
         out = IdList()
         out.data = self.data + other.data
-        shift = len(self.data)
-        out.ends = self.ends + array("q", (end + shift for end in other.ends))
+        out.lengths = self.lengths + other.lengths
         out.lines = self.lines + other.lines
         return out
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IdList):
             return NotImplemented
-        return (self.data, self.ends, self.lines) == (other.data, other.ends, other.lines)
+        return (self.data, self.lengths, self.lines) == (other.data, other.lengths, other.lines)
 
     def __repr__(self) -> str:
         return f"IdList({list(self)[:3]!r}{'...' if len(self) > 3 else ''}, n={len(self)})"
@@ -66,21 +71,27 @@ class IdList:
     def shifted(self, lines: int) -> IdList:
         """The same ids with every line number moved by `lines`."""
         out = IdList()
-        out.data, out.ends = self.data, self.ends
+        out.data, out.lengths = self.data, self.lengths
         out.lines = array("q", (line + lines for line in self.lines))
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form: the ids as one string, the integers as base64 of int64s."""
-        return {"text": self.data.decode(), "ends": _pack(self.ends), "lines": _pack(self.lines)}
+        return {
+            "text": self.data.decode(),
+            "lengths": _pack(self.lengths),
+            "lines": _pack(self.lines),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IdList:
         """Inverse of `to_dict`; raises ValueError on a damaged form."""
         ids = cls()
         ids.data = bytearray(str(data["text"]).encode())
-        ids.ends, ids.lines = _unpack(data["ends"]), _unpack(data["lines"])
-        if len(ids.ends) != len(ids.lines) or (ids.ends and ids.ends[-1] != len(ids.data)):
+        ids.lengths, ids.lines = _unpack(data["lengths"]), _unpack(data["lines"])
+        if len(ids.lengths) != len(ids.lines) or sum(ids.lengths) != len(ids.data):
+            raise ValueError("damaged id list")
+        if ids.lengths and min(ids.lengths) < 0:
             raise ValueError("damaged id list")
         return ids
 

@@ -266,15 +266,16 @@ def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
 
 def mirror_id_failures(files: list[tuple[str, FileTally]]) -> dict[str, RuleTally]:
     """The duplicate-id rule in plain Python: an id seen before in the dataset's shards."""
-    seen: set[str] = set()
+    seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
     duplicates = []
     for name, tally in files:
-        for line, rid in tally.ids:
-            if rid in seen:  # only failing rows become rows of the rule's table
-                duplicates.append({"file": name, "line": line, "record_id": rid})
-            seen.add(rid)
-    for row in duplicates:
-        row["duplicate_ids"] = True
+        for line, key in tally.ids.encoded():
+            if key in seen:  # only failing rows become rows of the rule's table
+                duplicates.append(
+                    {"file": name, "line": line, "record_id": key.decode(), "duplicate_ids": True}
+                )
+            else:
+                seen.add(key)
     return rule_tallies(Table.IDS, duplicates)
 
 

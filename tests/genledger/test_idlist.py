@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+from array import array
+
 import orjson
 import pytest
 from hypothesis import given
@@ -31,12 +34,19 @@ def test_unicode_and_empty_ids_keep_their_boundaries() -> None:
 @pytest.mark.parametrize(
     "form",
     [
-        {"text": "ab", "ends": "AQAAAAAAAAA=", "lines": ""},  # one end, no line
-        {"text": "ab", "ends": "AQAAAAAAAAA=", "lines": "AQAAAAAAAAA="},  # ends short of text
-        {"text": "ab", "ends": "not base64!", "lines": "AQAAAAAAAAA="},
+        {"text": "ab", "lengths": "AgAAAAAAAAA=", "lines": ""},  # one length, no line
+        {"text": "ab", "lengths": "AQAAAAAAAAA=", "lines": "AQAAAAAAAAA="},  # short of the text
+        {"text": "ab", "lengths": "not base64!", "lines": "AQAAAAAAAAA="},
         {"text": "ab"},
     ],
 )
 def test_a_damaged_form_is_refused(form: dict[str, str]) -> None:
     with pytest.raises((ValueError, KeyError)):
+        IdList.from_dict(form)
+
+
+def test_lengths_that_add_up_but_run_backwards_are_refused() -> None:
+    form = IdList.of([(1, "ab"), (2, "")]).to_dict()
+    form["lengths"] = base64.b64encode(array("q", [4, -2]).tobytes()).decode()
+    with pytest.raises(ValueError):
         IdList.from_dict(form)
