@@ -4,8 +4,8 @@ Decoding a text into a Python string was half the parse, yet the facts only need
 from it: that it is a valid string (what the decode would have checked: UTF-8, escapes) and
 whether it holds `</think>`. msgspec's skip checks the escapes; this module checks the rest
 once per read (1 MB) instead of once per text, with vectorised scans: a read that is valid
-UTF-8 and spells neither `</` nor `<\\/`, nor a `\\u00..` or `\\ud...` escape (the only ways to
-write `</think>` or a surrogate otherwise), makes each of its lines "plain": its texts are
+UTF-8 and spells neither `</` nor `<\\/`, nor a `\\u00XX` escape of an ASCII character (the
+only ways to write `</think>` otherwise), makes each of its lines "plain": its texts are
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
 by one; a line that has one decodes its texts exactly, as before.
 
@@ -16,13 +16,18 @@ nothing is plain).
 
 from __future__ import annotations
 
+import re
 from array import array
 from dataclasses import dataclass
 from typing import Any
 
 from genledger import vector
 
-BACKSLASH, LETTER_U, ZERO, LOWER_D = (ord(c) for c in "\\u0d")
+BACKSLASH, LETTER_U, ZERO, SEVEN = (ord(c) for c in "\\u07")
+# A `\\u00` escape of an ASCII character (`\\u0000`-`\\u007f`): the only kind that can spell a
+# character of `</think>`. Other escapes (`\\u00e9`, CJK, surrogate pairs, which msgspec's skip
+# checks exactly as orjson does) are harmless.
+ASCII_ESCAPE = re.compile(rb"\\u00[0-7]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +35,7 @@ class ReadFlags:
     """What one read's complete lines may hold, conservatively (True: maybe)."""
 
     utf8: bool  # all valid UTF-8
-    risky_escapes: bool = True  # a `\\u00..` or `\\ud...`/`\\uD...` escape
+    risky_escapes: bool = True  # a `\\u00XX` escape of an ASCII character
     close_tags: bool = True  # `</` or `<\\/`
 
 
@@ -61,9 +66,7 @@ def plain_line(content: bytes, flags: ReadFlags) -> bool:
 
 
 def _risky_escapes(data: bytes) -> bool:
-    if b"\\u" not in data:
-        return False
-    return b"\\u00" in data or b"\\ud" in data or b"\\uD" in data
+    return b"\\u00" in data and ASCII_ESCAPE.search(data) is not None
 
 
 def vectorised_flags(data: bytes, end: int) -> ReadFlags:
@@ -91,10 +94,11 @@ def _escapes_in(np: Any, raw: Any) -> bool:
     if not escapes.any():
         return False
     where = np.flatnonzero(escapes)
-    if where[-1] + 3 >= raw.size:
+    if where[-1] + 4 >= raw.size:
         return True  # cut short: not valid JSON anyway
-    third, fourth = raw[where + 2], raw[where + 3]
-    return bool(((third == ZERO) & (fourth == ZERO)).any() or ((third | 32) == LOWER_D).any())
+    ascii_range = (raw[where + 2] == ZERO) & (raw[where + 3] == ZERO)
+    fifth = raw[where + 4]
+    return bool((ascii_range & (fifth >= ZERO) & (fifth <= SEVEN)).any())
 
 
 _scratch: list[Any] = []

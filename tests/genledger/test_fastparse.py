@@ -225,3 +225,28 @@ def test_vectorised_comma_count_equals_bytes_count(data: bytes, times: int) -> N
     assert vector.load()
     data = data * times  # past the size from which numpy counts
     assert vector.count_commas(data) == data.count(b",")
+
+
+ESCAPES = st.sampled_from(
+    ["\\ud83d", "\\ude00", "\\uD83D", "\\uDE00", "\\udbff", "\\udfff", "\\ud800", "\\udc00",
+     "\\u0041", "\\u00e9", "\\u6570", "\\n", "x", "é"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ESCAPES, max_size=6))
+def test_msgspecs_skip_accepts_exactly_the_escapes_orjson_accepts(units: list[str]) -> None:
+    # Plain lines' texts are only skipped (rawtext): surrogate pairing must be checked there
+    # as strictly as orjson checks it, or a lone surrogate would count as a record.
+    line = ('{"text": "' + "".join(units) + '"}').encode()
+    try:
+        msgspec.json.decode(line, type=dict[str, msgspec.Raw])
+        skipped = True
+    except msgspec.DecodeError:
+        skipped = False
+    try:
+        orjson.loads(line)
+        parsed = True
+    except orjson.JSONDecodeError:
+        parsed = False
+    assert skipped == parsed, line
