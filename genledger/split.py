@@ -33,6 +33,7 @@ class Plan:
     start: int
     reason: str
     spans: tuple[Span, ...]
+    file_id: tuple[int, int]  # (device, inode) the plan was made on
 
 
 def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Plan | None:
@@ -52,7 +53,7 @@ def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Pla
         return None
     edges = [start, *cuts]
     spans = [Span(a, b) for a, b in pairwise(edges)] + [Span(edges[-1])]
-    return Plan(cp, start, reason, tuple(spans))
+    return Plan(cp, start, reason, tuple(spans), (st.st_dev, st.st_ino))
 
 
 def _cuts(fd: int, start: int, size: int, piece_bytes: int) -> list[int]:
@@ -77,10 +78,11 @@ def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
         return None
     done: list[ReadResult] = [read for read in reads if read is not None]
     first, last = done[0].checkpoint, done[-1].checkpoint
+    # A file replaced since the plan (a rotation) would be read at the old file's cuts.
+    if any((r.checkpoint.device, r.checkpoint.inode) != plan_.file_id for r in done):
+        return None
     for span, read in zip(plan_.spans[:-1], done[:-1], strict=True):
         if read.checkpoint.offset != span.stop or read.pending_bytes:
-            return None
-        if (read.checkpoint.device, read.checkpoint.inode) != (last.device, last.inode):
             return None
     lines = plan_.checkpoint.lines if plan_.start else 0
     delta = FileTally()

@@ -66,6 +66,22 @@ def test_a_file_replaced_between_plan_and_pieces_voids_the_join(tmp_path: Path) 
     assert split.join(plan, scans) is None
 
 
+def test_a_file_rotated_between_plan_and_pieces_voids_the_join(tmp_path: Path) -> None:
+    path = tmp_path / "raw_responses.jsonl"
+    body = b"\n".join(RESPONSE_LINES * 4) + b"\n"
+    path.write_bytes(body)
+    first = scan_file(path, path.name, "responses", None)
+    assert first.read is not None
+    path.write_bytes(body * 2)  # grown: the plan resumes after the first read
+    plan = split.plan(path, first.read.checkpoint, 256)
+    assert plan is not None and plan.start > 0
+    rotated = tmp_path / "new.jsonl"
+    rotated.write_bytes(body * 2)  # same bytes, new inode: a whole read would start over
+    os.replace(rotated, path)
+    scans = [scan_file(path, path.name, "responses", None, s) for s in plan.spans]
+    assert split.join(plan, scans) is None
+
+
 def test_small_reads_and_unopenable_files_are_not_cut(tmp_path: Path) -> None:
     path = tmp_path / "raw_responses.jsonl"
     path.write_bytes(RESPONSE_LINES[0] + b"\n")
