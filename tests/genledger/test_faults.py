@@ -156,6 +156,46 @@ def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
     assert comparable(stats) == comparable(ledger.fresh_scan())
 
 
+PIECES_COLLECT = """
+import sys
+from genledger import parallel, split
+from genledger.cli import main
+parallel.MIN_PARALLEL_BYTES, split.PIECE_BYTES = 0, 4096  # every refresh: forked, in pieces
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_torn_writes_during_refreshes_read_in_forked_pieces_end_exact(ledger: Ledger) -> None:
+    # The parallel lever under a live writer: pieces cut at line starts while lines are torn.
+    n = 1500
+    ledger.append(b"")
+    cmd = [sys.executable, "-c", PIECES_COLLECT, "collect", str(ledger.root)]
+    cmd += ["-o", str(ledger.stats_path), "--state", str(ledger.state_dir), "-q"]
+    env = {**os.environ, "GENLEDGER_WORKERS": "2"}
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(ledger.file()), str(n), "5"], start_new_session=True
+    )
+    seen = [0]
+    try:
+        while writer.poll() is None:
+            subprocess.run(cmd, env=env, check=False, timeout=120)
+            block = ledger.block(json.loads(ledger.stats_path.read_bytes()))
+            assert block["quality"]["malformed_lines"] == 0
+            assert seen[-1] <= block["n_done"] <= n
+            seen.append(block["n_done"])
+    finally:
+        writer.kill()
+        writer.wait()
+    assert writer.returncode == 0
+    assert subprocess.run(cmd, env=env, check=False, timeout=120).returncode in (0, 1)
+    stats = json.loads(ledger.stats_path.read_bytes())
+    block = ledger.block(stats)
+    assert (block["n_done"], block["quality"]["malformed_lines"]) == (n, 0)
+    assert block["total_comp"] == sum(i % 13 + 1 for i in range(n))
+    assert len(set(seen)) > 2, "the refreshes never overlapped the writer"
+    assert comparable(stats) == comparable(ledger.fresh_scan())
+
+
 # --- unreadable files and read-only data roots ----------------------------------------------
 
 
