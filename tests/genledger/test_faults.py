@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,10 +128,9 @@ os.close(fd)
 """
 
 
-def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
-    ledger: Ledger,
-) -> None:
-    n = 2500
+def torn_writes_end_exact(ledger: Ledger, refresh: Callable[[], dict[str, Any]], n: int) -> None:
+    """A writer tears `n` lines while `refresh` runs again and again: no refresh ever counts a
+    malformed line or goes back, and the last one equals a fresh full scan."""
     ledger.append(b"")
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(ledger.file()), str(n), "3"], start_new_session=True
@@ -139,7 +138,7 @@ def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
     seen = [0]
     try:
         while writer.poll() is None:
-            block = ledger.block(ledger.refresh())
+            block = ledger.block(refresh())
             assert block["quality"]["malformed_lines"] == 0
             assert seen[-1] <= block["n_done"] <= n
             seen.append(block["n_done"])
@@ -147,13 +146,19 @@ def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
         writer.kill()
         writer.wait()
     assert writer.returncode == 0
-    stats = ledger.refresh()
+    stats = refresh()
     block = ledger.block(stats)
     assert (block["n_done"], block["quality"]["malformed_lines"]) == (n, 0)
     assert block["total_comp"] == sum(i % 13 + 1 for i in range(n))
     assert block["files"]["raw_responses.jsonl"]["pending_bytes"] == 0
     assert len(set(seen)) > 2, "the refreshes never overlapped the writer"
     assert comparable(stats) == comparable(ledger.fresh_scan())
+
+
+def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
+    ledger: Ledger,
+) -> None:
+    torn_writes_end_exact(ledger, ledger.refresh, 2500)
 
 
 PIECES_COLLECT = """
@@ -167,33 +172,15 @@ sys.exit(main(sys.argv[1:]))
 
 def test_torn_writes_during_refreshes_read_in_forked_pieces_end_exact(ledger: Ledger) -> None:
     # The parallel lever under a live writer: pieces cut at line starts while lines are torn.
-    n = 1500
-    ledger.append(b"")
     cmd = [sys.executable, "-c", PIECES_COLLECT, "collect", str(ledger.root)]
     cmd += ["-o", str(ledger.stats_path), "--state", str(ledger.state_dir), "-q"]
     env = {**os.environ, "GENLEDGER_WORKERS": "2"}
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(ledger.file()), str(n), "5"], start_new_session=True
-    )
-    seen = [0]
-    try:
-        while writer.poll() is None:
-            subprocess.run(cmd, env=env, check=False, timeout=120)
-            block = ledger.block(json.loads(ledger.stats_path.read_bytes()))
-            assert block["quality"]["malformed_lines"] == 0
-            assert seen[-1] <= block["n_done"] <= n
-            seen.append(block["n_done"])
-    finally:
-        writer.kill()
-        writer.wait()
-    assert writer.returncode == 0
-    assert subprocess.run(cmd, env=env, check=False, timeout=120).returncode in (0, 1)
-    stats = json.loads(ledger.stats_path.read_bytes())
-    block = ledger.block(stats)
-    assert (block["n_done"], block["quality"]["malformed_lines"]) == (n, 0)
-    assert block["total_comp"] == sum(i % 13 + 1 for i in range(n))
-    assert len(set(seen)) > 2, "the refreshes never overlapped the writer"
-    assert comparable(stats) == comparable(ledger.fresh_scan())
+
+    def refresh() -> dict[str, Any]:
+        assert subprocess.run(cmd, env=env, check=False, timeout=120).returncode in (0, 1)
+        return dict(json.loads(ledger.stats_path.read_bytes()))
+
+    torn_writes_end_exact(ledger, refresh, 1500)
 
 
 # --- unreadable files and read-only data roots ----------------------------------------------
