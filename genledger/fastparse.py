@@ -36,7 +36,7 @@ from genledger.fastshapes import (
 from genledger.formats import response_facts
 from genledger.jsonline import records_of
 from genledger.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
-from genledger.tokenized import tokenized_facts
+from genledger.tokenized import INT64_MAX, INT64_MIN, tokenized_facts
 
 Facts = tuple[Any, ...]
 UNSET = msgspec.UNSET
@@ -60,7 +60,6 @@ PLAIN_KEYS = {
     "tokenized": ("id", "text", "conversations", "messages", "source", "length"),
 }  # fmt: skip
 WHITESPACE = b" \t\r\n"
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _struct(role: str) -> type[msgspec.Struct]:

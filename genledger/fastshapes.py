@@ -20,10 +20,10 @@ from typing import Annotated, Any
 import msgspec
 
 from genledger.formats import ResponseFacts
-from genledger.tokenized import TokenizedFacts
+from genledger.tokenized import INT64_MAX, INT64_MIN, TokenizedFacts
 from genledger.vector import count_commas
 
-Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
 THINK_CLOSE = "</think>"
 WHITESPACE = b" \t\r\n"
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from genledger.tokenized import unwrap
+from genledger.tokenized import INT64_MAX, INT64_MIN, unwrap
 
-INT64_MAX = 2**63 - 1
 THINK_CLOSE = "</think>"
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
@@ -35,7 +34,7 @@ def json_type(value: Any) -> str:
     if value is True or value is False:
         return "bool"
     if isinstance(value, int):
-        return "int" if -INT64_MAX - 1 <= value <= INT64_MAX else "bigint"
+        return "int" if INT64_MIN <= value <= INT64_MAX else "bigint"
     if isinstance(value, float):
         return "float"
     if isinstance(value, str):

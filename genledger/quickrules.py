@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from checks.rules import RULES_BY_NAME, Table, rules_of
-from genledger.table import RESPONSE_COLUMNS, TOKENIZED_COLUMNS, TableBuilder
+from genledger.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS, TableBuilder
 from genledger.tally import MAX_EXAMPLES, FileTally, RuleTally
 
 # Same values as genledger.quality's (a test checks), kept here so no pandas is imported.
@@ -41,6 +41,7 @@ R_ERROR, R_FORMAT, R_TYPE, R_COUNT, R_PROMPT, R_FINISH, R_OUT, R_FAILED, R_THINK
         "finish_reason", "output_len", "failed_request", "think_leak", "record_id", "line",
     )
 )  # fmt: skip
+PARSE_ERROR = POSITION.index("parse_error")  # both tables start with the position columns
 T_ERROR, T_TOKENS, T_LOSS_LEN, T_LOSS_SUM = (
     _column(TOKENIZED_COLUMNS, name) for name in ("parse_error", "n_tokens", "loss_len", "loss_sum")
 )
@@ -195,18 +196,28 @@ class _Failures:
         }
 
 
+def _records(
+    rows: Iterable[tuple[Any, ...]],
+    failures: _Failures,
+    failed_of: Callable[[tuple[Any, ...]], list[str]],
+    columns: tuple[str, ...],
+) -> Iterator[tuple[Any, ...]]:
+    """Every row's failures go to `failures`; the rows that are records (parsed) come out."""
+    for v in rows:
+        failed = failed_of(v)
+        if failed:
+            failures.add(v, failed, columns)
+        if v[PARSE_ERROR] is None:
+            yield v
+
+
 def mirror_responses(rows: Iterable[tuple[Any, ...]]) -> FileTally:
     """`quality.tally_responses` in plain Python, streaming over the builder's rows."""
     failures = _Failures(Table.RESPONSES)
     tally = FileTally()
     formats: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
-    for v in rows:
-        failed = _response_failed(v)
-        if failed:
-            failures.add(v, failed, RESPONSE_COLUMNS)
-        if v[R_ERROR] is not None:
-            continue
+    for v in _records(rows, failures, _response_failed, RESPONSE_COLUMNS):
         tally.records += 1
         if _counted(v):
             count = v[R_COUNT]
@@ -231,12 +242,7 @@ def mirror_tokenized(rows: Iterable[tuple[Any, ...]]) -> FileTally:
     """`quality.tally_tokenized` in plain Python, streaming over the builder's rows."""
     failures = _Failures(Table.TOKENIZED)
     tally = FileTally()
-    for v in rows:
-        failed = _tokenized_failed(v)
-        if failed:
-            failures.add(v, failed, TOKENIZED_COLUMNS)
-        if v[T_ERROR] is not None:
-            continue
+    for v in _records(rows, failures, _tokenized_failed, TOKENIZED_COLUMNS):
         tally.records += 1
         n = v[T_TOKENS]
         if n is not None:

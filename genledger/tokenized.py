@@ -22,7 +22,7 @@ def unwrap(value: Any) -> list[Any] | None:
     return value
 
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # what a count column (Int64) can hold
 
 
 def mask_sum(mask: list[Any]) -> int | None:
