@@ -8,8 +8,8 @@ from typing import Any
 
 import dagster as dg
 
-from checks import schemas
-from genledger.discovery import Dataset
+from genledger.rules import models as schemas
+from genledger.tail.discovery import Dataset
 
 MODELS = {"responses": schemas.ResponseTable, "tokenized": schemas.TokenizedTable}
 

@@ -10,7 +10,7 @@ import dagster as dg
 
 from assets.naming import ROLE_ASSETS, dataset_keys, file_asset_key
 from genledger.config import ENV_DATA_ROOT, Config, ConfigError, load_config
-from genledger.discovery import DataRootError, Dataset, discover
+from genledger.tail.discovery import DataRootError, Dataset, discover
 
 ENV_DAGSTER_HOME = "DAGSTER_HOME"
 LOG = dg.get_dagster_logger("genledger")

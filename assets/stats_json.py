@@ -8,7 +8,7 @@ import dagster as dg
 from assets.naming import STATS_KEY
 from assets.spec import Location
 from checks.asset_checks import every_dataset_present, stats_check_spec
-from genledger.collect import refresh
+from genledger.refresh.collect import refresh
 
 
 def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:

@@ -16,8 +16,8 @@ import dagster as dg
 
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
 from assets.spec import DatasetSpec, Location
-from genledger.discovery import DataRootError, Dataset, discover
-from genledger.fingerprint import checksum, opened, read_at
+from genledger.tail.discovery import DataRootError, Dataset, discover
+from genledger.tail.fingerprint import checksum, opened, read_at
 
 SENSOR_NAME = "dataset_files_changed"
 HEAD_BYTES = 256

@@ -1,5 +1,5 @@
-"""Quality rules: pandera schemas (`schemas`, `rules`) and the Dagster checks built on them.
+"""The Dagster asset checks, built on the engine's rule catalogue and pandera models.
 
-`checks.rules` and `checks.schemas` import no Dagster: the engine uses them too, so the CLI,
-the stats JSON and the Dagster asset checks all count with the same rules.
+The rules themselves live in `genledger.rules` (no Dagster there): the CLI, the stats JSON and
+these checks all count with the same code.
 """

@@ -68,10 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def collect_command(args: argparse.Namespace) -> int:
     """`genledger collect`: exit 0 clean, 1 error-severity failures, 2 usage/unreadable root."""
-    from genledger.collect import UsageError, refresh
     from genledger.config import ConfigError, load_config
-    from genledger.discovery import DataRootError
-    from genledger.summary import render
+    from genledger.ledger.summary import render
+    from genledger.refresh.collect import UsageError, refresh
+    from genledger.tail.discovery import DataRootError
 
     try:
         config = load_config(args.config).with_paths(

@@ -132,8 +132,8 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> 
 
 def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> None:
     """`--no-ui`: refresh the stats JSON every `interval_s` and print the summary."""
-    from genledger.collect import refresh
-    from genledger.summary import render
+    from genledger.ledger.summary import render
+    from genledger.refresh.collect import refresh
 
     config = Config(data_root=paths.data, stats_path=paths.stats, state_dir=paths.state)
     while not stop.is_set():

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from genledger import synth
+from genledger.demo import synth
 
 RESPONSES, TOKENIZED = "raw_responses.jsonl", "tokenized_data.jsonl"
 

@@ -9,7 +9,7 @@ from genledger.monitor import fmt
 
 
 class Collector:
-    """Runs `genledger.collect.refresh` when due; remembers how the last run went."""
+    """Runs `genledger.refresh.collect.refresh` when due; remembers how the last run went."""
 
     def __init__(self, config: Config, interval: float) -> None:
         self.config = config
@@ -23,8 +23,8 @@ class Collector:
 
     def run(self) -> None:
         """One refresh; a failure is remembered and shown, never raised."""
-        from genledger.collect import UsageError, refresh
-        from genledger.discovery import DataRootError
+        from genledger.refresh.collect import UsageError, refresh
+        from genledger.tail.discovery import DataRootError
 
         self.last_run = time.time()
         try:

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from rich.cells import cell_len
 
+from genledger.ledger.summary import worst_failure
 from genledger.monitor import fmt
-from genledger.summary import worst_failure
 
 BAR_WIDTH = 10
 NAME_MAX = 64

@@ -12,9 +12,9 @@ import pytest
 
 from assets.spec import Location, load_location
 from definitions import build_defs
-from genledger.collect import refresh
 from genledger.config import Config
-from genledger.synth import write_sample_tree
+from genledger.demo.synth import write_sample_tree
+from genledger.refresh.collect import refresh
 
 
 def location_for(root: Path, scratch: Path) -> Location:

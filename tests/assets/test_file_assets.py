@@ -9,9 +9,9 @@ import dagster as dg
 
 from assets.naming import dataset_key
 from checks.asset_checks import families_for
-from checks.rules import RULES_BY_NAME
 from definitions import build_defs
-from genledger.synth import line, write_sample_tree
+from genledger.demo.synth import line, write_sample_tree
+from genledger.rules.catalogue import RULES_BY_NAME
 
 from .conftest import Materialized, location_for, materialize_all
 

@@ -21,8 +21,8 @@ import dagster as dg
 import pytest
 
 from automation.notifications import CHECK_SENSOR, STALL_SENSOR, build_notification_sensors
-from genledger.collect import refresh
 from genledger.config import Config, NotifySettings
+from genledger.refresh.collect import refresh
 
 KEY = dg.AssetKey(["demo_ds", "raw_responses"])
 DATASET = "demo ds"

@@ -12,9 +12,9 @@ from checks.asset_checks import (
     family_result,
     role_failures,
 )
-from checks.rules import FAMILIES, RULES, Table
-from genledger.state import DatasetRecord, DatasetState, FileState
-from genledger.tally import FileTally, RuleTally
+from genledger.ledger.tally import FileTally, RuleTally
+from genledger.refresh.state import DatasetRecord, DatasetState, FileState
+from genledger.rules.catalogue import FAMILIES, RULES, Table
 
 KEY = dg.AssetKey(["ds", "raw_responses"])
 ROWS = Rows(lines=10, records=10, files=1)

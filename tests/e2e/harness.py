@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from genledger import synth
+from genledger.demo import synth
 
 PROJECT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT / "test-artifacts"

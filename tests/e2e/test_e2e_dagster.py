@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from checks.rules import RULES_BY_NAME
-from genledger.collect import refresh
 from genledger.config import Config
+from genledger.refresh.collect import refresh
+from genledger.rules.catalogue import RULES_BY_NAME
 
 from .dagster_api import CheckResult, DagsterApi, Materialized
 from .harness import (

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from genledger.collect import refresh
 from genledger.config import Config
+from genledger.refresh.collect import refresh
 
 
 def jl(*records: Any) -> bytes:

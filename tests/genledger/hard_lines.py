@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from genledger import synth
+from genledger.demo import synth
 
 RNG = random.Random(5)
 BIG = 10**30

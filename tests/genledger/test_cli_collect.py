@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from checks.rules import COUNTER_NAMES
-from genledger import synth
+from genledger.demo import synth
+from genledger.rules.catalogue import COUNTER_NAMES
 
 GENLEDGER = Path(sys.executable).with_name("genledger")
 RNG = random.Random(11)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from genledger.collect import refresh
+from genledger.refresh.collect import refresh
 
 
 def test_collect_sample_tree_flags_each_dataset_by_its_defect(

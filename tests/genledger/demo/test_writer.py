@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from genledger.collect import refresh
 from genledger.config import Config
 from genledger.demo.run import DemoPaths, group_members, prepare, stop_group
 from genledger.demo.writer import DemoWriter, demo_plan
-from genledger.discovery import discover
+from genledger.refresh.collect import refresh
+from genledger.tail.discovery import discover
 
 N = 60
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from genledger.collect import refresh
 from genledger.config import Config
+from genledger.demo.synth import WRITERS, line
 from genledger.monitor.render import render
 from genledger.monitor.state import MonitorState
-from genledger.synth import WRITERS, line
+from genledger.refresh.collect import refresh
 
 T0 = 1_800_000_000.0
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from genledger.collect import refresh
 from genledger.notify.model import Kind
 from genledger.notify.stall import decide_stalls, progress_from_stats, read_stats
+from genledger.refresh.collect import refresh
 
 FINISHED = "clean_chat_then_flat"
 

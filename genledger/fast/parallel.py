@@ -1,0 +1,118 @@
+"""Scan many files at once in forked workers (the parallel lever).
+
+Each worker runs `scan.scan_file` on a piece of a file (`genledger.fast.split`: big reads are cut
+at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
+decoder, tally with the pandas-free rules mirror — and sends back only the compact FileScan,
+so the parent stays small; joined, the pieces give the result the same call gives in-process.
+Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
+cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
+safe).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from genledger.fast import vector
+from genledger.fast.split import PIECE_BYTES, Plan, join, plan
+from genledger.refresh.scan import FileScan, scan_file
+from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.reader import Span
+
+MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    """One file to read from its checkpoint; `key` names it in the result."""
+
+    key: str
+    path: Path
+    name: str
+    role: str
+    checkpoint: Checkpoint | None
+
+    def new_bytes(self) -> int:
+        """About how many bytes this read will parse (0 when the file is gone)."""
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return 0
+        done = self.checkpoint.offset if self.checkpoint is not None else 0
+        return size - done if size >= done else size
+
+
+def workers_wanted() -> int:
+    """Worker processes to use: `GENLEDGER_WORKERS`, else the usable cores."""
+    configured = os.environ.get("GENLEDGER_WORKERS", "")
+    if configured.isdigit():
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
+    if workers < 2 or not jobs or threading.active_count() > 1:
+        return False
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    return sum(job.new_bytes() for job in jobs) >= MIN_PARALLEL_BYTES
+
+
+@dataclass(frozen=True)
+class _Piece:
+    job: ScanJob
+    index: int
+    span: Span | None  # None: the whole read, from the job's checkpoint
+
+    def size(self) -> int:
+        if self.span is None:
+            return self.job.new_bytes()
+        stop = self.span.stop if self.span.stop is not None else self.span.start + PIECE_BYTES
+        return stop - self.span.start
+
+
+def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
+    job = piece.job
+    scan = scan_file(job.path, job.name, job.role, job.checkpoint, piece.span)
+    return job.key, piece.index, scan
+
+
+def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileScan]:
+    """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
+    A job missing from the result (its file changed while it was read in pieces) is to be
+    scanned in place too."""
+    workers = workers_wanted() if workers is None else workers
+    if not _worth_forking(jobs, workers):
+        return {}
+    plans = {job.key: plan(job.path, job.checkpoint) for job in jobs}
+    pieces = [
+        _Piece(job, index, span)
+        for job in jobs
+        for index, span in enumerate(_spans(plans[job.key]))
+    ]
+    # Biggest first, so the last piece to finish is a small one.
+    pieces.sort(key=lambda piece: piece.size(), reverse=True)
+    # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
+    # of imported by each of them.
+    vector.load()
+    parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
+    context = multiprocessing.get_context("fork")
+    with context.Pool(min(workers, len(pieces))) as pool:
+        for key, index, scan in pool.imap_unordered(_scan, pieces):
+            parts[key][index] = scan
+    scans: dict[str, FileScan] = {}
+    for key, done in parts.items():
+        ordered = [done[index] for index in sorted(done)]
+        plan_ = plans[key]
+        joined = ordered[0] if plan_ is None else join(plan_, ordered)
+        if joined is not None:
+            scans[key] = joined
+    return scans
+
+
+def _spans(plan_: Plan | None) -> tuple[Span | None, ...]:
+    return (None,) if plan_ is None else plan_.spans

@@ -1,0 +1,388 @@
+"""Facts straight from typed msgspec Structs for the common record shapes (the typed lever).
+
+Each shape below declares every key it allows, at every level, with an exact type; a line that
+decodes into one of them has a known structure, so its facts can be written down directly
+instead of building a record and walking it with `formats.response_facts`. The facts of each
+shape are those `response_facts` / `tokenized_facts` give for that structure, key by key
+(the comments say which rule of theirs makes each one so); tests/genledger/test_fastparse.py
+checks them against the general path on generated records.
+
+Anything outside the shapes raises: `msgspec.ValidationError` (an unknown key, a null where a
+value is typed, an int beyond int64, a string where an int is typed) or `Unusual` (a
+`</think>` in a text, an id array that is not a flat list of numbers, a failed request).
+The caller then takes the slower paths, which decide.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from genledger.fast.vector import count_commas
+from genledger.parse.formats import ResponseFacts
+from genledger.parse.tokenized import INT64_MAX, INT64_MIN, TokenizedFacts
+
+Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
+THINK_CLOSE = "</think>"
+WHITESPACE = b" \t\r\n"
+
+
+class Unusual(Exception):
+    """This record needs a slower path."""
+
+
+class _Shape(msgspec.Struct, forbid_unknown_fields=True):
+    """Base: an unknown key anywhere fails the decode (so nothing is skipped unchecked)."""
+
+
+class _FinishObject(_Shape):
+    type: str
+    matched: Int64 | str | None = None
+    length: Int64 | None = None
+    message: str | None = None
+
+
+Finish = str | _FinishObject | None
+
+
+def _reason(value: Finish) -> str | None:
+    # formats.reason_name: a string, or the `type` string of an object.
+    if value is None or isinstance(value, str):
+        return value
+    return value.type
+
+
+def flat_len(data: bytes) -> int | None:
+    """Elements of a flat array of numbers/null (syntax already checked), else None."""
+    # msgspec checked the syntax, so without strings and inner arrays every comma separates
+    # two elements (`{}` holds none; non-ASCII bytes outside strings would not have parsed).
+    if data[:1] != b"[" or b'"' in data or data.find(b"[", 1) >= 0:
+        return None
+    if b"e" in data or b"E" in data:  # an exponent (maybe beyond a double), true, false
+        return None
+    commas = count_commas(data)
+    if commas:
+        return commas + 1
+    return 0 if not data[1:-1].strip(WHITESPACE) else 1
+
+
+def _ids_len(raw: msgspec.Raw) -> int | None:
+    """len() of an id array (None when absent); anything but a flat list is unusual."""
+    if not raw:
+        return None
+    n = flat_len(bytes(raw))
+    if n is None:
+        raise Unusual
+    return n
+
+
+_STRING = msgspec.json.Decoder(str)
+QUOTE, NULL_N = ord('"'), ord("n")
+
+
+def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
+    """Whether a text field holds `</think>`; a value other than a JSON string or null is
+    unusual. Texts stay raw JSON (`genledger.fast.rawtext`): msgspec's skip checked the value's
+    syntax and escapes, and of a plain line's texts nothing more is needed."""
+    if not raw:
+        return False
+    if plain:
+        if memoryview(raw)[0] in (QUOTE, NULL_N):  # a valid JSON value: a string or null
+            return False
+        raise Unusual
+    data = bytes(raw)
+    if data == b"null":
+        return False
+    try:
+        return THINK_CLOSE in _STRING.decode(data)  # exactly as a `str` field decodes
+    except msgspec.DecodeError:  # not a string, or not valid UTF-8
+        raise Unusual from None
+
+
+def _no_think(raw: msgspec.Raw, plain: bool) -> None:
+    # A `</think>` may be a leak (formats.think_leak): the general path decides.
+    if _think_close_in(raw, plain):
+        raise Unusual
+
+
+Text = msgspec.Raw  # a JSON string or null, checked by `_think_close_in`
+NO_TEXT = msgspec.Raw()
+
+
+# --- SGLang /generate -------------------------------------------------------------------
+
+
+class _SGLangMeta(_Shape):
+    completion_tokens: Int64  # required: then the sglang_generate path wins (COUNT_PATHS[0])
+    id: str = ""
+    prompt_tokens: Int64 | None = None
+    finish_reason: Finish = None
+    weight_version: str | None = None
+    cached_tokens: Int64 | None = None
+    e2e_latency: float | None = None
+
+
+class SGLang(_Shape):
+    """`{"text", "output_ids", "meta_info": {...}}`."""
+
+    meta_info: _SGLangMeta
+    text: Text = NO_TEXT
+    output_ids: msgspec.Raw = msgspec.Raw()
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        meta = self.meta_info
+        _no_think(self.text, plain)
+        return ResponseFacts(
+            record_id=meta.id or None,  # no custom_id / id: meta_info.id when non-empty
+            format="sglang_generate",
+            count_type="int",
+            completion_tokens=meta.completion_tokens,
+            count_raw=None,
+            prompt_tokens=meta.prompt_tokens,
+            # the path's finish; when None, every other finish path is absent here
+            finish_reason=_reason(meta.finish_reason),
+            output_len=_ids_len(self.output_ids),
+            failed_request=False,
+            request_detail=None,
+            think_leak=False,
+        )
+
+
+# --- flat (pipeline-flattened) and derived (vLLM-ish dumps with only output ids) ----------
+
+
+class Flat(_Shape):
+    """Top-level counts and ids; without `completion_tokens`, the derived format."""
+
+    id: str = ""
+    request_id: str | None = None
+    text: Text = NO_TEXT
+    input_ids: msgspec.Raw = msgspec.Raw()
+    output_ids: msgspec.Raw = msgspec.Raw()
+    prompt_tokens: Int64 | None = None
+    completion_tokens: Int64 | None = None
+    finish_reason: Finish = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        _no_think(self.text, plain)
+        output_len = _ids_len(self.output_ids)
+        input_len = _ids_len(self.input_ids)  # checked even when unused: orjson must accept it
+        if self.completion_tokens is not None:
+            fmt, count, prompt = "flat", self.completion_tokens, self.prompt_tokens
+        elif output_len is not None:  # no count path: len(output_ids), prompt len(input_ids)
+            fmt, count, prompt = "derived", output_len, input_len
+        else:
+            raise Unusual  # no count at all (or output_ids null)
+        return ResponseFacts(
+            record_id=self.id or None,
+            format=fmt,
+            count_type="int",
+            completion_tokens=count,
+            count_raw=None,
+            prompt_tokens=prompt,
+            finish_reason=_reason(self.finish_reason),  # the only finish path present
+            output_len=output_len,
+            failed_request=False,
+            request_detail=None,
+            think_leak=False,
+        )
+
+
+# --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
+
+
+class _Message(_Shape):
+    content: Text = NO_TEXT
+    role: str | None = None
+    reasoning_content: Text = NO_TEXT
+    reasoning: Text = NO_TEXT
+    refusal: Text = NO_TEXT
+
+    def check(self, plain: bool) -> None:
+        """Every text is a valid string or null; `content` holds no `</think>`."""
+        _no_think(self.content, plain)
+        for text in (self.reasoning_content, self.reasoning, self.refusal):
+            _think_close_in(text, plain)
+
+
+class _Choice(_Shape):
+    message: _Message  # required: never a legacy completion choice
+    index: Int64 | None = None
+    finish_reason: Finish = None
+    logprobs: None = None
+
+
+class _Usage(_Shape):
+    completion_tokens: Int64
+    prompt_tokens: Int64 | None = None
+    total_tokens: Int64 | None = None
+
+
+class Chat(_Shape):
+    """An OpenAI chat completion with `usage`."""
+
+    usage: _Usage
+    choices: list[_Choice] = []
+    id: str = ""
+    object: str | None = None
+    created: Int64 | None = None
+    model: str | None = None
+    system_fingerprint: str | None = None
+    service_tier: str | None = None
+
+    def finish(self, plain: bool) -> str | None:
+        """The first choice's finish reason; checks every choice's texts."""
+        for choice in self.choices:
+            choice.message.check(plain)
+        return _reason(self.choices[0].finish_reason) if self.choices else None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        # formats._openai_kind: choices always hold a `message`, so only `object` can say
+        # "text_completion".
+        fmt = "openai_completion" if self.object == "text_completion" else "openai_chat"
+        return _chat_facts(self, self.id or None, fmt, plain)
+
+
+def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> ResponseFacts:
+    return ResponseFacts(
+        record_id=record_id,
+        format=fmt,
+        count_type="int",
+        completion_tokens=chat.usage.completion_tokens,
+        count_raw=None,
+        prompt_tokens=chat.usage.prompt_tokens,
+        finish_reason=chat.finish(plain),
+        output_len=None,
+        failed_request=False,
+        request_detail=None,
+        think_leak=False,
+    )
+
+
+class _BatchResponse(_Shape):
+    body: Chat
+    status_code: Int64 = 200  # formats.batch_failure reads a missing one as 200
+    request_id: str | None = None
+
+
+class Batch(_Shape):
+    """An OpenAI Batch output line that succeeded."""
+
+    response: _BatchResponse
+    custom_id: str = ""
+    id: str = ""
+    error: None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        if self.response.status_code != 200:
+            raise Unusual  # a failed request
+        # response.body.usage wins over wrapped_openai's response.usage (COUNT_PATHS order)
+        return _chat_facts(
+            self.response.body, self.custom_id or self.id or None, "openai_batch", plain
+        )
+
+
+class Wrapped(_Shape):
+    """A chat completion under `response` (no `body`, no status: not a batch line)."""
+
+    response: Chat
+    id: str = ""
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        return _chat_facts(self.response, self.id or None, "wrapped_openai", plain)
+
+
+# --- TGI /generate with details ------------------------------------------------------------
+
+
+class _TGIDetails(_Shape):
+    generated_tokens: Int64
+    finish_reason: Finish = None
+    seed: Int64 | None = None
+
+
+class TGI(_Shape):
+    """`{"generated_text", "details": {...}}`."""
+
+    details: _TGIDetails
+    generated_text: Text = NO_TEXT
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        _no_think(self.generated_text, plain)
+        return ResponseFacts(
+            record_id=None,  # none of custom_id, id, meta_info.id
+            format="tgi",
+            count_type="int",
+            completion_tokens=self.details.generated_tokens,
+            count_raw=None,
+            prompt_tokens=None,  # tgi has no prompt path
+            finish_reason=_reason(self.details.finish_reason),
+            output_len=None,
+            failed_request=False,
+            request_detail=None,
+            think_leak=False,
+        )
+
+
+# --- tokenized training samples --------------------------------------------------------------
+
+
+class Tokenized(_Shape):
+    """`{"id", "input_ids", "loss_mask"}` with flat arrays."""
+
+    id: str | Int64 | None = None
+    input_ids: msgspec.Raw = msgspec.Raw()
+    loss_mask: msgspec.Raw = msgspec.Raw()
+
+    def facts(self, plain: bool) -> TokenizedFacts:
+        """The tokenized facts of this record."""
+        length, ones = _mask_counts(self.loss_mask)
+        return TokenizedFacts(n_tokens=_ids_len(self.input_ids), loss_len=length, loss_sum=ones)
+
+
+def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:
+    """(len, sum) of a flat 0/1 mask; (None, None) when absent; anything else is unusual."""
+    if not raw:
+        return None, None
+    data = bytes(raw)
+    counts = _bits(data)
+    if counts is not None:
+        return counts
+    n = flat_len(data)  # spaced, empty or not 0/1
+    if n is None:
+        raise Unusual
+    if n == 0:
+        return 0, 0
+    counts = _bits(data.translate(None, WHITESPACE))
+    if counts is None:
+        raise Unusual
+    return counts
+
+
+def _bits(data: bytes) -> tuple[int, int] | None:
+    """(n, ones) when `data` is exactly `[d,d,...,d]` with every d a 0 or a 1, else None."""
+    n = len(data) // 2
+    if not len(data) % 2 or data[:1] != b"[" or data[-1:] != b"]":
+        return None
+    # n one-character elements at the odd offsets, commas at the even ones between them
+    if data[2:-1:2] != COMMAS[: n - 1]:
+        return None
+    digits = data[1::2]
+    ones = digits.count(b"1")
+    if ones + digits.count(b"0") != n:
+        return None
+    return n, ones
+
+
+COMMAS = b"," * (1 << 18)  # masks up to 256k tokens take the quick check
+
+
+RESPONSE_SHAPES: tuple[type[Any], ...] = (SGLang, Flat, Chat, Batch, Wrapped, TGI)
+TOKENIZED_SHAPES: tuple[type[Any], ...] = (Tokenized,)

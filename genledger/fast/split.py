@@ -1,0 +1,99 @@
+"""Split one file's new bytes into pieces at line starts, and join the pieces' scans back.
+
+The parallel lever hands out pieces rather than whole files, so two cores stay busy to the
+end whatever the file sizes (one big file, or an odd number of equal ones). The parent decides
+where the read starts (`checkpoint.resume_decision`, as a whole read would), cuts the new bytes
+at line starts, and joins the pieces' tallies in file order with their line numbers moved on;
+the joined scan equals the whole read's. A piece that did not end where it was cut (the file
+changed meanwhile) voids the join, and the file is read whole instead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from itertools import pairwise
+from pathlib import Path
+
+from genledger.ledger.tally import FileTally
+from genledger.refresh.scan import FileScan
+from genledger.tail.checkpoint import START, Checkpoint, resume_decision
+from genledger.tail.fingerprint import opened
+from genledger.tail.reader import ReadResult, Span
+
+PIECE_BYTES = 16 << 20  # small enough to balance ~1 GB over 2 cores, big enough to amortise
+CUT_WINDOW = 1 << 16  # bytes searched for a line start after each cut; none found: no cut there
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a split read of one file starts, why, and the spans of its pieces."""
+
+    checkpoint: Checkpoint  # the read's own (START for a new file)
+    start: int
+    reason: str
+    spans: tuple[Span, ...]
+    file_id: tuple[int, int]  # (device, inode) the plan was made on
+
+
+def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Plan | None:
+    """Pieces of about `piece_bytes` (default PIECE_BYTES) for reading `path` from its
+    checkpoint; None when one piece would do (or the file cannot be opened: the whole read
+    then reports why)."""
+    cp = checkpoint or START
+    piece_bytes = piece_bytes or PIECE_BYTES
+    try:
+        with opened(path) as fd:
+            st = os.fstat(fd)
+            start, reason = resume_decision(cp, st, fd)
+            cuts = _cuts(fd, start, st.st_size, piece_bytes)
+    except OSError:
+        return None
+    if not cuts:
+        return None
+    edges = [start, *cuts]
+    spans = [Span(a, b) for a, b in pairwise(edges)] + [Span(edges[-1])]
+    return Plan(cp, start, reason, tuple(spans), (st.st_dev, st.st_ino))
+
+
+def _cuts(fd: int, start: int, size: int, piece_bytes: int) -> list[int]:
+    pieces = (size - start) // piece_bytes
+    if pieces < 2:
+        return []
+    cuts: list[int] = []
+    for k in range(1, pieces):
+        at = start + (size - start) * k // pieces
+        window = os.pread(fd, CUT_WINDOW, at - 1)  # from the byte before: `at` may be a start
+        newline = window.find(b"\n")
+        if newline >= 0 and at + newline < size and (not cuts or at + newline > cuts[-1]):
+            cuts.append(at + newline)
+    return cuts
+
+
+def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
+    """The scan of the whole read from its pieces' scans (in span order); None when a piece
+    failed or did not end at its cut, so the file must be read whole."""
+    reads = [scan.read for scan in scans]
+    if any(read is None for read in reads):
+        return None
+    done: list[ReadResult] = [read for read in reads if read is not None]
+    first, last = done[0].checkpoint, done[-1].checkpoint
+    # A file replaced since the plan (a rotation) would be read at the old file's cuts.
+    if any((r.checkpoint.device, r.checkpoint.inode) != plan_.file_id for r in done):
+        return None
+    for span, read in zip(plan_.spans[:-1], done[:-1], strict=True):
+        if read.checkpoint.offset != span.stop or read.pending_bytes:
+            return None
+    lines = plan_.checkpoint.lines if plan_.start else 0
+    delta = FileTally()
+    for scan, read in zip(scans, done, strict=True):
+        delta = delta + scan.delta.shifted(lines)
+        lines += read.checkpoint.lines
+    head = (
+        (first.head_len, first.head_sum)
+        if plan_.start == 0
+        else (plan_.checkpoint.head_len, plan_.checkpoint.head_sum)
+    )
+    checkpoint = replace(last, lines=lines, head_len=head[0], head_sum=head[1])
+    read = replace(done[-1], checkpoint=checkpoint, restarted=plan_.start == 0, reason=plan_.reason)
+    return FileScan(delta, read)

@@ -1,0 +1,1 @@
+"""Facts to numbers: mergeable tallies, ids, the stats JSON, rates and the stderr summary."""

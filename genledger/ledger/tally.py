@@ -1,0 +1,116 @@
+"""Mergeable per-file counters: what a refresh adds to what earlier refreshes counted.
+
+`a + b` equals counting a's bytes then b's; the dict shape never depends on the values.
+Examples keep the first `MAX_EXAMPLES` failing rows in file order, so merging a delta onto
+earlier counts keeps the same examples a full scan would.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from genledger.ledger.idlist import IdList
+
+MAX_EXAMPLES = 5
+
+
+@dataclass
+class RuleTally:
+    """How many rows fail one rule, and the first few of them."""
+
+    count: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def __add__(self, other: RuleTally) -> RuleTally:
+        return RuleTally(self.count + other.count, (self.examples + other.examples)[:MAX_EXAMPLES])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"count": self.count, "examples": self.examples}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RuleTally:
+        """Inverse of `to_dict`."""
+        return cls(int(data["count"]), list(data["examples"]))
+
+
+def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str, RuleTally]:
+    """Rule-wise sum of two failure maps."""
+    out = dict(a)
+    for name, tally in b.items():
+        out[name] = out[name] + tally if name in out else tally
+    return out
+
+
+@dataclass
+class FileTally:
+    """Counters of one data file (responses, tokenized or prompts)."""
+
+    records: int = 0  # response records, or tokenized records
+    counted: int = 0  # records whose count is valid (input_ids present for tokenized)
+    nonzero: int = 0  # valid counts > 0
+    total_comp: int = 0
+    total_prompt: int = 0
+    total_tokens: int = 0
+    total_loss_tokens: int = 0
+    prompt_lines: int = 0  # non-blank lines of a prompts file
+    formats: dict[str, int] = field(default_factory=dict)
+    finish_reasons: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, RuleTally] = field(default_factory=dict)
+    ids: IdList = field(default_factory=IdList)  # record ids and their lines
+
+    _SUMS = (
+        "records",
+        "counted",
+        "nonzero",
+        "total_comp",
+        "total_prompt",
+        "total_tokens",
+        "total_loss_tokens",
+        "prompt_lines",
+    )
+
+    def __add__(self, other: FileTally) -> FileTally:
+        sums = {name: getattr(self, name) + getattr(other, name) for name in self._SUMS}
+        return FileTally(
+            **sums,
+            formats=dict(Counter(self.formats) + Counter(other.formats)),
+            finish_reasons=dict(Counter(self.finish_reasons) + Counter(other.finish_reasons)),
+            failures=merge_failures(self.failures, other.failures),
+            ids=self.ids + other.ids,
+        )
+
+    def shifted(self, lines: int) -> FileTally:
+        """The same counts with every line number moved by `lines` (a piece read from the
+        middle of a file numbers its lines from 0)."""
+        if not lines:
+            return self
+        failures = {
+            name: RuleTally(rule.count, [{**e, "line": e["line"] + lines} for e in rule.examples])
+            for name, rule in self.failures.items()
+        }
+        return replace(self, failures=failures, ids=self.ids.shifted(lines))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form for the state file."""
+        data: dict[str, Any] = {name: getattr(self, name) for name in self._SUMS}
+        data.update(
+            formats=self.formats,
+            finish_reasons=self.finish_reasons,
+            failures={k: v.to_dict() for k, v in self.failures.items()},
+            ids=self.ids.to_dict(),
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileTally:
+        """Inverse of `to_dict`."""
+        return cls(
+            **{name: int(data.get(name, 0)) for name in cls._SUMS},
+            formats=dict(data.get("formats", {})),
+            finish_reasons=dict(data.get("finish_reasons", {})),
+            failures={k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()},
+            ids=IdList.from_dict(data["ids"]) if "ids" in data else IdList(),
+        )

@@ -1,0 +1,208 @@
+"""One refresh: discover, read what is new, validate, write the stats JSON, commit state."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from genledger.config import Config
+from genledger.fast.parallel import ScanJob, scan_all
+from genledger.ledger.rates import total_rate, update_rates
+from genledger.ledger.stats import dataset_stats, document
+from genledger.ledger.tally import FileTally
+from genledger.refresh.atomic import atomic_write_bytes
+from genledger.refresh.scan import FileScan, scan_file
+from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
+from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.discovery import DataFile, Dataset, discover
+
+VANISHED = "vanished since the last refresh"
+RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
+NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
+
+
+class UsageError(ValueError):
+    """Bad invocation: a required path is not set. The message says which."""
+
+
+@dataclass
+class Refresh:
+    """A finished refresh: the stats written and the records committed."""
+
+    stats: dict[str, Any]
+    records: dict[str, DatasetRecord]
+    stats_path: Path
+
+    @property
+    def has_errors(self) -> bool:
+        """Some dataset has an error-severity failure."""
+        return bool(self.stats["totals"]["quality"]["status"] == "error")
+
+
+def _store(config: Config) -> StateStore:
+    if config.data_root is None:
+        raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
+    return StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
+
+
+def refresh(config: Config, full: bool = False, now: float | None = None) -> Refresh:
+    """Bring the stats JSON up to date with the data root (incrementally unless `full`)."""
+    store = _store(config)
+    if config.stats_path is None:
+        raise UsageError("no stats path: pass -o STATS.json or set GENLEDGER_STATS_PATH")
+    assert config.data_root is not None
+    datasets = discover(config.data_root, config)
+    now = time.time() if now is None else now
+    with ExitStack() as stack:
+        for ds in datasets:
+            stack.enter_context(store.locked(ds.name))
+        previous = {ds.name: _previous(store, ds, full) for ds in datasets}
+        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
+        jobs = [_job(f, previous[ds.name]) for ds in datasets for f in ds.files]
+        scans = scan_all(jobs)
+        refreshed = {ds.name: refresh_record(ds, previous[ds.name], now, scans) for ds in datasets}
+        blocks = {name: block for name, (_, block) in refreshed.items()}
+        stats = document(store.data_root, blocks, now)
+        stats["totals"]["rate"] = total_rate(blocks)
+        atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
+        # Checkpoints move only once the stats that include them are durable.
+        for record, _ in refreshed.values():
+            store.save(record)
+    return Refresh(stats, {name: rec for name, (rec, _) in refreshed.items()}, config.stats_path)
+
+
+def refresh_dataset(
+    config: Config, dataset: Dataset, full: bool = False, now: float | None = None
+) -> dict[str, Any]:
+    """Refresh one dataset and commit its record; returns its stats-JSON block."""
+    return refresh_dataset_record(config, dataset, full, now)[1]
+
+
+def refresh_dataset_record(
+    config: Config, dataset: Dataset, full: bool = False, now: float | None = None
+) -> tuple[DatasetRecord, dict[str, Any]]:
+    """Refresh one dataset and commit its record; returns the record and its stats block."""
+    store = _store(config)
+    now = time.time() if now is None else now
+    with store.locked(dataset.name):
+        record, block = refresh_record(dataset, _previous(store, dataset, full), now)
+        store.save(record)
+    return record, block
+
+
+def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
+    record = store.load(ds.name)
+    # --full forgets checkpoints and counts, not the rate history of the run.
+    return DatasetRecord(ds.name, store.data_root, history=record.history) if full else record
+
+
+def refresh_record(
+    ds: Dataset, old: DatasetRecord, now: float, scans: Mapping[str, FileScan] | None = None
+) -> tuple[DatasetRecord, dict[str, Any]]:
+    """Scan a dataset's files from `old` (or take `scans` made already, by file key);
+    return its new record and its stats block."""
+    files = [_refresh_file(f, old.files.get(f.name), scans) for f in ds.files]
+    record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
+    record.rules = _dataset_rules(files, old.rules)
+    block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules)
+    for gone in old.files.values():
+        if gone.name not in record.files:
+            block["files"][gone.name] = _vanished_entry(gone)
+    update_rates(block, record, now)
+    return record, block
+
+
+def _vanished_entry(gone: FileState) -> dict[str, Any]:
+    return {
+        "bytes": 0,
+        "lines": 0,
+        "pending_bytes": 0,
+        "mtime": None,
+        "role": gone.role,
+        "error": VANISHED,
+    }
+
+
+def _checkpoint(old: FileState | None) -> Checkpoint | None:
+    return old.checkpoint if old is not None and old.error is None else None
+
+
+def _job(data_file: DataFile, old: DatasetRecord) -> ScanJob:
+    checkpoint = _checkpoint(old.files.get(data_file.name))
+    return ScanJob(data_file.key, data_file.path, data_file.name, data_file.role, checkpoint)
+
+
+def _refresh_file(
+    data_file: DataFile, old: FileState | None, scans: Mapping[str, FileScan] | None = None
+) -> FileState:
+    scan = scans.get(data_file.key) if scans else None
+    if scan is None:
+        scan = scan_file(data_file.path, data_file.name, data_file.role, _checkpoint(old))
+    return _merge(data_file, old, scan)
+
+
+def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileState:
+    state = FileState(data_file.dataset, data_file.name, data_file.role)
+    if scan.read is None:
+        state.error = scan.error
+        return state
+    base = old.tally if old is not None and not scan.restarted else FileTally()
+    state.tally = base + scan.delta
+    state.checkpoint = scan.read.checkpoint
+    state.pending_bytes = scan.read.pending_bytes
+    state.mtime = scan.read.mtime
+    state.last_read = scan.read.reason
+    return state
+
+
+def _signature(files: list[FileState]) -> str:
+    # Everything that tells a resumed read from a restarted one: a file rewritten to the same
+    # length (new ids, same offset) must still re-run the dataset rules.
+    parts = [
+        (
+            f.name,
+            f.role,
+            f.error,
+            f.tally.records,
+            f.tally.nonzero,
+            f.checkpoint.offset,
+            f.checkpoint.head_sum,
+            f.checkpoint.tail_sum,
+            f.checkpoint.inode,
+        )
+        for f in files
+    ]
+    return hashlib.blake2b(orjson.dumps(parts), digest_size=8).hexdigest()
+
+
+def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
+    signature = _signature(files)
+    if old.signature == signature:
+        return old
+    # Same results as genledger.rules.frame; pandas only where pandera is loaded (quickrules lever).
+    from genledger.rules.rows import dataset_failures, file_failures, id_failures
+
+    responses = [f for f in files if f.role == "responses"]
+    failures = id_failures((f.name, f.tally) for f in responses)
+    rows = [
+        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
+        for f in files
+        if f.role != "prompts"
+    ]
+    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
+    failures.update(file_failures(rows or [NO_RESPONSES_YET]))
+    n_done = sum(f.tally.records for f in responses)
+    n_nonzero = sum(f.tally.nonzero for f in responses)
+    aggregate = dataset_failures(n_done, n_nonzero)
+    for tally in aggregate.values():
+        for example in tally.examples:
+            example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
+    failures.update(aggregate)
+    return DatasetState(signature, failures)

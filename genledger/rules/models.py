@@ -1,0 +1,181 @@
+"""Pandera models: one per table, each rule a derived boolean column that must be False.
+
+A model's parser derives the rule columns from the fact columns (this is where each rule is
+written, once); `Field(eq=False)` turns every `True` into a failure case. Validating with
+`lazy=True` collects them all. The engine (stats JSON, CLI) and the Dagster checks both call
+`genledger.rules.validation.run` on these models, so their numbers cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pandera.pandas as pa
+from pandera.typing import Series
+
+from genledger.parse.formats import FORMATS
+from genledger.rules.catalogue import RULES_BY_NAME
+
+COUNT_TYPES = ("int", "bigint", "bool", "float", "string", "array", "object")
+ROLES = ("responses", "tokenized")
+
+
+def _rule(name: str) -> Any:
+    """A derived rule column: False on every row, or the row fails `name`."""
+    return pa.Field(eq=False, description=RULES_BY_NAME[name].description)
+
+
+def _flag(values: pd.Series) -> pd.Series:
+    """A nullable boolean result as a plain bool column (NA → False)."""
+    return values.fillna(False).astype(bool)
+
+
+class LineRows(pa.DataFrameModel):
+    """Where a row comes from: file, line, byte offset, item within an array line, parse error."""
+
+    file: Series[str]
+    line: Series[int] = pa.Field(ge=1)
+    offset: Series[int] = pa.Field(ge=0)
+    item: Series[int] = pa.Field(ge=0)
+    parse_error: Series[str] = pa.Field(nullable=True)
+
+    class Config:
+        strict = True
+
+
+class ResponseTable(LineRows):
+    """One row per response record of a responses file; a malformed line is a row too."""
+
+    record_id: Series[str] = pa.Field(nullable=True)
+    format: Series[str] = pa.Field(nullable=True, isin=list(FORMATS))
+    count_type: Series[str] = pa.Field(nullable=True, isin=list(COUNT_TYPES))
+    completion_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    count_raw: Series[str] = pa.Field(nullable=True)
+    prompt_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    finish_reason: Series[str] = pa.Field(nullable=True)
+    output_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    failed_request: Series[bool]
+    request_detail: Series[str] = pa.Field(nullable=True)
+    think_leak: Series[bool]
+    counted: Series[bool] = pa.Field(description="The completion count is valid and summed.")
+    malformed_lines: Series[bool] = _rule("malformed_lines")
+    missing_tokens: Series[bool] = _rule("missing_tokens")
+    invalid_tokens: Series[bool] = _rule("invalid_tokens")
+    zero_tokens: Series[bool] = _rule("zero_tokens")
+    count_mismatch: Series[bool] = _rule("count_mismatch")
+    failed_requests: Series[bool] = _rule("failed_requests")
+    think_tag_leaks: Series[bool] = _rule("think_tag_leaks")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """DESIGN §3 response rules, stated on the fact columns."""
+        parsed = df["parse_error"].isna()
+        found = df["count_type"].notna()
+        count = df["completion_tokens"]
+        counted = _flag((df["count_type"] == "int") & (count >= 0))
+        reported = counted & (df["format"] != "derived")
+        gap = (count - df["output_len"]).abs()
+        return df.assign(
+            counted=counted,
+            malformed_lines=~parsed,
+            missing_tokens=parsed & ~found & ~df["failed_request"],
+            invalid_tokens=found & ~counted,
+            zero_tokens=counted & _flag(count == 0),
+            count_mismatch=reported & _flag(gap > 1),
+            failed_requests=df["failed_request"],
+            think_tag_leaks=df["think_leak"],
+        )
+
+
+class TokenizedTable(LineRows):
+    """One row per tokenized record of a tokenized file; a malformed line is a row too."""
+
+    n_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    loss_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
+    loss_sum: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    has_tokens: Series[bool] = pa.Field(description="input_ids is a list (its length counts).")
+    malformed_lines: Series[bool] = _rule("malformed_lines")
+    tokenized_missing_tokens: Series[bool] = _rule("tokenized_missing_tokens")
+    tokenized_zero_tokens: Series[bool] = _rule("tokenized_zero_tokens")
+    loss_mask_mismatch: Series[bool] = _rule("loss_mask_mismatch")
+    no_trainable_tokens: Series[bool] = _rule("no_trainable_tokens")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """DESIGN §3 tokenized rules, stated on the fact columns."""
+        parsed = df["parse_error"].isna()
+        has_tokens = df["n_tokens"].notna()
+        has_mask = df["loss_len"].notna()
+        return df.assign(
+            has_tokens=has_tokens,
+            malformed_lines=~parsed,
+            tokenized_missing_tokens=parsed & ~has_tokens,
+            tokenized_zero_tokens=_flag(df["n_tokens"] == 0),
+            loss_mask_mismatch=has_tokens & has_mask & _flag(df["n_tokens"] != df["loss_len"]),
+            no_trainable_tokens=has_mask & _flag((df["n_tokens"] > 0) & (df["loss_sum"] == 0)),
+        )
+
+
+class IdTable(pa.DataFrameModel):
+    """The ids of a dataset's response records, all shards, in file then line order."""
+
+    file: Series[str]
+    line: Series[int] = pa.Field(ge=1)
+    record_id: Series[str]
+    duplicate_ids: Series[bool] = _rule("duplicate_ids")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """A record whose id was already seen in the dataset is a duplicate."""
+        return df.assign(duplicate_ids=df["record_id"].duplicated(keep="first"))
+
+
+class FileTable(pa.DataFrameModel):
+    """One row per data file of a dataset: its records and any read error."""
+
+    file: Series[str]
+    role: Series[str] = pa.Field(isin=list(ROLES))
+    records: Series[int] = pa.Field(ge=0)
+    error: Series[str] = pa.Field(nullable=True)
+    unreadable_files: Series[bool] = _rule("unreadable_files")
+    empty_files: Series[bool] = _rule("empty_files")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """A file that cannot be read is an error; one with no records yet says so."""
+        readable = df["error"].isna()
+        return df.assign(unreadable_files=~readable, empty_files=readable & (df["records"] == 0))
+
+
+class DatasetTable(pa.DataFrameModel):
+    """One row per dataset: the aggregate rule of the seed's bug."""
+
+    n_done: Series[int] = pa.Field(ge=0)
+    n_nonzero: Series[int] = pa.Field(ge=0)
+    all_tokens_zero_or_missing: Series[bool] = _rule("all_tokens_zero_or_missing")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """Responses exist, yet not one valid non-zero completion count: the silent zero."""
+        return df.assign(all_tokens_zero_or_missing=(df["n_done"] > 0) & (df["n_nonzero"] == 0))

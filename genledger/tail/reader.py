@@ -1,0 +1,167 @@
+"""Incremental reading of one growing file: new complete lines since its checkpoint."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from genledger.tail.checkpoint import START, Checkpoint, resume_decision
+from genledger.tail.fingerprint import TAIL_WINDOW, checksum, read_at
+from genledger.tail.lines import Block, Line
+
+CHUNK_SIZE = 8 << 20  # bounded reads keep memory flat in the file size
+
+
+class FileUnreadable(Exception):
+    """The file vanished or cannot be read; the message says which, without a traceback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A byte range of a file to read as is (a piece of a split read): no resume check;
+    `stop` None reads to the end. Both ends must be line starts."""
+
+    start: int
+    stop: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What a finished read left: the new checkpoint and the file's visible state."""
+
+    checkpoint: Checkpoint
+    restarted: bool
+    reason: str
+    pending_bytes: int
+    size: int
+    mtime: float
+
+
+class FileReader:
+    """Read the complete lines a file gained since `checkpoint`, in bounded chunks.
+
+    Use as a context manager; iterate `lines()` to the end, then take `result()`.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        checkpoint: Checkpoint | None = None,
+        chunk_size: int = 0,
+        span: Span | None = None,
+    ):
+        self.path = path
+        self._cp = checkpoint or START
+        self._chunk = chunk_size or CHUNK_SIZE
+        self._span = span
+        self._fd = -1
+        self._result: ReadResult | None = None
+
+    def __enter__(self) -> FileReader:
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY)
+            self._st = os.fstat(self._fd)
+        except FileNotFoundError as exc:
+            raise FileUnreadable("vanished (no such file)") from exc
+        except IsADirectoryError as exc:
+            raise FileUnreadable("is a directory") from exc
+        except OSError as exc:
+            raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
+        if self._span is not None:  # a piece of a split read: its caller decided where
+            self.start, self.reason = self._span.start, "piece"
+            return self
+        try:
+            self.start, self.reason = resume_decision(self._cp, self._st, self._fd)
+        except OSError as exc:
+            self.close()
+            raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the file descriptor."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def new_bytes(self) -> int:
+        """Bytes between the resume point and the end of the read."""
+        return self._end() - self.start
+
+    def _end(self) -> int:
+        stop = self._span.stop if self._span is not None else None
+        return self._st.st_size if stop is None else min(stop, self._st.st_size)
+
+    @property
+    def restarted(self) -> bool:
+        """True when this read begins at byte 0 (a new, truncated or replaced file)."""
+        return self.start == 0
+
+    def lines(self) -> Iterator[Line]:
+        """Yield complete lines in [start, size-at-open); the partial tail stays pending."""
+        for block in self.blocks():
+            yield from block.lines()
+
+    def blocks(self) -> Iterator[Block]:
+        """Yield the complete lines in [start, size-at-open), a bounded read at a time."""
+        # A piece numbers its lines from 0 and knows no head: the caller joins the pieces.
+        cp = self._cp if self.start and self._span is None else START
+        number = cp.lines
+        head_len, head_sum = cp.head_len, cp.head_sum
+        position, end, size, seen = self.start, self._end(), self._chunk, self.start
+        try:
+            while position < end:
+                # Each read starts at the first incomplete line, so no tail is carried over
+                # (and copied); a line longer than a read doubles the read until it fits.
+                data = os.pread(self._fd, min(size, end - position), position)
+                if not data:
+                    break
+                seen = position + len(data)
+                last = data.rfind(b"\n")
+                if last < 0:
+                    if seen >= end:
+                        break
+                    size *= 2
+                    continue
+                size = self._chunk
+                block = Block(data, position, number, last + 1)
+                if head_sum is None and position == 0:
+                    head_len = data.find(b"\n") + 1
+                    head_sum = checksum(data[:head_len])
+                yield block
+                position, number = block.next_offset, block.next_number
+        except OSError as exc:
+            raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
+        # The window ends at the checkpoint and spans up to TAIL_WINDOW bytes, however short
+        # the last line: a truncate-and-rewrite that keeps the first line is still noticed.
+        tail_start = max(0, position - TAIL_WINDOW)
+        tail = read_at(self._fd, tail_start, position - tail_start)
+        self._result = ReadResult(
+            checkpoint=Checkpoint(
+                offset=position,
+                lines=number,
+                head_len=head_len,
+                head_sum=head_sum,
+                tail_start=tail_start,
+                tail_sum=checksum(tail),
+                size=seen,
+                mtime_ns=self._st.st_mtime_ns,
+                device=self._st.st_dev,
+                inode=self._st.st_ino,
+            ),
+            restarted=self.restarted,
+            reason=self.reason,
+            pending_bytes=seen - position,
+            size=seen,
+            mtime=self._st.st_mtime,
+        )
+
+    def result(self) -> ReadResult:
+        """The checkpoint and file facts after `lines()` was exhausted."""
+        if self._result is None:
+            raise RuntimeError("result() before lines() was exhausted")
+        return self._result

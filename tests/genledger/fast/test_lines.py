@@ -1,0 +1,253 @@
+"""The fast line decoder gives exactly the general path's facts (or its Malformed reason)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from genledger.fast import lines as fastparse
+from genledger.fast import rawtext, vector
+from genledger.fast.lines import general_facts, line_facts
+from genledger.parse.jsonline import Malformed
+
+from ..hard_lines import (
+    RESPONSE_LINES,
+    RESPONSE_RECORDS,
+    SHAPE_LINES,
+    SHAPED_RESPONSES,
+    SHAPED_TOKENIZED,
+    TOKENIZED_LINES,
+    TOKENIZED_RECORDS,
+    TOKENIZED_SHAPE_LINES,
+    encodings,
+)
+
+
+def outcome(decode: Any, line: bytes, role: str) -> Any:
+    """Facts, or the Malformed reason, of one line."""
+    try:
+        return decode(line, role)
+    except Malformed as exc:
+        return ("malformed", str(exc))
+
+
+def assert_same(line: bytes, role: str) -> None:
+    """Every path, and the typed shapes alone when they take the line, give the general facts."""
+    expected = outcome(general_facts, line, role)
+    for flags in read_flags(line):  # the text lever's checks, both ways, and none
+        assert outcome(_with(flags), line, role) == expected, (line[:200], flags)
+        typed = fastparse._Typed(
+            fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
+        )
+        for last in range(len(typed.decoders)):  # whichever shape is tried first
+            typed.last = last
+            facts = typed.decode(line, flags)
+            if facts is not None:
+                assert facts == expected, (line[:200], flags)
+    # the stand-in tier alone, which the typed shapes now keep from most common lines
+    with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
+        assert fastparse._Decoder(role).decode(line) == expected, line[:200]
+
+
+def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
+    """The flags a read holding just this line gets: by bytes methods, vectorised, and none."""
+    data = line + b"\n"
+    assert vector.load()
+    return [
+        rawtext.NOTHING_PLAIN,
+        rawtext.bytes_flags(data, len(data)),
+        rawtext.vectorised_flags(data, len(data)),
+    ]
+
+
+def _with(flags: rawtext.ReadFlags) -> Any:
+    return lambda line, role: line_facts(line, role, flags)
+
+
+@pytest.mark.parametrize("line", RESPONSE_LINES)
+def test_response_hard_lines_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "responses")
+
+
+@pytest.mark.parametrize("line", TOKENIZED_LINES)
+def test_tokenized_hard_lines_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "tokenized")
+
+
+@pytest.mark.parametrize("line", RESPONSE_LINES + TOKENIZED_LINES)
+def test_a_response_line_read_as_tokenized_and_back_still_agrees(line: bytes) -> None:
+    assert_same(line, "tokenized")
+    assert_same(line, "responses")
+
+
+def test_the_fast_path_really_decodes_the_common_shapes() -> None:
+    # Guards the lever itself: these must not fall back, or the speed-up silently vanishes.
+    decoder = fastparse._Decoder("responses")
+    for line in RESPONSE_LINES[:7]:
+        assert decoder.decode(line)
+    assert fastparse._Decoder("tokenized").decode(TOKENIZED_LINES[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_generated_response_records_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(RESPONSE_RECORDS, st.lists(RESPONSE_RECORDS, max_size=3)))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_generated_tokenized_records_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(TOKENIZED_RECORDS, st.lists(TOKENIZED_RECORDS, max_size=3)))
+    assert_same(data.draw(encodings(record)), "tokenized")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=40))
+def test_arbitrary_bytes_give_the_general_outcome(line: bytes) -> None:
+    assert_same(line, "responses")
+    assert_same(line, "tokenized")
+
+
+@pytest.mark.parametrize("line", SHAPE_LINES)
+def test_near_misses_of_the_typed_shapes_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "responses")
+
+
+@pytest.mark.parametrize("line", TOKENIZED_SHAPE_LINES)
+def test_near_misses_of_the_tokenized_shape_give_the_general_facts(line: bytes) -> None:
+    assert_same(line, "tokenized")
+
+
+def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
+    # Guards the lever: the corpus' own records (and batches of them) must not fall back.
+    corpus = load_corpus_module()
+    rng = np.random.default_rng(3)
+    typed = fastparse._typed("responses")
+    makers = [
+        corpus.sglang,
+        corpus.flat,
+        corpus.chat,
+        corpus.batch,
+        corpus.wrapped,
+        corpus.tgi,
+        corpus.derived,
+    ]
+    for maker in makers:
+        records = [maker(f"r{i}", rng) for i in range(30)]
+        taken = 0
+        for record in [*records, records[:4]]:
+            line = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+            facts = typed.decode(line, read_flags(line)[-1])
+            taken += facts is not None
+            assert_same(line, "responses")
+        assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
+    line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
+    tokenized = fastparse._typed("tokenized").decode(line, rawtext.NOTHING_PLAIN)
+    assert tokenized == general_facts(line, "tokenized")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_generated_near_shape_responses_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(SHAPED_RESPONSES, st.lists(SHAPED_RESPONSES, max_size=3)))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_generated_near_shape_tokenized_rows_give_the_general_facts(data: st.DataObject) -> None:
+    record = data.draw(st.one_of(SHAPED_TOKENIZED, st.lists(SHAPED_TOKENIZED, max_size=3)))
+    assert_same(data.draw(encodings(record)), "tokenized")
+
+
+def load_corpus_module() -> Any:
+    """benchmarks/corpus.py, which is not a package."""
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "corpus.py"
+    spec = importlib.util.spec_from_file_location("bench_corpus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lines_read_together_share_their_reads_flags() -> None:
+    # A read's flags are those of all its lines: a risky spelling in one line must not make
+    # another line's texts skip a check they need, nor let its own through.
+    lines = [*RESPONSE_LINES, *SHAPE_LINES]
+    data = b"\n".join(lines) + b"\n"
+    assert vector.load()
+    for flags in (rawtext.bytes_flags(data, len(data)), rawtext.vectorised_flags(data, len(data))):
+        for line in lines:
+            assert outcome(_with(flags), line, "responses") == outcome(
+                general_facts, line, "responses"
+            ), line[:200]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64), st.integers(0, 64))
+def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: int) -> None:
+    # Both readings of a read may differ only where the vectorised one knows more (UTF-8).
+    data = data.replace(b"\n", b" ") + b"\n"
+    assert vector.load()
+    fast, slow = rawtext.vectorised_flags(data, len(data)), rawtext.bytes_flags(data, len(data))
+    if slow.utf8:  # where the bytes reading sees a risk, so does the vectorised one
+        assert fast.risky_escapes >= slow.risky_escapes
+        assert fast.close_tags >= slow.close_tags
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        assert not fast.utf8
+    else:
+        assert fast.utf8
+
+
+@pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])
+@pytest.mark.parametrize("tag", [b"", b"</", b"<\\/"])
+def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
+    data = b'{"text": "' + b"a<b " * angles + tag + b'think>"}\n'
+    assert vector.load()
+    for flags in (rawtext.bytes_flags, rawtext.vectorised_flags):
+        assert flags(data, len(data)).close_tags == bool(tag), (flags, angles, tag)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.integers(0, 40))
+def test_vectorised_comma_count_equals_bytes_count(data: bytes, times: int) -> None:
+    assert vector.load()
+    data = data * times  # past the size from which numpy counts
+    assert vector.count_commas(data) == data.count(b",")
+
+
+ESCAPES = st.sampled_from(
+    ["\\ud83d", "\\ude00", "\\uD83D", "\\uDE00", "\\udbff", "\\udfff", "\\ud800", "\\udc00",
+     "\\u0041", "\\u00e9", "\\u6570", "\\n", "x", "é"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ESCAPES, max_size=6))
+def test_msgspecs_skip_accepts_exactly_the_escapes_orjson_accepts(units: list[str]) -> None:
+    # Plain lines' texts are only skipped (rawtext): surrogate pairing must be checked there
+    # as strictly as orjson checks it, or a lone surrogate would count as a record.
+    line = ('{"text": "' + "".join(units) + '"}').encode()
+    try:
+        msgspec.json.decode(line, type=dict[str, msgspec.Raw])
+        skipped = True
+    except msgspec.DecodeError:
+        skipped = False
+    try:
+        orjson.loads(line)
+        parsed = True
+    except orjson.JSONDecodeError:
+        parsed = False
+    assert skipped == parsed, line

@@ -1,0 +1,134 @@
+"""Scanning in forked workers gives the same stats as scanning file by file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from genledger.config import Config
+from genledger.fast import parallel, split
+from genledger.fast.parallel import ScanJob, scan_all
+from genledger.refresh.collect import refresh
+from genledger.refresh.scan import scan_file
+from genledger.rules import rows as quickrules
+
+from ..conftest import comparable
+from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
+
+
+def write_root(root: Path) -> None:
+    """Several datasets of hard lines: defects, arrays, BOM/CRLF, torn tails, shards."""
+    body = b"\n".join(RESPONSE_LINES) + b"\n"
+    tok = b"\n".join(TOKENIZED_LINES) + b"\n"
+    files = {
+        "a/raw_responses.jsonl": b"\xef\xbb\xbf" + body.replace(b"\n", b"\r\n") + b'{"torn',
+        "a/prompts.jsonl": b'{"p": 1}\n\n{"p": 2}\n',
+        "b/raw_responses_00.jsonl": body,
+        "b/raw_responses_01.jsonl": body + b'{"id": "x", "completion_tokens": 3}',
+        "c/tokenized_data.jsonl": tok * 3 + b'{"input_ids": [1,',
+        "d/raw_responses.jsonl": b"",
+        "e dup/raw_responses.jsonl": body * 4,
+    }
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    write_root(tmp_path / "data")
+    return tmp_path / "data"
+
+
+ALONE = "GENLEDGER_TEST_ALONE"
+
+
+def rerun_alone(request: pytest.FixtureRequest) -> bool:
+    """Run this test in a fresh pytest when other suites left threads alive; True if it did.
+
+    The pool (rightly) never forks a threaded process — a lock held by another thread would
+    deadlock the child — and a long session leaves server threads behind. The CLI these tests
+    model is single-threaded, so they run where it would: in a process of their own.
+    """
+    if threading.active_count() == 1 or os.environ.get(ALONE):
+        return False
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", request.node.nodeid],
+        cwd=request.config.rootpath,
+        env={**os.environ, ALONE: "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return True
+
+
+def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("GENLEDGER_WORKERS", workers)
+    config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "st")
+    refresh(config)
+    with (root / "b" / "raw_responses_01.jsonl").open("ab") as out:  # finish the torn tail
+        out.write(b"\n" + RESPONSE_LINES[0] + b"\n")
+    return comparable(refresh(config).stats)
+
+
+@pytest.mark.parametrize("pandera", ["0", "1"])
+def test_forked_workers_give_the_same_stats_as_one_process(
+    root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pandera: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", 1000)  # bigger files go in pieces
+    monkeypatch.setattr(quickrules, "PANDERA", pandera)
+    used = []
+    real = parallel.scan_all
+    monkeypatch.setattr(
+        "genledger.refresh.collect.scan_all", lambda jobs: used.append(real(jobs)) or used[-1]
+    )
+    forked = stats_with(root, tmp_path / "p", "2", monkeypatch)
+    assert used and all(used)  # both refreshes really went through the workers
+    # Restore the file for the serial run (it was appended to above).
+    write_root(root)
+    serial = stats_with(root, tmp_path / "s", "1", monkeypatch)
+    assert forked == serial
+    assert forked["totals"]["quality"]["malformed_lines"] > 0
+
+
+@pytest.mark.parametrize("piece_bytes", [split.PIECE_BYTES, 700])  # whole files, or pieces
+def test_scan_all_equals_scan_file_for_every_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, piece_bytes: int
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", piece_bytes)
+    roles = {"raw": "responses", "tok": "tokenized", "pro": "prompts"}
+    jobs = [
+        ScanJob(str(p), p, p.name, roles[p.name[:3]], None) for p in sorted(root.glob("*/*.jsonl"))
+    ]
+    jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
+    assert any(split.plan(job.path, None) for job in jobs) == (piece_bytes < 1000)
+    scans = scan_all(jobs, workers=2)
+    assert set(scans) == {job.key for job in jobs}
+    for job in jobs:
+        alone = scan_file(job.path, job.name, job.role, job.checkpoint)
+        assert scans[job.key].delta.to_dict() == alone.delta.to_dict()
+        assert scans[job.key].read == alone.read
+        assert scans[job.key].error == alone.error
+
+
+def test_small_reads_stay_in_process(root: Path) -> None:
+    jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
+    assert scan_all(jobs, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
+    assert scan_all(jobs, workers=1) == {}

@@ -1,0 +1,78 @@
+"""Counters are mergeable: counting two halves and adding equals counting the whole."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from genledger.demo import synth
+from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally, merge_failures
+from genledger.parse.formats import response_facts
+from genledger.parse.table import TableBuilder
+from genledger.parse.tokenized import tokenized_facts
+from genledger.rules.frame import tally_responses, tally_tokenized
+
+
+def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
+    """Records of every writer, some zero, some invalid, some repeated ids."""
+    rng = random.Random(seed)
+    kinds = sorted(synth.WRITERS)
+    records = []
+    for i in range(n):
+        record = synth.WRITERS[kinds[i % len(kinds)]](f"r{i % 7}", 3, rng.randint(0, 9), rng)
+        if i % 5 == 0:
+            record["completion_tokens"] = "bad"  # a flat count; other formats win before it
+        records.append(record)
+    return records
+
+
+def tally(records: list[dict[str, Any]], first_line: int = 1) -> FileTally:
+    """Tally of records written one per line from `first_line`."""
+    builder = TableBuilder("responses", "raw_responses.jsonl")
+    for i, record in enumerate(records):
+        builder.add(first_line + i, 100 * (first_line + i), 0, response_facts(record))
+    return tally_responses(builder.frame())
+
+
+def test_two_halves_add_up_to_the_whole() -> None:
+    records = mixed_records(40, seed=1)
+    whole = tally(records)
+    halves = tally(records[:17]) + tally(records[17:], first_line=18)
+    assert halves == whole
+    assert whole.records == 40 and whole.failures
+
+
+def test_sum_from_an_empty_tally_is_the_tally() -> None:
+    part = tally(mixed_records(9, seed=2))
+    assert sum([part], start=FileTally()) == part
+
+
+def test_round_trip_through_json_keeps_everything() -> None:
+    part = tally(mixed_records(12, seed=3))
+    assert FileTally.from_dict(part.to_dict()) == part
+
+
+def test_the_dict_shape_does_not_depend_on_the_values() -> None:
+    assert set(FileTally().to_dict()) == set(tally(mixed_records(5, seed=4)).to_dict())
+
+
+def test_merged_examples_keep_the_first_ones() -> None:
+    a = RuleTally(4, [{"line": i} for i in range(4)])
+    b = RuleTally(3, [{"line": i} for i in range(4, 7)])
+    merged = merge_failures({"zero_tokens": a}, {"zero_tokens": b, "missing_tokens": b})
+    assert merged["zero_tokens"].count == 7
+    assert merged["zero_tokens"].examples == [{"line": i} for i in range(MAX_EXAMPLES)]
+    assert merged["missing_tokens"] == b
+
+
+def test_tokenized_tallies_merge_too() -> None:
+    rows = [{"input_ids": [1] * (i % 4), "loss_mask": [i % 2] * (i % 4)} for i in range(10)]
+
+    def tok(part: list[dict[str, Any]], first: int) -> FileTally:
+        builder = TableBuilder("tokenized", "tokenized_data.jsonl")
+        for i, row in enumerate(part):
+            builder.add(first + i, 0, 0, tokenized_facts(row))
+        return tally_tokenized(builder.frame())
+
+    assert tok(rows[:4], 1) + tok(rows[4:], 5) == tok(rows, 1)
+    assert tok(rows, 1).total_tokens == sum(len(r["input_ids"]) for r in rows)

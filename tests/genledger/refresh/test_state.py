@@ -1,0 +1,91 @@
+"""The state store: versioned per-dataset records, atomic saves, and a per-dataset lock."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+from genledger.ledger.idlist import IdList
+from genledger.ledger.tally import FileTally, RuleTally
+from genledger.refresh.atomic import STALE_TEMP_S, atomic_write_bytes
+from genledger.refresh.state import STATE_VERSION, DatasetRecord, FileState, StateStore
+from genledger.tail.checkpoint import Checkpoint
+
+
+def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
+    tally = FileTally(
+        records=2, counted=2, nonzero=2, total_comp=9, ids=IdList.of([(1, "a"), (2, "b")])
+    )
+    tally.failures["zero_tokens"] = RuleTally(1, [{"file": "f", "line": 1, "reason": "0"}])
+    state = FileState(
+        name, "raw_responses.jsonl", "responses", Checkpoint(offset=10, lines=2), tally
+    )
+    return DatasetRecord(name, root, {state.name: state})
+
+
+def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    record = a_record()
+    store.save(record)
+    assert store.load(record.name) == record
+    assert orjson.loads(store.path(record.name).read_bytes())["version"] == STATE_VERSION
+
+
+def test_a_damaged_record_costs_a_full_reread_not_a_crash(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    store.save(a_record())
+    store.path("ds ü/1").write_bytes(b'{"version": 1, "name": "ds')
+    assert store.load("ds ü/1") == DatasetRecord("ds ü/1", "/data")
+
+
+def test_a_record_of_another_data_root_or_version_is_ignored(tmp_path: Path) -> None:
+    StateStore(tmp_path, "/other").save(a_record(root="/other"))
+    assert StateStore(tmp_path, "/data").load("ds ü/1").files == {}
+    raw = orjson.loads(StateStore(tmp_path, "/other").path("ds ü/1").read_bytes())
+    raw["version"] = STATE_VERSION + 1
+    StateStore(tmp_path, "/other").path("ds ü/1").write_bytes(orjson.dumps(raw))
+    assert StateStore(tmp_path, "/other").load("ds ü/1").files == {}
+
+
+def test_datasets_with_unsafe_names_get_distinct_record_files(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    names = ["a/b", "a_b", "a:b", "." * 3, "x" * 200]
+    paths = {store.path(n) for n in names}
+    assert len(paths) == len(names)
+    assert all(p.parent == tmp_path / "datasets" for p in paths)
+
+
+def test_the_dataset_lock_serialises_two_refreshes(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    events: list[str] = []
+
+    def hold(tag: str) -> None:
+        with store.locked("ds"):
+            events.append(f"{tag} in")
+            time.sleep(0.2)
+            events.append(f"{tag} out")
+
+    threads = [threading.Thread(target=hold, args=(t,)) for t in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert events in (["a in", "a out", "b in", "b out"], ["b in", "b out", "a in", "a out"])
+
+
+def test_temp_files_left_by_a_killed_writer_are_swept_once_stale(tmp_path: Path) -> None:
+    target = tmp_path / "stats.json"
+    stale, fresh = tmp_path / ".stats.json.dead1.tmp", tmp_path / ".stats.json.live2.tmp"
+    other = tmp_path / ".other.json.dead3.tmp"
+    for leftover in (stale, fresh, other):
+        leftover.write_bytes(b"{")
+    old = time.time() - STALE_TEMP_S - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    atomic_write_bytes(target, b"{}")
+    assert target.read_bytes() == b"{}"
+    assert (stale.exists(), fresh.exists(), other.exists()) == (False, True, True)
