@@ -24,13 +24,24 @@ class ConfigError(ValueError):
     """The configuration file or a value in it is unusable; the message names it."""
 
 
+FORMS = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")  # plain, gzip, zstd, Parquet
+
+
+def _forms(stem: str) -> tuple[str, ...]:
+    return tuple(stem + form for form in FORMS)
+
+
 @dataclass(frozen=True)
 class FilePatterns:
-    """Glob patterns (matched against file names in a dataset folder) per file role."""
+    """`[files]`: glob patterns (matched against file names, at any depth in a dataset
+    folder) per file role, names to ignore, and how long a sealed file must be unchanged
+    before an early end of its stream is an error."""
 
-    responses: tuple[str, ...] = ("raw_responses*.jsonl",)
-    tokenized: tuple[str, ...] = ("tokenized_data*.jsonl",)
-    prompts: tuple[str, ...] = ("prompts.jsonl",)
+    responses: tuple[str, ...] = _forms("raw_responses*")
+    tokenized: tuple[str, ...] = _forms("tokenized_data*")
+    prompts: tuple[str, ...] = _forms("prompts*")
+    ignore: tuple[str, ...] = ()  # globs on the file name or its path under the data root
+    settle_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -125,9 +136,10 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     patterns = FilePatterns(
         **{
             role: _strings(files[role], f"{where}: files.{role}")
-            for role in ("responses", "tokenized", "prompts")
+            for role in ("responses", "tokenized", "prompts", "ignore")
             if role in files
-        }
+        },
+        **_settle(files, where),
     )
     n_prompts: dict[str, int] = {}
     for name, section in raw.get("datasets", {}).items():
@@ -151,6 +163,15 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         notify=notify,
         source=source,
     )
+
+
+def _settle(files: dict[str, Any], where: str) -> dict[str, float]:
+    if "settle_seconds" not in files:
+        return {}
+    value = files["settle_seconds"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"{where}: files.settle_seconds must be a number >= 0")
+    return {"settle_seconds": float(value)}
 
 
 def _path(value: Any) -> Path | None:

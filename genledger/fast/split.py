@@ -10,16 +10,14 @@ changed meanwhile) voids the join, and the file is read whole instead.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from pathlib import Path
 
 from genledger.ledger.tally import FileTally
 from genledger.refresh.scan import FileScan
-from genledger.tail.checkpoint import START, Checkpoint, resume_decision
-from genledger.tail.fingerprint import opened
+from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
 from genledger.tail.reader import ReadResult, Span
+from genledger.tail.roots import Handle, Source, open_source
 
 PIECE_BYTES = 16 << 20  # small enough to balance ~1 GB over 2 cores, big enough to amortise
 CUT_WINDOW = 1 << 16  # bytes searched for a line start after each cut; none found: no cut there
@@ -36,34 +34,38 @@ class Plan:
     file_id: tuple[int, int]  # (device, inode) the plan was made on
 
 
-def plan(path: Path, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Plan | None:
+def plan(path: Source, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> Plan | None:
     """Pieces of about `piece_bytes` (default PIECE_BYTES) for reading `path` from its
     checkpoint; None when one piece would do (or the file cannot be opened: the whole read
     then reports why)."""
     cp = checkpoint or START
     piece_bytes = piece_bytes or PIECE_BYTES
     try:
-        with opened(path) as fd:
-            st = os.fstat(fd)
-            start, reason = resume_decision(cp, st, fd)
-            cuts = _cuts(fd, start, st.st_size, piece_bytes)
+        handle = open_source(path)
     except OSError:
         return None
+    try:
+        start, reason = resume_decision(cp, handle)
+        cuts = _cuts(handle, start, handle.size, piece_bytes)
+    except OSError:
+        return None
+    finally:
+        handle.close()
     if not cuts:
         return None
     edges = [start, *cuts]
     spans = [Span(a, b) for a, b in pairwise(edges)] + [Span(edges[-1])]
-    return Plan(cp, start, reason, tuple(spans), (st.st_dev, st.st_ino))
+    return Plan(cp, start, reason, tuple(spans), identity_of(handle))
 
 
-def _cuts(fd: int, start: int, size: int, piece_bytes: int) -> list[int]:
+def _cuts(handle: Handle, start: int, size: int, piece_bytes: int) -> list[int]:
     pieces = (size - start) // piece_bytes
     if pieces < 2:
         return []
     cuts: list[int] = []
     for k in range(1, pieces):
         at = start + (size - start) * k // pieces
-        window = os.pread(fd, CUT_WINDOW, at - 1)  # from the byte before: `at` may be a start
+        window = handle.read_at(at - 1, CUT_WINDOW)  # from the byte before: `at` may be a start
         newline = window.find(b"\n")
         if newline >= 0 and at + newline < size and (not cuts or at + newline > cuts[-1]):
             cuts.append(at + newline)

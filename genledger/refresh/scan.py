@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from genledger.fast import rawtext, vector
 from genledger.fast.lines import line_facts
@@ -11,8 +12,12 @@ from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
 from genledger.parse.table import TableBuilder
 from genledger.tail.checkpoint import Checkpoint
-from genledger.tail.lines import is_blank
+from genledger.tail.discovery import form_of
+from genledger.tail.lines import Block, is_blank
 from genledger.tail.reader import FileReader, FileUnreadable, ReadResult, Span
+from genledger.tail.roots import Source
+
+SETTLE_SECONDS = 60.0  # default of `[files] settle_seconds`
 
 
 @dataclass
@@ -35,34 +40,48 @@ READ_CHUNK = 1 << 20
 
 
 def scan_file(
-    path: Path, name: str, role: str, checkpoint: Checkpoint | None, span: Span | None = None
+    path: Source,
+    name: str,
+    role: str,
+    checkpoint: Checkpoint | None,
+    span: Span | None = None,
+    now: float | None = None,
+    settle_seconds: float = SETTLE_SECONDS,
 ) -> FileScan:
     """Read what `path` gained since `checkpoint` (or just `span`) and tally it; never raises
-    on bad data."""
+    on bad data. Sealed files (by the name's form) are read whole when new or changed."""
+    if form_of(name) != "jsonl":
+        from genledger.refresh.sealed import scan_sealed
+
+        when = time.time() if now is None else now
+        return scan_sealed(path, name, role, checkpoint, when, settle_seconds)
     try:
         with FileReader(path, checkpoint, READ_CHUNK, span) as reader:
             if role == "prompts":
-                delta = FileTally(prompt_lines=_non_blank_lines(reader))
+                delta = FileTally(prompt_lines=non_blank_lines(reader.blocks()))
             else:
                 if reader.new_bytes() >= vector.BULK_BYTES:
                     vector.load()
-                delta = _tally_lines(reader, name, role)
+                delta = tally_blocks(reader.blocks(), name, role)
             return FileScan(delta, reader.result())
     except FileUnreadable as exc:
         return FileScan(FileTally(), error=str(exc))
 
 
-def _non_blank_lines(reader: FileReader) -> int:
-    return sum(not is_blank(row[2]) for block in reader.blocks() for row in block.rows())
+def non_blank_lines(blocks: Iterable[Block]) -> int:
+    """Non-blank complete lines: a prompts file's expected records."""
+    return sum(not is_blank(row[2]) for block in blocks for row in block.rows())
 
 
 CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in the file size
 
 
-def _tally_lines(reader: FileReader, name: str, role: str) -> FileTally:
+def tally_blocks(blocks: Iterable[Block], name: str, role: str) -> FileTally:
+    """The tally of the records on the complete lines of `blocks` (a responses or tokenized
+    file), validated `CHUNK_ROWS` rows at a time."""
     done, builder = FileTally(), TableBuilder(role, name)
     texts = role == "responses"  # tokenized shapes hold no long texts
-    for block in reader.blocks():
+    for block in blocks:
         flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
         for number, offset, content in block.rows():
             if is_blank(content):
@@ -76,11 +95,12 @@ def _tally_lines(reader: FileReader, name: str, role: str) -> FileTally:
             for item, fact in enumerate(facts):
                 builder.add(number, offset, item, fact)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (tally.py), chunk by chunk
-            done, builder = done + _tally(builder), TableBuilder(role, name)
-    return done + _tally(builder)
+            done, builder = done + tally_table(builder), TableBuilder(role, name)
+    return done + tally_table(builder)
 
 
-def _tally(builder: TableBuilder) -> FileTally:
+def tally_table(builder: TableBuilder) -> FileTally:
+    """Validate the rows collected so far (nothing to do for none)."""
     if not len(builder):
         return FileTally()
     # pandas and pandera load only where pandera is wanted; elsewhere their mirror runs

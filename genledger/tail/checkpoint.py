@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from genledger.tail.fingerprint import checksum, read_at
+from genledger.tail.fingerprint import checksum
+from genledger.tail.roots import Handle
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,8 @@ class Checkpoint:
     mtime_ns: int = 0
     device: int = 0
     inode: int = 0
+    unsettled: bool = False  # a sealed file whose stream ended early, not yet an error
+    pending: int = 0  # a sealed file's decoded bytes after its last complete line
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form for the state file."""
@@ -38,19 +40,25 @@ class Checkpoint:
 START = Checkpoint()
 
 
-def resume_decision(cp: Checkpoint, st: os.stat_result, fd: int) -> tuple[int, str]:
+def identity_of(handle: Handle) -> tuple[int, int]:
+    """(device, inode) to keep in a checkpoint; (0, 0) where the file system has no inode
+    (the content fingerprint alone then says whether it is the same file)."""
+    return handle.identity or (0, 0)
+
+
+def resume_decision(cp: Checkpoint, handle: Handle) -> tuple[int, str]:
     """Return (start offset, why): resume at `cp.offset`, or 0 when the file was replaced."""
     if cp.offset == 0:
         return 0, "new" if cp.head_sum is None and cp.size == 0 else "from start"
-    if (st.st_dev, st.st_ino) != (cp.device, cp.inode):
+    if handle.identity is not None and handle.identity != (cp.device, cp.inode):
         return 0, "replaced (new inode)"
-    if st.st_size < cp.offset:
+    if handle.size < cp.offset:
         return 0, "truncated"
-    if checksum(read_at(fd, 0, cp.head_len)) != cp.head_sum:
+    if checksum(handle.read_at(0, cp.head_len)) != cp.head_sum:
         return 0, "replaced (first line changed)"
-    tail = read_at(fd, cp.tail_start, cp.offset - cp.tail_start)
+    tail = handle.read_at(cp.tail_start, cp.offset - cp.tail_start)
     if checksum(tail) != cp.tail_sum:
         return 0, "rewritten (bytes before the checkpoint changed)"
-    if st.st_size == cp.size and st.st_mtime_ns == cp.mtime_ns:
+    if handle.size == cp.size and handle.mtime_ns == cp.mtime_ns:
         return cp.offset, "unchanged"
     return cp.offset, "appended"

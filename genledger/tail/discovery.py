@@ -1,47 +1,78 @@
-"""Find the datasets of a data root: each immediate subfolder holding a recognised file."""
+"""Find the datasets of a data root, and every file that is in none of them (DESIGN §2).
+
+Each immediate subfolder holding a recognised file, at any depth, is a dataset; its files are
+named by their path relative to the dataset folder. Every other regular file that is not
+ignored is unrecognised: listed with its dataset, or at the root when it lies outside every
+dataset folder (loose at the root, or in a folder holding no recognised file). Nothing under
+the root is skipped in silence.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from genledger.config import Config, FilePatterns
+from genledger.tail.roots import DataRootError, FileInfo, Source, open_root
+
+__all__ = ["DataFile", "DataRootError", "Dataset", "Survey", "discover", "survey"]
 
 ROLES = ("responses", "tokenized", "prompts")
+# Editors', writers' and lock files: never data, never worth a warning.
+IGNORED_SUFFIXES = ("~", ".tmp", ".swp", ".lock")
+FORM_SUFFIXES = ((".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd"), (".parquet", "parquet"))
+MAX_LISTED = 20  # unrecognised paths named in the stats (the count says how many in all)
 
 
-class DataRootError(OSError):
-    """The data root is missing or cannot be listed; the message names the path."""
+def form_of(name: str) -> str:
+    """How a file is stored, from its name: `jsonl` (tailed), or sealed `gzip`, `zstd`,
+    `parquet` (read whole when new or changed)."""
+    for suffix, form in FORM_SUFFIXES:
+        if name.endswith(suffix):
+            return form
+    return "jsonl"
 
 
 @dataclass(frozen=True)
 class DataFile:
-    """One file of a dataset and the role its name gives it."""
+    """One file of a dataset: its path in the dataset folder, role and where to read it."""
 
     dataset: str
-    name: str
+    name: str  # path relative to the dataset folder, '/'-separated
     role: str
-    path: Path
+    path: Source
 
     @property
     def key(self) -> str:
-        """Stable identity in the state file: dataset and file name."""
+        """Stable identity in the state file: dataset and file path."""
         return f"{self.dataset}/{self.name}"
+
+    @property
+    def form(self) -> str:
+        """`jsonl`, `gzip`, `zstd` or `parquet`."""
+        return form_of(self.name)
+
+    @property
+    def sealed(self) -> bool:
+        """Read whole when new or changed, rather than tailed."""
+        return self.form != "jsonl"
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """A dataset folder: its files by role and its configured expected total."""
+    """A dataset folder: its files by role, its configured expected total, and the files in
+    it that match no pattern."""
 
     name: str
-    path: Path
+    path: Source
     files: tuple[DataFile, ...]
     n_prompts_config: int | None
+    unrecognised: tuple[str, ...] = ()  # paths relative to the dataset folder
 
     def of_role(self, role: str) -> tuple[DataFile, ...]:
-        """This dataset's files of one role, sorted by name."""
+        """This dataset's files of one role, sorted by path."""
         return tuple(f for f in self.files if f.role == role)
 
     @property
@@ -52,6 +83,15 @@ class Dataset:
         return "inference"
 
 
+@dataclass(frozen=True)
+class Survey:
+    """Everything under a data root: its datasets, and the unrecognised files outside them."""
+
+    datasets: list[Dataset]
+    unrecognised: tuple[str, ...] = ()  # paths relative to the data root
+    files: tuple[FileInfo, ...] = field(default=(), repr=False)  # every file seen, not ignored
+
+
 def role_of(name: str, patterns: FilePatterns) -> str | None:
     """The role a file name matches, or None."""
     for role in ROLES:
@@ -60,42 +100,62 @@ def role_of(name: str, patterns: FilePatterns) -> str | None:
     return None
 
 
-def discover(root: Path, config: Config) -> list[Dataset]:
+def ignored(path: str, patterns: FilePatterns) -> bool:
+    """A file that is never data: hidden, an editor's or writer's leftover, or configured."""
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith(".") or name.endswith(IGNORED_SUFFIXES):
+        return True
+    return any(
+        fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(path, glob)
+        for glob in patterns.ignore
+    )
+
+
+def unrecognised_block(paths: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """The stats JSON's `unrecognised`: how many, and the first `MAX_LISTED` paths."""
+    return {"count": len(paths), "paths": list(paths[:MAX_LISTED])}
+
+
+def survey(root: Path | str | Any, config: Config) -> Survey:
+    """Datasets (sorted by name) and unrecognised files of `root` (a path, URL or root).
+    Raises `DataRootError` when the root cannot be listed."""
+    tree = root if hasattr(root, "walk") else open_root(root)
+    files = [f for f in tree.walk() if not ignored(f.path, config.patterns)]
+    folders: dict[str, list[FileInfo]] = {}
+    loose: list[str] = []
+    for info in files:
+        top, sep, _ = info.path.partition("/")
+        if sep:
+            folders.setdefault(top, []).append(info)
+        else:
+            loose.append(info.path)
+    datasets: list[Dataset] = []
+    outside = loose
+    for name in sorted(folders):
+        dataset = _dataset(tree, name, folders[name], config)
+        if dataset is None:
+            outside += [f.path for f in folders[name]]
+        else:
+            datasets.append(dataset)
+    return Survey(datasets, tuple(sorted(outside)), tuple(files))
+
+
+def discover(root: Path | str | Any, config: Config) -> list[Dataset]:
     """All datasets under `root`, sorted by name. Raises `DataRootError` if unlistable."""
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except FileNotFoundError as exc:
-        raise DataRootError(f"data root {root} does not exist") from exc
-    except NotADirectoryError as exc:
-        raise DataRootError(f"data root {root} is not a directory") from exc
-    except OSError as exc:
-        raise DataRootError(f"data root {root} cannot be read: {exc.strerror or exc}") from exc
-    datasets = []
-    for entry in entries:
-        if _is_dir(entry):
-            dataset = _dataset(Path(entry.path), entry.name, config)
-            if dataset is not None:
-                datasets.append(dataset)
-    return datasets
+    return survey(root, config).datasets
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _dataset(folder: Path, name: str, config: Config) -> Dataset | None:
-    try:
-        names = sorted(e.name for e in os.scandir(folder) if not _is_dir(e))
-    except OSError:
-        return None
-    files = []
-    for file_name in names:
-        role = role_of(file_name, config.patterns)
-        if role is not None:
-            files.append(DataFile(name, file_name, role, folder / file_name))
+def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dataset | None:
+    files: list[DataFile] = []
+    unrecognised: list[str] = []
+    for info in infos:
+        inner = info.path[len(name) + 1 :]
+        role = role_of(inner.rsplit("/", 1)[-1], config.patterns)
+        if role is None:
+            unrecognised.append(inner)
+        else:
+            files.append(DataFile(name, inner, role, tree.source(info.path)))
     if not files:
         return None
-    return Dataset(name, folder, tuple(files), config.n_prompts.get(name))
+    folder = tree.source(name)
+    return Dataset(name, folder, tuple(files), config.n_prompts.get(name), tuple(unrecognised))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from genledger.tail.checkpoint import START, Checkpoint, resume_decision
-from genledger.tail.fingerprint import TAIL_WINDOW, checksum, read_at
+from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
+from genledger.tail.fingerprint import TAIL_WINDOW, checksum
 from genledger.tail.lines import Block, Line
+from genledger.tail.roots import Handle, LocalHandle, Source, open_source
 
 CHUNK_SIZE = 8 << 20  # bounded reads keep memory flat in the file size
 
@@ -47,7 +46,7 @@ class FileReader:
 
     def __init__(
         self,
-        path: Path,
+        path: Source,
         checkpoint: Checkpoint | None = None,
         chunk_size: int = 0,
         span: Span | None = None,
@@ -56,13 +55,12 @@ class FileReader:
         self._cp = checkpoint or START
         self._chunk = chunk_size or CHUNK_SIZE
         self._span = span
-        self._fd = -1
+        self._handle: Handle | None = None
         self._result: ReadResult | None = None
 
     def __enter__(self) -> FileReader:
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._st = os.fstat(self._fd)
+            self._handle = open_source(self.path)
         except FileNotFoundError as exc:
             raise FileUnreadable("vanished (no such file)") from exc
         except IsADirectoryError as exc:
@@ -73,7 +71,7 @@ class FileReader:
             self.start, self.reason = self._span.start, "piece"
             return self
         try:
-            self.start, self.reason = resume_decision(self._cp, self._st, self._fd)
+            self.start, self.reason = resume_decision(self._cp, self._handle)
         except OSError as exc:
             self.close()
             raise FileUnreadable(f"unreadable: {exc.strerror or exc}") from exc
@@ -83,10 +81,10 @@ class FileReader:
         self.close()
 
     def close(self) -> None:
-        """Release the file descriptor."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Release the file."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
     def new_bytes(self) -> int:
         """Bytes between the resume point and the end of the read."""
@@ -94,7 +92,14 @@ class FileReader:
 
     def _end(self) -> int:
         stop = self._span.stop if self._span is not None else None
-        return self._st.st_size if stop is None else min(stop, self._st.st_size)
+        size = self.handle.size
+        return size if stop is None else min(stop, size)
+
+    @property
+    def handle(self) -> Handle:
+        """The open file (inside the `with` block)."""
+        assert self._handle is not None, "use FileReader as a context manager"
+        return self._handle
 
     @property
     def restarted(self) -> bool:
@@ -113,11 +118,14 @@ class FileReader:
         number = cp.lines
         head_len, head_sum = cp.head_len, cp.head_sum
         position, end, size, seen = self.start, self._end(), self._chunk, self.start
+        handle = self.handle
+        # One pread per read on a local file; a remote handle does its own ranged read.
+        read = handle.read_some if isinstance(handle, LocalHandle) else handle.read_at
         try:
             while position < end:
                 # Each read starts at the first incomplete line, so no tail is carried over
                 # (and copied); a line longer than a read doubles the read until it fits.
-                data = os.pread(self._fd, min(size, end - position), position)
+                data = read(position, min(size, end - position))
                 if not data:
                     break
                 seen = position + len(data)
@@ -139,7 +147,8 @@ class FileReader:
         # The window ends at the checkpoint and spans up to TAIL_WINDOW bytes, however short
         # the last line: a truncate-and-rewrite that keeps the first line is still noticed.
         tail_start = max(0, position - TAIL_WINDOW)
-        tail = read_at(self._fd, tail_start, position - tail_start)
+        tail = handle.read_at(tail_start, position - tail_start)
+        device, inode = identity_of(handle)
         self._result = ReadResult(
             checkpoint=Checkpoint(
                 offset=position,
@@ -149,15 +158,15 @@ class FileReader:
                 tail_start=tail_start,
                 tail_sum=checksum(tail),
                 size=seen,
-                mtime_ns=self._st.st_mtime_ns,
-                device=self._st.st_dev,
-                inode=self._st.st_ino,
+                mtime_ns=handle.mtime_ns,
+                device=device,
+                inode=inode,
             ),
             restarted=self.restarted,
             reason=self.reason,
             pending_bytes=seen - position,
             size=seen,
-            mtime=self._st.st_mtime,
+            mtime=handle.mtime_ns / 1e9,
         )
 
     def result(self) -> ReadResult:

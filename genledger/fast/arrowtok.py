@@ -1,0 +1,129 @@
+"""Tokenized Parquet columns counted with Arrow buffers and numpy, no Python loop per row.
+
+`input_ids` / `loss_mask` as `list<int>` or `list<list<int>>` (one level unwrapped, like
+`parse.tokenized.unwrap`) give each row's token count, mask length and mask sum straight from
+the list offsets and a running sum of the values. Columns of any other type, or values the
+general path would read differently (null inner lists, non-integer or huge mask values),
+return None: the caller then reads those rows through `parse.tokenized.tokenized_facts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MASK_BOUND = 1 << 31  # mask values within ±this keep every per-row sum exact in int64
+
+
+@dataclass
+class Columns:
+    """Per-row facts of one row group, as numpy arrays (`*_ok`: the value is not None)."""
+
+    n_tokens: Any
+    n_ok: Any
+    loss_len: Any
+    loss_ok: Any
+    loss_sum: Any
+
+
+def _is_list(pa: Any, kind: Any) -> bool:
+    return bool(pa.types.is_list(kind) or pa.types.is_large_list(kind))
+
+
+def _flat(pa: Any, array: Any) -> tuple[Any, Any, Any] | None:
+    """(valid rows, per-row value offsets into `values`, values) of a list or list-of-lists
+    array, or None when the general path must read it."""
+    import numpy as np
+
+    if not _is_list(pa, array.type):
+        return None
+    valid = np.ones(len(array), bool) if array.null_count == 0 else ~_nulls(array)
+    offsets = array.offsets.to_numpy()
+    values = array.values
+    if _is_list(pa, values.type):
+        if values.null_count:
+            return None  # [[1], null] is no list of lists to the general path
+        offsets = values.offsets.to_numpy()[offsets]
+        values = values.values
+    elif pa.types.is_list(values.type) or pa.types.is_struct(values.type):
+        return None
+    return valid, offsets, values
+
+
+def _nulls(array: Any) -> Any:
+    return array.is_null().to_numpy(zero_copy_only=False)
+
+
+def _sums(pa: Any, offsets: Any, values: Any) -> Any | None:
+    """Per-row sums of integer values between `offsets`; None when the general path must."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not pa.types.is_integer(values.type):
+        return None  # floats and booleans count differently in mask_sum
+    if len(values):
+        bounds = pc.min_max(values)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is not None and (low < -MASK_BOUND or high > MASK_BOUND):
+            return None
+    numbers = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    running = np.concatenate(([0], np.cumsum(numbers, dtype=np.int64)))
+    return running[offsets[1:]] - running[offsets[:-1]]
+
+
+def columns_of(table: Any) -> Columns | None:
+    """The facts of every row of a table with `input_ids` and maybe `loss_mask` columns."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows = table.num_rows
+    n_tokens, n_ok = np.zeros(rows, np.int64), np.zeros(rows, bool)
+    loss_len, loss_ok, loss_sum = np.zeros(rows, np.int64), np.zeros(rows, bool), None
+    names = table.column_names
+    if "input_ids" in names:
+        flat = _flat(pa, table.column("input_ids").combine_chunks())
+        if flat is None:
+            return None
+        n_ok, offsets, _ = flat
+        n_tokens = np.diff(offsets).astype(np.int64)
+    if "loss_mask" in names:
+        flat = _flat(pa, table.column("loss_mask").combine_chunks())
+        if flat is None:
+            return None
+        loss_ok, offsets, values = flat
+        loss_len = np.diff(offsets).astype(np.int64)
+        loss_sum = _sums(pa, offsets, values)
+        if loss_sum is None:
+            return None
+    if loss_sum is None:
+        loss_sum = np.zeros(rows, np.int64)
+    return Columns(n_tokens, n_ok, loss_len, loss_ok, loss_sum)
+
+
+def unusual_rows(c: Columns) -> Any:
+    """Rows that may fail a tokenized rule: a speed-only superset, read through the rules.
+    Every other row is a clean record whose facts are summed in bulk."""
+    return (
+        ~c.n_ok
+        | (c.n_tokens == 0)
+        | (c.loss_ok & (c.loss_len != c.n_tokens))
+        | (c.loss_ok & (c.loss_sum <= 0))
+    )
+
+
+def clean_sums(c: Columns, clean: Any) -> tuple[int, int, int]:
+    """(records, total tokens, trainable tokens) of the clean rows."""
+    records = int(clean.sum())
+    tokens = int(c.n_tokens[clean].sum())
+    trainable = int(c.loss_sum[clean & c.loss_ok].sum())
+    return records, tokens, trainable
+
+
+def row_facts(c: Columns, index: int) -> tuple[int | None, int | None, int | None]:
+    """(n_tokens, loss_len, loss_sum) of one row, None where the value is absent."""
+    ok = bool(c.loss_ok[index])
+    return (
+        int(c.n_tokens[index]) if c.n_ok[index] else None,
+        int(c.loss_len[index]) if ok else None,
+        int(c.loss_sum[index]) if ok else None,
+    )

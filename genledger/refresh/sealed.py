@@ -1,0 +1,225 @@
+"""Scan one sealed file (gzip, zstd, Parquet): all of it when new or changed, else nothing.
+
+The scan of a changed file is `restarted`: its tally replaces the file's earlier one (the
+refresh drops the old counts and ids), so a rewritten shard is never counted twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from genledger.fast import arrowtok, vector
+from genledger.ledger.tally import FileTally
+from genledger.parse.formats import response_facts
+from genledger.parse.table import TableBuilder
+from genledger.parse.tokenized import TokenizedFacts, tokenized_facts
+from genledger.refresh.scan import (
+    CHUNK_ROWS,
+    FileScan,
+    non_blank_lines,
+    tally_blocks,
+    tally_table,
+)
+from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.discovery import form_of
+from genledger.tail.parquet import MAGIC, CorruptRowGroup, ParquetShard
+from genledger.tail.reader import ReadResult
+from genledger.tail.roots import Source, open_source, stream_source
+from genledger.tail.sealed import (
+    Inflater,
+    NotThisFormat,
+    StreamTail,
+    fingerprint,
+    lines_of,
+    same_file,
+    settled,
+)
+
+TOKENIZED_COLUMNS = ("input_ids", "loss_mask")
+
+
+def scan_sealed(
+    path: Source,
+    name: str,
+    role: str,
+    checkpoint: Checkpoint | None,
+    now: float,
+    settle_seconds: float,
+) -> FileScan:
+    """Tally `path` whole if its fingerprint moved since `checkpoint` (or an early end of its
+    stream has now settled into an error); else report it unchanged."""
+    try:
+        handle = open_source(path)
+    except FileNotFoundError:
+        return FileScan(FileTally(), error="vanished (no such file)")
+    except OSError as exc:
+        return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
+    try:
+        mark = fingerprint(handle)
+    except OSError as exc:
+        return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
+    finally:
+        handle.close()
+    is_settled = settled(mark.mtime_ns, now, settle_seconds)
+    if checkpoint is not None and same_file(checkpoint, mark):
+        if not (checkpoint.unsettled and is_settled):
+            return FileScan(FileTally(), _result(checkpoint, False, "unchanged"))
+    reason = "new" if checkpoint is None else "changed (read whole)"
+    try:
+        if form_of(name) == "parquet":
+            return _scan_parquet(path, name, role, mark, is_settled, reason)
+        return _scan_stream(path, name, role, mark, is_settled, reason)
+    except NotThisFormat as exc:
+        return FileScan(FileTally(), error=str(exc))
+    except OSError as exc:
+        return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
+
+
+def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
+    return ReadResult(cp, restarted, reason, cp.pending, cp.size, cp.mtime_ns / 1e9)
+
+
+def _scan_stream(
+    path: Source, name: str, role: str, mark: Checkpoint, is_settled: bool, reason: str
+) -> FileScan:
+    stream = stream_source(path)
+    try:
+        inflater, tail = Inflater(stream, form_of(name)), StreamTail()
+        blocks = lines_of(inflater, tail)
+        if role == "prompts":
+            delta = FileTally(prompt_lines=non_blank_lines(blocks))
+        else:
+            if mark.size >= vector.BULK_BYTES // 8:
+                vector.load()
+            delta = tally_blocks(blocks, name, role)
+    finally:
+        stream.close()
+    lines = tail.lines
+    unsettled = False
+    problem = inflater.error
+    if problem is None and not inflater.complete:
+        unsettled = not is_settled
+        problem = inflater.reason if is_settled else None
+    if problem is not None and role != "prompts":
+        delta = delta + _malformed(name, role, lines + 1, inflater.consumed - tail.pending, problem)
+    cp = Checkpoint(
+        offset=mark.size,
+        lines=lines,
+        head_len=mark.head_len,
+        head_sum=mark.head_sum,
+        size=mark.size,
+        mtime_ns=mark.mtime_ns,
+        device=mark.device,
+        inode=mark.inode,
+        unsettled=unsettled,
+        pending=tail.pending,
+    )
+    if unsettled:
+        reason += f"; stream incomplete, {tail.pending} bytes pending"
+    return FileScan(delta, _result(cp, True, reason))
+
+
+def _malformed(name: str, role: str, line: int, offset: int, reason: str) -> FileTally:
+    builder = TableBuilder(role, name)
+    builder.add_malformed(line, offset, reason)
+    return tally_table(builder)
+
+
+def _scan_parquet(
+    path: Source, name: str, role: str, mark: Checkpoint, is_settled: bool, reason: str
+) -> FileScan:
+    unsettled = False
+    try:
+        shard = ParquetShard(path)
+    except NotThisFormat:
+        if is_settled or not _starts_like_parquet(path):
+            raise
+        # A writer's file before its footer: nothing to count yet, no error yet.
+        unsettled, rows, delta = True, 0, FileTally()
+        reason += "; no Parquet footer yet"
+    else:
+        with shard:
+            rows = shard.num_rows
+            if role == "prompts":
+                delta = FileTally(prompt_lines=rows)
+            elif role == "tokenized":
+                delta = _tokenized(shard, name)
+            else:
+                delta = _responses(shard, name)
+    cp = Checkpoint(
+        offset=mark.size,
+        lines=rows,
+        head_len=mark.head_len,
+        head_sum=mark.head_sum,
+        size=mark.size,
+        mtime_ns=mark.mtime_ns,
+        device=mark.device,
+        inode=mark.inode,
+        unsettled=unsettled,
+    )
+    return FileScan(delta, _result(cp, True, reason))
+
+
+def _starts_like_parquet(path: Source) -> bool:
+    handle = open_source(path)
+    try:
+        return handle.read_at(0, len(MAGIC)) == MAGIC
+    finally:
+        handle.close()
+
+
+def _groups(shard: ParquetShard, columns: list[str] | None, name: str, role: str) -> Any:
+    """Row groups, then (None, tally of the malformed row) if one cannot be decoded."""
+    try:
+        yield from shard.row_groups(columns)
+    except CorruptRowGroup as exc:
+        yield None, _malformed(name, role, exc.first_row + 1, exc.first_row, exc.reason)
+
+
+def _responses(shard: ParquetShard, name: str) -> FileTally:
+    """Each row is a record, read through the same format facts as a JSON object (struct
+    columns are nested objects)."""
+    done, builder = FileTally(), TableBuilder("responses", name)
+    for first, table in _groups(shard, None, name, "responses"):
+        if first is None:
+            return done + tally_table(builder) + table
+        for index, record in enumerate(table.to_pylist(), start=first):
+            builder.add(index + 1, index, 0, response_facts(record))
+            if len(builder) >= CHUNK_ROWS:
+                done, builder = done + tally_table(builder), TableBuilder("responses", name)
+    return done + tally_table(builder)
+
+
+def _tokenized(shard: ParquetShard, name: str) -> FileTally:
+    """Token counts from the list columns in bulk; only rows that may fail a rule (or
+    columns of an unusual type) are read row by row."""
+    vector.load()
+    columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
+    done = FileTally()
+    for first, table in _groups(shard, columns, name, "tokenized"):
+        if first is None:
+            return done + table
+        done = done + _tokenized_group(table, first, name)
+    return done
+
+
+def _tokenized_group(table: Any, first: int, name: str) -> FileTally:
+    builder = TableBuilder("tokenized", name)
+    facts = arrowtok.columns_of(table)
+    if facts is None:  # an unusual column type: the general path, row by row
+        for index, record in enumerate(table.to_pylist(), start=first):
+            builder.add(index + 1, index, 0, tokenized_facts(record))
+        return tally_table(builder)
+    unusual = arrowtok.unusual_rows(facts)
+    records, tokens, trainable = arrowtok.clean_sums(facts, ~unusual)
+    clean = FileTally(
+        records=records,
+        counted=records,
+        nonzero=records,
+        total_tokens=tokens,
+        total_loss_tokens=trainable,
+    )
+    for index in unusual.nonzero()[0].tolist():
+        row = first + index
+        builder.add(row + 1, row, 0, TokenizedFacts(*arrowtok.row_facts(facts, index)))
+    return clean + tally_table(builder)

@@ -1,0 +1,234 @@
+"""Sealed files (gzip, zstd, Parquet): read whole when new or changed, never tailed (DESIGN §2).
+
+A sealed file is known by its fingerprint: size, mtime, identity and a checksum of its head.
+An unchanged fingerprint keeps the file's earlier counts; any change reads it again from the
+start and its new counts replace the old ones. A compressed stream that ends early (a writer
+still at work) yields the complete lines decoded so far; it becomes an error only once the
+file has not changed for `settle_seconds`.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from genledger.tail.checkpoint import Checkpoint, identity_of
+from genledger.tail.fingerprint import checksum
+from genledger.tail.lines import Block
+from genledger.tail.roots import Handle, iter_chunks
+
+HEAD_BYTES = 4096  # bytes checksummed at the start of a sealed file
+READ_BYTES = 1 << 20  # compressed bytes read at a time
+OUT_BYTES = 4 << 20  # most decompressed bytes produced from one read (memory stays flat)
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+STREAM_NAMES = {"gzip": "gzip", "zstd": "zstd"}
+
+
+class NotThisFormat(Exception):
+    """The file does not start like its name says (not a gzip file, not a Parquet file)."""
+
+
+def fingerprint(handle: Handle) -> Checkpoint:
+    """What identifies a sealed file's content without reading it all."""
+    head = handle.read_at(0, HEAD_BYTES)
+    device, inode = identity_of(handle)
+    return Checkpoint(
+        head_len=len(head),
+        head_sum=checksum(head),
+        size=handle.size,
+        mtime_ns=handle.mtime_ns,
+        device=device,
+        inode=inode,
+    )
+
+
+def same_file(old: Checkpoint, new: Checkpoint) -> bool:
+    """The fingerprint taken now matches the one the counts were made on."""
+    return (old.size, old.mtime_ns, old.device, old.inode, old.head_len, old.head_sum) == (
+        new.size,
+        new.mtime_ns,
+        new.device,
+        new.inode,
+        new.head_len,
+        new.head_sum,
+    )
+
+
+def settled(mtime_ns: int, now: float, settle_seconds: float) -> bool:
+    """The file has not changed for `settle_seconds`: a stream ending early is final."""
+    return now - mtime_ns / 1e9 >= settle_seconds
+
+
+class Inflater:
+    """The decompressed bytes of a gzip or zstd stream (multi-member/frame), in bounded
+    pieces. After iterating: `complete` (the stream ended at a member or frame end), `error`
+    (corrupt data met, with the reason), `consumed` (decompressed bytes produced)."""
+
+    def __init__(self, stream: IO[bytes], form: str) -> None:
+        self.stream, self.form = stream, form
+        self.complete = True
+        self.error: str | None = None
+        self.consumed = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter_chunks(self.stream, READ_BYTES)
+        first = next(chunks, b"")
+        if not first:
+            return  # an empty file: no stream yet, nothing to count
+        magic = GZIP_MAGIC if self.form == "gzip" else ZSTD_MAGIC
+        if not first.startswith(magic[: len(first)]):
+            raise NotThisFormat(f"not a {self.form} file")
+        pieces = _gzip(first, chunks) if self.form == "gzip" else _zstd(first, chunks)
+        try:
+            for piece in pieces:
+                self.consumed += len(piece)
+                yield piece
+        except _Ended as end:
+            self.complete = end.complete
+        except (zlib.error, _Corrupt) as exc:
+            self.error = f"corrupt {self.form} stream: {exc}"
+        except Exception as exc:  # zstandard.ZstdError, without importing it eagerly
+            if type(exc).__name__ != "ZstdError":
+                raise
+            self.error = f"corrupt {self.form} stream: {exc}"
+
+    @property
+    def reason(self) -> str:
+        """Why the stream is malformed when it ended early."""
+        return f"truncated {self.form} stream"
+
+
+class _Ended(Exception):
+    """The input ran out; `complete` says whether at a member or frame end."""
+
+    def __init__(self, complete: bool) -> None:
+        super().__init__()
+        self.complete = complete
+
+
+class _Corrupt(Exception):
+    """Bytes after a complete member that start no new one."""
+
+
+def _gzip(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    inflater = zlib.decompressobj(wbits=31)
+    data: bytes | None = first
+    started = True
+    while data is not None:
+        while data:
+            if not started:
+                if not data.strip(b"\0"):
+                    break  # zero padding after the last member (as gzip(1) accepts)
+                if not data.startswith(GZIP_MAGIC[: len(data)]):
+                    raise _Corrupt("trailing bytes after the last member")
+                inflater, started = zlib.decompressobj(wbits=31), True
+            out = inflater.decompress(data, OUT_BYTES)
+            if out:
+                yield out
+            while inflater.unconsumed_tail:
+                out = inflater.decompress(inflater.unconsumed_tail, OUT_BYTES)
+                if out:
+                    yield out
+            if inflater.eof:
+                data, started = inflater.unused_data, False
+            else:
+                data = b""
+        data = next(chunks, None)
+    raise _Ended(not started)
+
+
+def _zstd(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    import zstandard
+
+    decompressor = zstandard.ZstdDecompressor()
+    inflater: Any = decompressor.decompressobj()
+    data: bytes | None = first
+    started = True
+    while data is not None:
+        while data:
+            if not started:
+                inflater, started = decompressor.decompressobj(), True
+            out = inflater.decompress(data)
+            if out:
+                yield out
+            if inflater.eof:
+                data, started = inflater.unused_data, False
+            else:
+                data = b""
+        data = next(chunks, None)
+    raise _Ended(not started)
+
+
+@dataclass
+class StreamTail:
+    """What a decompressed read left: its complete lines and the partial bytes after them."""
+
+    lines: int = 0
+    pending: int = 0
+
+
+def lines_of(inflater: Inflater, tail: StreamTail) -> Iterator[Block]:
+    """The blocks of complete lines of a decompressing stream (decompression runs ahead in a
+    thread: zlib and zstd release the GIL, so it overlaps the parsing on another core)."""
+    pieces = prefetched(iter(inflater))
+    buffered, offset, number = b"", 0, 0
+    for piece in pieces:
+        data = buffered + piece if buffered else piece
+        last = data.rfind(b"\n")
+        if last < 0:
+            buffered = data
+            continue
+        block = Block(data, offset, number, last + 1)
+        yield block
+        offset, number, buffered = block.next_offset, block.next_number, data[last + 1 :]
+    if buffered and inflater.complete and inflater.error is None:
+        # A sealed stream that ended whole: its last line needs no `\n` to be complete.
+        yield Block(buffered + b"\n", offset, number, len(buffered) + 1)
+        buffered, number = b"", number + 1
+    tail.lines, tail.pending = number, len(buffered)
+
+
+_DONE = object()
+
+
+def prefetched(items: Iterator[Any], depth: int = 3) -> Iterator[Any]:
+    """Run `items` in a background thread, up to `depth` ahead; exceptions re-raised here."""
+    box: queue.Queue[Any] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[Any, BaseException | None]) -> bool:
+        while not stop.is_set():  # a consumer that stopped early must not block us forever
+            try:
+                box.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((_DONE, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+
+    worker = threading.Thread(target=produce, name="genledger-inflate", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, error = box.get()
+            if item is _DONE:
+                if error is not None:
+                    raise error
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join(timeout=5)
