@@ -2,7 +2,7 @@
 
 Each worker runs `scan.scan_file` on a piece of a file (`genledger.fast.split`: big reads are cut
 at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
-decoder, tally with the pandas-free rules mirror — and sends back only the compact FileScan,
+decoder, tally with the row evaluation of the rules — and sends back only the compact FileScan,
 so the parent stays small; joined, the pieces give the result the same call gives in-process.
 Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
 cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
@@ -14,9 +14,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from genledger.config import Switches
 from genledger.fast import vector
 from genledger.fast.split import PIECE_BYTES, Plan, join, plan
 from genledger.refresh.scan import FileScan, scan_file
@@ -35,6 +36,7 @@ class ScanJob:
     name: str
     role: str
     checkpoint: Checkpoint | None
+    switches: Switches = field(default_factory=Switches)
 
     def new_bytes(self) -> int:
         """About how many bytes this read will parse (0 when the file is gone)."""
@@ -46,11 +48,10 @@ class ScanJob:
         return size - done if size >= done else size
 
 
-def workers_wanted() -> int:
-    """Worker processes to use: `GENLEDGER_WORKERS`, else the usable cores."""
-    configured = os.environ.get("GENLEDGER_WORKERS", "")
-    if configured.isdigit():
-        return int(configured)
+def workers_wanted(configured: int | None = None) -> int:
+    """Worker processes to use: as configured (`Switches.workers`), else the usable cores."""
+    if configured is not None:
+        return configured
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
@@ -77,7 +78,7 @@ class _Piece:
 
 def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
     job = piece.job
-    scan = scan_file(job.path, job.name, job.role, job.checkpoint, piece.span)
+    scan = scan_file(job.path, job.name, job.role, job.checkpoint, piece.span, job.switches)
     return job.key, piece.index, scan
 
 
@@ -85,7 +86,7 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
     """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
     A job missing from the result (its file changed while it was read in pieces) is to be
     scanned in place too."""
-    workers = workers_wanted() if workers is None else workers
+    workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
         return {}
     plans = {job.key: plan(job.path, job.checkpoint) for job in jobs}
