@@ -13,18 +13,25 @@ from genledger.refresh.collect import refresh_dataset_record
 from genledger.refresh.state import DatasetRecord
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
-KINDS = {"jsonl", "pandas"}
 ROLE_TEXT = {
-    "responses": "model responses (raw_responses*.jsonl)",
-    "tokenized": "tokenized training samples (tokenized_data*.jsonl)",
+    "responses": "model responses (raw_responses*: .jsonl, .jsonl.gz, .jsonl.zst, .parquet)",
+    "tokenized": "tokenized training samples (tokenized_data*: .jsonl, .gz, .zst, .parquet)",
 }
+
+
+def kinds_of(dataset: Dataset, role: str) -> set[str]:
+    """The storage kinds of a role's files: `jsonl` (plain or compressed) and/or `parquet`,
+    plus `pandas` (the token table the checks validate)."""
+    forms = {f.form for f in dataset.of_role(role)}
+    kinds = {"parquet" if form == "parquet" else "jsonl" for form in forms} or {"jsonl"}
+    return kinds | {"pandas"}
 
 
 def _asset_spec(spec: DatasetSpec, role: str, owners: list[str]) -> dg.AssetSpec:
     return dg.AssetSpec(
         spec.asset_key(role),
         group_name=spec.key,
-        kinds=KINDS,
+        kinds=kinds_of(spec.dataset, role),
         owners=owners,
         description=(
             f"Token table of the {ROLE_TEXT[role]} of dataset `{spec.name}`, "
@@ -58,14 +65,16 @@ def _role_events(
     records = block["n_done"] if role == "responses" else block["n_tokenized"]
     malformed = failures["malformed_lines"].count if "malformed_lines" in failures else 0
     files = sum(1 for f in block["files"].values() if f.get("role") == role)
-    rows = Rows(lines=records + malformed, records=records, files=files)
+    folder = len(dataset.files) + len(dataset.unrecognised)
+    rows = Rows(lines=records + malformed, records=records, files=files, folder=folder)
     failure_count = sum(t.count for t in failures.values())
+    items = dataset.unrecognised if "unrecognised_files" in failures else ()
     yield dg.MaterializeResult(
         asset_key=key, metadata=file_asset_metadata(dataset, role, block, failure_count)
     )
     for family in families_for(role):
         if dg.AssetCheckKey(key, family) in selected_checks:
-            yield family_result(key, role, family, failures, spec.name, rows)
+            yield family_result(key, role, family, failures, spec.name, rows, items)
 
 
 def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefinition:

@@ -58,6 +58,23 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
     }
 
 
+COMPRESSION = {"gzip": "gzip", "zstd": "zstd"}
+
+
+def _forms(dataset: Dataset, role: str) -> dict[str, int]:
+    """How many of the role's files are stored each way (jsonl, gzip, zstd, parquet)."""
+    counts: dict[str, int] = {}
+    for f in dataset.of_role(role):
+        counts[f.form] = counts.get(f.form, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _compression(dataset: Dataset, role: str) -> str:
+    """The compressions of the role's JSONL files (`none` when all are plain)."""
+    used = sorted({COMPRESSION[f.form] for f in dataset.of_role(role) if f.form in COMPRESSION})
+    return ", ".join(used) or "none"
+
+
 def file_asset_metadata(
     dataset: Dataset, role: str, block: dict[str, Any], failure_count: int
 ) -> dict[str, Any]:
@@ -75,6 +92,8 @@ def file_asset_metadata(
         "pending_bytes": dg.MetadataValue.int(sum(f["pending_bytes"] for f in files.values())),
         "status": block["quality"]["status"],
         "failures": dg.MetadataValue.int(failure_count),
+        "forms": dg.MetadataValue.json(_forms(dataset, role)),
+        "compression": _compression(dataset, role),
         "dagster/row_count": dg.MetadataValue.int(int(numbers["records"] or 0)),
         "dagster/column_schema": column_schema(role),
     }

@@ -7,7 +7,12 @@ import dagster as dg
 
 from assets.naming import STATS_KEY
 from assets.spec import Location
-from checks.asset_checks import every_dataset_present, stats_check_spec
+from checks.asset_checks import (
+    every_dataset_present,
+    every_file_recognised,
+    files_check_spec,
+    stats_check_spec,
+)
 from genledger.refresh.collect import refresh
 
 
@@ -34,6 +39,10 @@ def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
                 if isinstance(value, int)
                 else dg.MetadataValue.float(float(value))
             )
+    metadata["unrecognised_files"] = dg.MetadataValue.int(
+        int(stats.get("unrecognised", {}).get("count", 0))
+        + sum(int(d.get("unrecognised", {}).get("count", 0)) for d in stats["datasets"].values())
+    )
     metadata["failures"] = dg.MetadataValue.json(
         {f["check"]: f["count"] for f in totals["quality"]["failures"]}
     )
@@ -52,7 +61,7 @@ def build_stats_asset(location: Location) -> dg.AssetsDefinition:
         group_name="genledger",
         kinds={"json"},
         owners=list(config.dagster.owners),
-        check_specs=[stats_check_spec()],
+        check_specs=[stats_check_spec(), files_check_spec()],
         description=(
             "The stats JSON v1 of the whole run (same numbers as `genledger collect`), "
             "written atomically to GENLEDGER_STATS_PATH."
@@ -69,5 +78,6 @@ def build_stats_asset(location: Location) -> dg.AssetsDefinition:
         context.log.info(f"wrote {path}: status {result.stats['totals']['quality']['status']}")
         yield dg.MaterializeResult(metadata=stats_metadata(result.stats, path))
         yield every_dataset_present(result.stats, expected)
+        yield every_file_recognised(result.stats)
 
     return stats_json

@@ -130,7 +130,13 @@ def outcome_from_evaluation(evaluation: dg.AssetCheckEvaluation, run_id: str) ->
         rows_checked=_int(meta.get("rows_checked"), None),
         examples=clip_examples([_example(e) for e in examples if e.strip()]),
         run_id=run_id,
+        items=_items(meta.get("items")),
     )
+
+
+def _items(value: Any) -> tuple[str, ...]:
+    """The `items` metadata (a JSON list of names), if any."""
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
 
 
 def _example(line: str) -> str:

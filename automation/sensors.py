@@ -8,7 +8,6 @@ for it is already queued or running (then its old entry is kept, so the next tic
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,7 +16,8 @@ import dagster as dg
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
 from assets.spec import DatasetSpec, Location
 from genledger.tail.discovery import DataRootError, Dataset, discover
-from genledger.tail.fingerprint import checksum, opened, read_at
+from genledger.tail.fingerprint import checksum
+from genledger.tail.roots import Source, open_source
 
 SENSOR_NAME = "dataset_files_changed"
 HEAD_BYTES = 256
@@ -32,20 +32,33 @@ BUSY = [
 FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
 
 
-def file_signature(path: str) -> FileSig | None:
-    """What the sensor remembers of one file; None if it cannot be read."""
+def file_signature(path: Source | str) -> FileSig | None:
+    """What the sensor remembers of one file; None if it cannot be read. A sealed shard
+    rewritten whole changes its size, mtime or head; a remote file has no inode (0)."""
     try:
-        with opened(path) as fd:
-            st = os.fstat(fd)
-            head = read_at(fd, 0, min(st.st_size, HEAD_BYTES))
+        handle = open_source(path)
     except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino, checksum(head)]
+    try:
+        head = handle.read_at(0, min(handle.size, HEAD_BYTES))
+    except OSError:
+        return None
+    finally:
+        handle.close()
+    inode = handle.identity[1] if handle.identity is not None else 0
+    return [handle.size, handle.mtime_ns, inode, checksum(head)]
 
 
-def dataset_signature(dataset: Dataset) -> dict[str, FileSig | None]:
-    """Each file of a dataset (all roles) by name."""
-    return {f.name: file_signature(str(f.path)) for f in dataset.files}
+UNRECOGNISED = "[unrecognised]"  # the cursor entry listing a dataset's unrecognised files
+
+
+def dataset_signature(dataset: Dataset) -> dict[str, Any]:
+    """Each file of a dataset (all roles) by its path in the dataset folder, and the names of
+    its unrecognised files (a new one is news for the dataset's checks)."""
+    signature: dict[str, Any] = {f.name: file_signature(f.path) for f in dataset.files}
+    if dataset.unrecognised:
+        signature[UNRECOGNISED] = list(dataset.unrecognised)
+    return signature
 
 
 def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -54,6 +67,10 @@ def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     for name in sorted(set(old) | set(new)):
         before, after = old.get(name), new.get(name)
         if before == after:
+            continue
+        if name == UNRECOGNISED:
+            added = sorted(set(after or []) - set(before or []))
+            words.append(f"unrecognised {', '.join(added)}" if added else "unrecognised changed")
             continue
         if before is None:
             words.append(f"{name} appeared")

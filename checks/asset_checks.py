@@ -6,7 +6,7 @@ per-dataset rule results), split by the role of the file asset they belong to.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,13 +15,20 @@ import dagster as dg
 from genledger.ledger.tally import MAX_EXAMPLES, RuleTally, merge_failures
 from genledger.refresh.state import DatasetRecord
 from genledger.rules.catalogue import RULES, RULES_BY_NAME, Rule, Severity, Table
-from genledger.rules.frame import file_failures
+from genledger.rules.rows import file_failures
 
 EVERY_DATASET_PRESENT = "every_dataset_present"
+EVERY_FILE_RECOGNISED = "every_file_recognised"
 FILE_RULES = ("unreadable_files", "empty_files")
 ROLE_TABLES = {
-    "responses": (Table.RESPONSES, Table.IDS, Table.FILES, Table.DATASET),
-    "tokenized": (Table.TOKENIZED, Table.FILES),
+    "responses": (Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET),
+    "tokenized": (Table.TOKENIZED, Table.FILES, Table.FOLDER),
+}
+# Rules about a whole dataset: checked on its responses asset, or on its tokenized one when
+# it has no responses (a pretokenized dataset).
+DATASET_LEVEL = {
+    "responses": {Table.IDS, Table.DATASET, Table.FOLDER},
+    "tokenized": {Table.FOLDER},
 }
 
 
@@ -63,10 +70,10 @@ def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
     ]
     if rows:
         failures = merge_failures(failures, file_failures(rows))
-    if role == "responses":
-        dataset_level = {Table.IDS, Table.DATASET}
+    has_responses = any(f.role == "responses" for f in record.files.values())
+    if role == "responses" or not has_responses:
         for name, tally in record.rules.failures.items():
-            if dataset_level.intersection(RULES_BY_NAME[name].tables):
+            if DATASET_LEVEL[role].intersection(RULES_BY_NAME[name].tables):
                 failures = merge_failures(failures, {name: tally})
     return failures
 
@@ -78,11 +85,14 @@ class Rows:
     lines: int  # complete lines parsed (records plus malformed lines)
     records: int
     files: int
+    folder: int = 0  # files found in the dataset folder, recognised or not
 
 
 def _rows_checked(rule: Rule, rows: Rows) -> int:
     if Table.FILES in rule.tables:
         return rows.files
+    if Table.FOLDER in rule.tables:
+        return rows.folder
     if Table.DATASET in rule.tables:
         return 1
     return rows.lines if rule.name == "malformed_lines" else rows.records
@@ -100,8 +110,10 @@ def family_result(
     failures: dict[str, RuleTally],
     dataset: str,
     rows: Rows,
+    items: Sequence[str] = (),
 ) -> dg.AssetCheckResult:
-    """Pass/fail, severity and metadata of one family on one file asset."""
+    """Pass/fail, severity and metadata of one family on one file asset; `items`: every
+    failing thing by name (unrecognised paths), so notifications can tell a new one."""
     rules = _family_rules(role, family)
     failing = [r for r in rules if r.name in failures and failures[r.name].count > 0]
     severity = (
@@ -121,6 +133,8 @@ def family_result(
     }
     if rows.records == 0 and not failing:
         metadata["note"] = "no records yet: nothing to check (files_have_records says so)"
+    if failing and items:
+        metadata["items"] = dg.MetadataValue.json(list(items))
     return dg.AssetCheckResult(
         asset_key=asset_key,
         check_name=family,
@@ -172,4 +186,51 @@ def every_dataset_present(stats: dict[str, Any], expected: Iterable[str]) -> dg.
         severity=dg.AssetCheckSeverity.ERROR if missing else dg.AssetCheckSeverity.WARN,
         metadata=metadata,
         description=description,
+    )
+
+
+def files_check_spec() -> dg.AssetCheckSpec:
+    """The check on `stats_json`: every file under the data root is recognised."""
+    return dg.AssetCheckSpec(
+        EVERY_FILE_RECOGNISED,
+        asset=dg.AssetKey(["stats_json"]),
+        description=(
+            "Every regular file under the data root (not ignored) is a responses, tokenized or "
+            "prompts file of a dataset: nothing is skipped in silence."
+        ),
+    )
+
+
+def unrecognised_paths(stats: dict[str, Any]) -> list[str]:
+    """The unrecognised files the stats JSON names, relative to the data root."""
+    paths = list(stats.get("unrecognised", {}).get("paths", []))
+    for name, block in stats.get("datasets", {}).items():
+        paths += [f"{name}/{p}" for p in block.get("unrecognised", {}).get("paths", [])]
+    return sorted(paths)
+
+
+def every_file_recognised(stats: dict[str, Any]) -> dg.AssetCheckResult:
+    """WARN when some file under the root matches no pattern (per dataset or outside all)."""
+    outside = int(stats.get("unrecognised", {}).get("count", 0))
+    inside = sum(
+        int(block.get("unrecognised", {}).get("count", 0))
+        for block in stats.get("datasets", {}).values()
+    )
+    paths = unrecognised_paths(stats)
+    examples = [{"file": p, "line": 0, "reason": "matches no pattern"} for p in paths]
+    metadata: dict[str, Any] = {
+        "failure_count": dg.MetadataValue.int(outside + inside),
+        "outside_datasets": dg.MetadataValue.int(outside),
+        "in_datasets": dg.MetadataValue.int(inside),
+        "examples": dg.MetadataValue.md(_examples_md(examples)),
+        "items": dg.MetadataValue.json(paths),
+    }
+    count = outside + inside
+    return dg.AssetCheckResult(
+        asset_key=dg.AssetKey(["stats_json"]),
+        check_name=EVERY_FILE_RECOGNISED,
+        passed=count == 0,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata=metadata,
+        description=f"{count} unrecognised file(s): {', '.join(paths[:5])}" if count else None,
     )

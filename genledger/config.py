@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
 DEFAULT_CONFIG_NAME = "genledger.toml"
+RULE_EVALUATIONS = ("rows", "pandera")
 
 
 class ConfigError(ValueError):
@@ -70,6 +72,41 @@ class NotifySettings:
 
 
 @dataclass(frozen=True)
+class Switches:
+    """How a refresh computes (never what): the speed levers and the rule evaluation.
+
+    Every `GENLEDGER_*` switch is read here, once (`from_env`); code receives this object
+    instead of reading the environment. Each choice gives the same numbers (tests prove it).
+    """
+
+    typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
+    stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
+    rules: str = "rows"  # GENLEDGER_RULES=rows|pandera: how the rule conditions are evaluated
+    workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
+
+    @property
+    def fast(self) -> bool:
+        """Some fast decoder is on."""
+        return self.typed_shapes or self.stand_ins
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Switches:
+        """The switches set in `env` (unset ones keep their defaults)."""
+        rules = env.get("GENLEDGER_RULES", "rows").strip() or "rows"
+        if rules not in RULE_EVALUATIONS:
+            raise ConfigError(f"GENLEDGER_RULES must be one of {', '.join(RULE_EVALUATIONS)}")
+        workers = env.get("GENLEDGER_WORKERS", "").strip()
+        if workers and not workers.isdigit():
+            raise ConfigError("GENLEDGER_WORKERS must be a whole number")
+        return cls(
+            typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
+            stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
+            rules=rules,
+            workers=int(workers) if workers else None,
+        )
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything genledger needs to know about one run."""
 
@@ -80,6 +117,7 @@ class Config:
     n_prompts: dict[str, int] = field(default_factory=dict)
     dagster: DagsterSettings = field(default_factory=DagsterSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
+    switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
 
     def with_paths(self, **paths: Path | None) -> Config:
@@ -107,7 +145,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     if file is None and Path(DEFAULT_CONFIG_NAME).is_file():
         file = Path(DEFAULT_CONFIG_NAME)
     raw: dict[str, Any] = _read_toml(file) if file is not None else {}
-    config = _from_dict(raw, file)
+    config = replace(_from_dict(raw, file), switches=Switches.from_env(env))
     return config.with_paths(
         data_root=_env_path(env, ENV_DATA_ROOT),
         stats_path=_env_path(env, ENV_STATS_PATH),
@@ -133,13 +171,20 @@ def _read_toml(file: Path) -> dict[str, Any]:
 def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     where = f"config file {source}"
     files = raw.get("files", {})
+    default = FilePatterns()
+
+    def globs(role: str) -> tuple[str, ...]:
+        value = files.get(role)
+        if value is None:
+            return tuple(getattr(default, role))
+        return _strings(value, f"{where}: files.{role}")
+
     patterns = FilePatterns(
-        **{
-            role: _strings(files[role], f"{where}: files.{role}")
-            for role in ("responses", "tokenized", "prompts", "ignore")
-            if role in files
-        },
-        **_settle(files, where),
+        responses=globs("responses"),
+        tokenized=globs("tokenized"),
+        prompts=globs("prompts"),
+        ignore=globs("ignore"),
+        settle_seconds=_settle(files, where, default.settle_seconds),
     )
     n_prompts: dict[str, int] = {}
     for name, section in raw.get("datasets", {}).items():
@@ -165,13 +210,11 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     )
 
 
-def _settle(files: dict[str, Any], where: str) -> dict[str, float]:
-    if "settle_seconds" not in files:
-        return {}
-    value = files["settle_seconds"]
+def _settle(files: dict[str, Any], where: str, default: float) -> float:
+    value = files.get("settle_seconds", default)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ConfigError(f"{where}: files.settle_seconds must be a number >= 0")
-    return {"settle_seconds": float(value)}
+    return float(value)
 
 
 def _path(value: Any) -> Path | None:

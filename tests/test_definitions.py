@@ -23,6 +23,7 @@ RESPONSE_CHECKS = [
     "dataset_has_token_counts",
     "files_have_records",
     "files_readable",
+    "files_recognised",
     "json_lines_parse",
     "no_think_tag_leaks",
     "record_ids_unique",
@@ -33,6 +34,7 @@ RESPONSE_CHECKS = [
 TOKENIZED_CHECKS = [
     "files_have_records",
     "files_readable",
+    "files_recognised",
     "json_lines_parse",
     "loss_masks_match_input_ids",
     "samples_have_trainable_tokens",
@@ -42,7 +44,7 @@ SNAPSHOT = {
     "A1_pretokenized/tokenized_data": TOKENIZED_CHECKS,
     "clean_chat_then_flat/raw_responses": RESPONSE_CHECKS,
     "error_missing_tokens/raw_responses": RESPONSE_CHECKS,
-    "stats_json": ["every_dataset_present"],
+    "stats_json": ["every_dataset_present", "every_file_recognised"],
     "warn_think_leaks/raw_responses": RESPONSE_CHECKS,
 }
 

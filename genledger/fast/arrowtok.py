@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from genledger.ledger.tally import FileTally
+
 MASK_BOUND = 1 << 31  # mask values within ±this keep every per-row sum exact in int64
 
 
@@ -100,23 +102,42 @@ def columns_of(table: Any) -> Columns | None:
     return Columns(n_tokens, n_ok, loss_len, loss_ok, loss_sum)
 
 
-def unusual_rows(c: Columns) -> Any:
-    """Rows that may fail a tokenized rule: a speed-only superset, read through the rules.
-    Every other row is a clean record whose facts are summed in bulk."""
-    return (
-        ~c.n_ok
-        | (c.n_tokens == 0)
-        | (c.loss_ok & (c.loss_len != c.n_tokens))
-        | (c.loss_ok & (c.loss_sum <= 0))
+def failing_rows(c: Columns) -> Any | None:
+    """Rows failing some tokenized rule, by the catalogue's own conditions evaluated over the
+    columns (`rules.expr.evaluate_arrays`); None when a rule reads a column not counted here.
+    Those rows go through the row evaluation for their examples; the rest are summed in bulk."""
+    import numpy as np
+
+    from genledger.rules.catalogue import Table, rules_of
+    from genledger.rules.expr import evaluate_arrays
+
+    rows = len(c.n_tokens)
+    columns = {
+        "parse_error": (np.zeros(rows, bool), np.zeros(rows, bool)),  # every row parsed
+        "n_tokens": (c.n_tokens, c.n_ok),
+        "loss_len": (c.loss_len, c.loss_ok),
+        "loss_sum": (c.loss_sum, c.loss_ok),
+    }
+    failing = np.zeros(rows, bool)
+    for rule in rules_of(Table.TOKENIZED):
+        if rule.when is None:
+            continue
+        if not rule.when.columns() <= columns.keys():
+            return None
+        failing |= evaluate_arrays(rule.when, columns, rows)
+    return failing
+
+
+def bulk_tally(c: Columns, rows: Any) -> FileTally:
+    """The tally of the selected rows, none of which fails a rule (as `rules.rows` sums)."""
+    n_ok, loss_ok = c.n_ok & rows, c.loss_ok & rows
+    return FileTally(
+        records=int(rows.sum()),
+        counted=int(n_ok.sum()),
+        nonzero=int((n_ok & (c.n_tokens > 0)).sum()),
+        total_tokens=int(c.n_tokens[n_ok].sum()),
+        total_loss_tokens=int(c.loss_sum[loss_ok].sum()),
     )
-
-
-def clean_sums(c: Columns, clean: Any) -> tuple[int, int, int]:
-    """(records, total tokens, trainable tokens) of the clean rows."""
-    records = int(clean.sum())
-    tokens = int(c.n_tokens[clean].sum())
-    trainable = int(c.loss_sum[clean & c.loss_ok].sum())
-    return records, tokens, trainable
 
 
 def row_facts(c: Columns, index: int) -> tuple[int | None, int | None, int | None]:

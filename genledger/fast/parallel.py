@@ -2,7 +2,7 @@
 
 Each worker runs `scan.scan_file` on a piece of a file (`genledger.fast.split`: big reads are cut
 at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
-decoder, tally with the pandas-free rules mirror — and sends back only the compact FileScan,
+decoder, tally with the row evaluation of the rules — and sends back only the compact FileScan,
 so the parent stays small; joined, the pieces give the result the same call gives in-process.
 Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
 cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
@@ -14,16 +14,19 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
+from genledger.config import Switches
 from genledger.fast import vector
 from genledger.fast.split import PIECE_BYTES, Plan, join, plan
-from genledger.refresh.scan import FileScan, scan_file
+from genledger.refresh.scan import SETTLE_SECONDS, FileScan, scan_file
 from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.discovery import form_of
 from genledger.tail.reader import Span
+from genledger.tail.roots import RemoteFile, Source, stat_source
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
+SEALED_WEIGHT = 4  # a compressed or Parquet byte is worth about this many plain ones
 
 
 @dataclass(frozen=True)
@@ -31,26 +34,40 @@ class ScanJob:
     """One file to read from its checkpoint; `key` names it in the result."""
 
     key: str
-    path: Path
+    path: Source
     name: str
     role: str
     checkpoint: Checkpoint | None
+    switches: Switches = field(default_factory=Switches)
+    now: float | None = None  # for sealed files: has an early end of stream settled?
+    settle_seconds: float = SETTLE_SECONDS
+
+    @property
+    def sealed(self) -> bool:
+        """Read whole (gzip, zstd, Parquet), never in pieces."""
+        return form_of(self.name) != "jsonl"
 
     def new_bytes(self) -> int:
-        """About how many bytes this read will parse (0 when the file is gone)."""
-        try:
-            size = os.stat(self.path).st_size
-        except OSError:
+        """About how many bytes this read will parse (0 when the file is gone or remote:
+        remote reads are never forked, their connections cannot cross a fork)."""
+        if isinstance(self.path, RemoteFile):
             return 0
-        done = self.checkpoint.offset if self.checkpoint is not None else 0
+        found = stat_source(self.path)
+        if found is None:
+            return 0
+        size, mtime_ns = found
+        cp = self.checkpoint
+        if self.sealed:  # all or nothing; decoding costs several times the stored bytes
+            unchanged = cp is not None and (cp.size, cp.mtime_ns) == (size, mtime_ns)
+            return 0 if unchanged else size * SEALED_WEIGHT
+        done = cp.offset if cp is not None else 0
         return size - done if size >= done else size
 
 
-def workers_wanted() -> int:
-    """Worker processes to use: `GENLEDGER_WORKERS`, else the usable cores."""
-    configured = os.environ.get("GENLEDGER_WORKERS", "")
-    if configured.isdigit():
-        return int(configured)
+def workers_wanted(configured: int | None = None) -> int:
+    """Worker processes to use: as configured (`Switches.workers`), else the usable cores."""
+    if configured is not None:
+        return configured
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
@@ -77,7 +94,16 @@ class _Piece:
 
 def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
     job = piece.job
-    scan = scan_file(job.path, job.name, job.role, job.checkpoint, piece.span)
+    scan = scan_file(
+        job.path,
+        job.name,
+        job.role,
+        job.checkpoint,
+        piece.span,
+        job.switches,
+        job.now,
+        job.settle_seconds,
+    )
     return job.key, piece.index, scan
 
 
@@ -85,10 +111,10 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
     """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
     A job missing from the result (its file changed while it was read in pieces) is to be
     scanned in place too."""
-    workers = workers_wanted() if workers is None else workers
+    workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
         return {}
-    plans = {job.key: plan(job.path, job.checkpoint) for job in jobs}
+    plans = {job.key: None if job.sealed else plan(job.path, job.checkpoint) for job in jobs}
     pieces = [
         _Piece(job, index, span)
         for job in jobs

@@ -64,9 +64,13 @@ def file_entry(state: FileState) -> dict[str, Any]:
 
 
 def dataset_stats(
-    kind: str, n_prompts_config: int | None, files: list[FileState], dataset: DatasetState
+    kind: str,
+    n_prompts_config: int | None,
+    files: list[FileState],
+    dataset: DatasetState,
+    unrecognised: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """One dataset's block of the stats JSON."""
+    """One dataset's block of the stats JSON; `unrecognised`: its files matching no pattern."""
     by_role = {role: [f for f in files if f.role == role] for role in ROLES}
     responses = _sum_tallies(by_role["responses"])
     tokenized = _sum_tallies(by_role["tokenized"])
@@ -95,8 +99,17 @@ def dataset_stats(
         "total_loss_tokens": tokenized.total_loss_tokens,
         "quality": quality_block(failures),
         "files": {f.name: file_entry(f) for f in files},
+        "unrecognised": unrecognised_block(unrecognised),
         "rate": None,
     }
+
+
+MAX_LISTED = 20  # unrecognised paths named (the count says how many in all)
+
+
+def unrecognised_block(paths: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """`unrecognised`: how many files match no pattern, and the first `MAX_LISTED` paths."""
+    return {"count": len(paths), "paths": list(paths[:MAX_LISTED])}
 
 
 ROLES = ("responses", "tokenized", "prompts")
@@ -112,8 +125,10 @@ SUMMED = (
 )
 
 
-def totals(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The same counters summed over datasets."""
+def totals(
+    datasets: dict[str, dict[str, Any]], outside: dict[str, RuleTally] | None = None
+) -> dict[str, Any]:
+    """The same counters summed over datasets (`outside`: failures of files in no dataset)."""
     out: dict[str, Any] = {key: sum(d[key] for d in datasets.values()) for key in SUMMED}
     inference = [d for d in datasets.values() if d["kind"] == "inference"]
     known = [d["n_prompts"] for d in inference]
@@ -124,7 +139,7 @@ def totals(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out["formats"] = _merged(d["formats"] for d in datasets.values())
     out["finish_reasons"] = _merged(d["finish_reasons"] for d in datasets.values())
     out["n_datasets"] = len(datasets)
-    out["quality"] = _total_quality(datasets)
+    out["quality"] = _total_quality(datasets, outside or {})
     out["rate"] = None
     return out
 
@@ -136,7 +151,9 @@ def _merged(maps: Any) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
-def _total_quality(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _total_quality(
+    datasets: dict[str, dict[str, Any]], outside: dict[str, RuleTally]
+) -> dict[str, Any]:
     failures: dict[str, RuleTally] = {}
     for name, data in datasets.items():
         for failure in data["quality"]["failures"]:
@@ -144,6 +161,7 @@ def _total_quality(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
             failures = merge_failures(
                 failures, {failure["check"]: RuleTally(failure["count"], examples)}
             )
+    failures = merge_failures(failures, outside)
     block = quality_block(failures)
     block["datasets_by_status"] = dict(Counter(d["quality"]["status"] for d in datasets.values()))
     for failure in block["failures"]:
@@ -151,12 +169,20 @@ def _total_quality(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return block
 
 
-def document(data_root: str, datasets: dict[str, dict[str, Any]], now: float) -> dict[str, Any]:
-    """The whole stats JSON."""
+def document(
+    data_root: str,
+    datasets: dict[str, dict[str, Any]],
+    now: float,
+    unrecognised: tuple[str, ...] = (),
+    outside: dict[str, RuleTally] | None = None,
+) -> dict[str, Any]:
+    """The whole stats JSON; `unrecognised`: files under the root in no dataset (loose, or in
+    a folder holding no recognised file), `outside`: their rule failures."""
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso_utc(now),
         "data_root": data_root,
-        "totals": totals(datasets),
+        "totals": totals(datasets, outside),
         "datasets": datasets,
+        "unrecognised": unrecognised_block(unrecognised),
     }

@@ -34,9 +34,31 @@ def dataset_line(name: str, data: dict[str, Any]) -> str:
     return f"{name}: {work}  [{status}]{'  ' + failure if failure else ''}"
 
 
+SHOWN_PATHS = 5  # unrecognised files named per line (the count says how many in all)
+
+
+def unrecognised_line(where: str, block: dict[str, Any] | None) -> str | None:
+    """`  where: N unrecognised files: a, b, ...` (None when there is none)."""
+    if not block or not block.get("count"):
+        return None
+    count, paths = block["count"], block.get("paths", [])[:SHOWN_PATHS]
+    more = f", ... ({count - len(paths)} more)" if count > len(paths) else ""
+    noun = "file" if count == 1 else "files"
+    return f"  {where}: {count} unrecognised {noun} (matching no pattern): {', '.join(paths)}{more}"
+
+
 def render(stats: dict[str, Any]) -> str:
-    """All datasets, then the totals line."""
-    lines = [dataset_line(name, data) for name, data in stats["datasets"].items()]
+    """All datasets (each followed by its unrecognised files), the files outside every
+    dataset, then the totals line."""
+    lines: list[str] = []
+    for name, data in stats["datasets"].items():
+        lines.append(dataset_line(name, data))
+        extra = unrecognised_line(name, data.get("unrecognised"))
+        if extra:
+            lines.append(extra)
+    outside = unrecognised_line("outside every dataset", stats.get("unrecognised"))
+    if outside:
+        lines.append(outside)
     totals = stats["totals"]
     lines.append(
         f"total: {totals['n_done']:,}/{_count(totals['n_prompts'])} done, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from genledger.config import NotifySettings
@@ -51,7 +52,10 @@ def _decide_one(
             return None
         del still_open[outcome.key]
         return _alert(Kind.RESOLVED, outcome, before, failure_count=0)
+    new_items = _new_items(outcome, before)
     kind = _failing_kind(outcome, before, settings, now)
+    if kind is None and new_items:
+        kind = Kind.WORSE  # each new unrecognised file is news once, however many there are
     if kind is None:
         assert before is not None
         before["severity"] = outcome.severity  # a milder failure resets the bar for "worse"
@@ -62,7 +66,18 @@ def _decide_one(
         "sent_at": now,
         "dataset": outcome.dataset,
     }
-    return _alert(kind, outcome, before, failure_count=outcome.failure_count)
+    if outcome.items:
+        still_open[outcome.key]["items"] = sorted(outcome.items)
+    alert = _alert(kind, outcome, before, failure_count=outcome.failure_count)
+    if new_items and before is not None:
+        alert = replace(alert, examples=tuple(f"{item} (new)" for item in new_items))
+    return alert
+
+
+def _new_items(outcome: CheckOutcome, before: dict[str, Any] | None) -> list[str]:
+    """Items of a failing check no earlier alert named."""
+    told = set(before.get("items", [])) if before is not None else set()
+    return sorted(set(outcome.items) - told)
 
 
 def _failing_kind(

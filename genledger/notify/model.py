@@ -39,6 +39,7 @@ class CheckOutcome:
     rows_checked: int | None
     examples: tuple[str, ...]
     run_id: str
+    items: tuple[str, ...] = ()  # every failing thing by name (unrecognised file paths)
 
     @property
     def key(self) -> str:

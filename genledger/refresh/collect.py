@@ -12,19 +12,20 @@ from typing import Any
 
 import orjson
 
-from genledger.config import Config
+from genledger.config import Config, Switches
 from genledger.fast.parallel import ScanJob, scan_all
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.stats import dataset_stats, document
-from genledger.ledger.tally import FileTally
+from genledger.ledger.tally import FileTally, RuleTally
 from genledger.refresh.atomic import atomic_write_bytes
-from genledger.refresh.scan import FileScan, scan_file
+from genledger.refresh.scan import SETTLE_SECONDS, FileScan, scan_file
 from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
 from genledger.tail.checkpoint import Checkpoint
-from genledger.tail.discovery import DataFile, Dataset, discover
+from genledger.tail.discovery import DataFile, Dataset, survey
 
 VANISHED = "vanished since the last refresh"
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
+DEFAULT_SWITCHES = Switches()
 NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
 
 
@@ -58,18 +59,27 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
     if config.stats_path is None:
         raise UsageError("no stats path: pass -o STATS.json or set GENLEDGER_STATS_PATH")
     assert config.data_root is not None
-    datasets = discover(config.data_root, config)
+    found = survey(config.data_root, config)
+    datasets = found.datasets
     now = time.time() if now is None else now
     with ExitStack() as stack:
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
         # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
-        jobs = [_job(f, previous[ds.name]) for ds in datasets for f in ds.files]
-        scans = scan_all(jobs)
-        refreshed = {ds.name: refresh_record(ds, previous[ds.name], now, scans) for ds in datasets}
+        switches = config.switches
+        settle = config.patterns.settle_seconds
+        jobs = [
+            _job(f, previous[ds.name], switches, now, settle) for ds in datasets for f in ds.files
+        ]
+        scans = scan_all(jobs, switches.workers)
+        refreshed = {
+            ds.name: refresh_record(ds, previous[ds.name], now, scans, switches, settle)
+            for ds in datasets
+        }
         blocks = {name: block for name, (_, block) in refreshed.items()}
-        stats = document(store.data_root, blocks, now)
+        outside = root_failures(found.unrecognised, switches)
+        stats = document(store.data_root, blocks, now, found.unrecognised, outside)
         stats["totals"]["rate"] = total_rate(blocks)
         atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
         # Checkpoints move only once the stats that include them are durable.
@@ -92,7 +102,13 @@ def refresh_dataset_record(
     store = _store(config)
     now = time.time() if now is None else now
     with store.locked(dataset.name):
-        record, block = refresh_record(dataset, _previous(store, dataset, full), now)
+        record, block = refresh_record(
+            dataset,
+            _previous(store, dataset, full),
+            now,
+            switches=config.switches,
+            settle_seconds=config.patterns.settle_seconds,
+        )
         store.save(record)
     return record, block
 
@@ -104,14 +120,22 @@ def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
 
 
 def refresh_record(
-    ds: Dataset, old: DatasetRecord, now: float, scans: Mapping[str, FileScan] | None = None
+    ds: Dataset,
+    old: DatasetRecord,
+    now: float,
+    scans: Mapping[str, FileScan] | None = None,
+    switches: Switches = DEFAULT_SWITCHES,
+    settle_seconds: float = SETTLE_SECONDS,
 ) -> tuple[DatasetRecord, dict[str, Any]]:
     """Scan a dataset's files from `old` (or take `scans` made already, by file key);
     return its new record and its stats block."""
-    files = [_refresh_file(f, old.files.get(f.name), scans) for f in ds.files]
+    files = [
+        _refresh_file(f, old.files.get(f.name), scans, switches, now, settle_seconds)
+        for f in ds.files
+    ]
     record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
-    record.rules = _dataset_rules(files, old.rules)
-    block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules)
+    record.rules = _dataset_rules(files, ds.unrecognised, old.rules, switches)
+    block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised)
     for gone in old.files.values():
         if gone.name not in record.files:
             block["files"][gone.name] = _vanished_entry(gone)
@@ -134,17 +158,27 @@ def _checkpoint(old: FileState | None) -> Checkpoint | None:
     return old.checkpoint if old is not None and old.error is None else None
 
 
-def _job(data_file: DataFile, old: DatasetRecord) -> ScanJob:
+def _job(
+    data_file: DataFile, old: DatasetRecord, switches: Switches, now: float, settle: float
+) -> ScanJob:
     checkpoint = _checkpoint(old.files.get(data_file.name))
-    return ScanJob(data_file.key, data_file.path, data_file.name, data_file.role, checkpoint)
+    f = data_file
+    return ScanJob(f.key, f.path, f.name, f.role, checkpoint, switches, now, settle)
 
 
 def _refresh_file(
-    data_file: DataFile, old: FileState | None, scans: Mapping[str, FileScan] | None = None
+    data_file: DataFile,
+    old: FileState | None,
+    scans: Mapping[str, FileScan] | None,
+    switches: Switches,
+    now: float,
+    settle_seconds: float,
 ) -> FileState:
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        scan = scan_file(data_file.path, data_file.name, data_file.role, _checkpoint(old))
+        f = data_file
+        checkpoint = _checkpoint(old)
+        scan = scan_file(f.path, f.name, f.role, checkpoint, None, switches, now, settle_seconds)
     return _merge(data_file, old, scan)
 
 
@@ -162,7 +196,7 @@ def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileSt
     return state
 
 
-def _signature(files: list[FileState]) -> str:
+def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:
     # Everything that tells a resumed read from a restarted one: a file rewritten to the same
     # length (new ids, same offset) must still re-run the dataset rules.
     parts = [
@@ -179,30 +213,53 @@ def _signature(files: list[FileState]) -> str:
         )
         for f in files
     ]
-    return hashlib.blake2b(orjson.dumps(parts), digest_size=8).hexdigest()
+    return hashlib.blake2b(orjson.dumps([parts, unrecognised]), digest_size=8).hexdigest()
 
 
-def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
-    signature = _signature(files)
+def rule_evaluation(switches: Switches) -> Any:
+    """The module that evaluates the rules: `rules.rows`, or `rules.frame` when asked for."""
+    if switches.rules == "pandera":
+        from genledger.rules import frame
+
+        return frame
+    from genledger.rules import rows
+
+    return rows
+
+
+def root_failures(unrecognised: tuple[str, ...], switches: Switches) -> dict[str, RuleTally]:
+    """The rule failures of files in no dataset (paths relative to the data root)."""
+    if not unrecognised:
+        return {}
+    rows = [{"file": path, "recognised": False} for path in unrecognised]
+    return dict(rule_evaluation(switches).folder_failures(rows))
+
+
+def _dataset_rules(
+    files: list[FileState], unrecognised: tuple[str, ...], old: DatasetState, switches: Switches
+) -> DatasetState:
+    signature = _signature(files, unrecognised)
     if old.signature == signature:
         return old
-    # Same results as genledger.rules.frame; pandas only where pandera is loaded (quickrules lever).
-    from genledger.rules.rows import dataset_failures, file_failures, id_failures
+    evaluation = rule_evaluation(switches)
 
     responses = [f for f in files if f.role == "responses"]
-    failures = id_failures((f.name, f.tally) for f in responses)
-    rows = [
+    failures = evaluation.id_failures([(f.name, f.tally) for f in responses])
+    rows: list[dict[str, Any]] = [
         {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
         for f in files
         if f.role != "prompts"
     ]
     # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
-    failures.update(file_failures(rows or [NO_RESPONSES_YET]))
+    failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)
-    aggregate = dataset_failures(n_done, n_nonzero)
+    aggregate = evaluation.dataset_failures(n_done, n_nonzero)
     for tally in aggregate.values():
         for example in tally.examples:
             example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
     failures.update(aggregate)
+    folder = [{"file": f.name, "recognised": True} for f in files]
+    folder += [{"file": path, "recognised": False} for path in unrecognised]
+    failures.update(evaluation.folder_failures(folder))
     return DatasetState(signature, failures)

@@ -1,4 +1,8 @@
-"""Scan one data file from its checkpoint: new lines → records → facts → validated tally."""
+"""Scan one data file from its checkpoint: new lines → records → facts → validated tally.
+
+This is the one place that chooses between the fast decoders (`genledger.fast`) and the
+general path (`genledger.parse`), and between the rule evaluations (`genledger.rules`).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from genledger.config import Switches
 from genledger.fast import rawtext, vector
-from genledger.fast.lines import line_facts
+from genledger.fast.lines import fast_facts
+from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
+from genledger.parse.line import Facts, facts_of_line
 from genledger.parse.table import TableBuilder
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
@@ -39,22 +46,27 @@ class FileScan:
 READ_CHUNK = 1 << 20
 
 
+DEFAULT = Switches()
+
+
 def scan_file(
     path: Source,
     name: str,
     role: str,
     checkpoint: Checkpoint | None,
     span: Span | None = None,
+    switches: Switches = DEFAULT,
     now: float | None = None,
     settle_seconds: float = SETTLE_SECONDS,
 ) -> FileScan:
     """Read what `path` gained since `checkpoint` (or just `span`) and tally it; never raises
-    on bad data. Sealed files (by the name's form) are read whole when new or changed."""
+    on bad data. Sealed files (by the name's form) are read whole when new or changed; `now`
+    and `settle_seconds` say whether an early end of their stream is final."""
     if form_of(name) != "jsonl":
         from genledger.refresh.sealed import scan_sealed
 
         when = time.time() if now is None else now
-        return scan_sealed(path, name, role, checkpoint, when, settle_seconds)
+        return scan_sealed(path, name, role, checkpoint, when, settle_seconds, switches)
     try:
         with FileReader(path, checkpoint, READ_CHUNK, span) as reader:
             if role == "prompts":
@@ -62,7 +74,7 @@ def scan_file(
             else:
                 if reader.new_bytes() >= vector.BULK_BYTES:
                     vector.load()
-                delta = tally_blocks(reader.blocks(), name, role)
+                delta = tally_blocks(reader.blocks(), name, role, switches)
             return FileScan(delta, reader.result())
     except FileUnreadable as exc:
         return FileScan(FileTally(), error=str(exc))
@@ -76,7 +88,18 @@ def non_blank_lines(blocks: Iterable[Block]) -> int:
 CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in the file size
 
 
-def tally_blocks(blocks: Iterable[Block], name: str, role: str) -> FileTally:
+def line_facts(
+    content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN, switches: Switches = DEFAULT
+) -> list[Facts]:
+    """The facts of a non-blank line: the fast decoders' when they can tell, else the general
+    path's (equal by tests); raises `Malformed` as the general path does."""
+    facts = fast_facts(content, role, flags, switches) if switches.fast else None
+    return facts_of_line(content, role) if facts is None else facts
+
+
+def tally_blocks(
+    blocks: Iterable[Block], name: str, role: str, switches: Switches = DEFAULT
+) -> FileTally:
     """The tally of the records on the complete lines of `blocks` (a responses or tokenized
     file), validated `CHUNK_ROWS` rows at a time."""
     done, builder = FileTally(), TableBuilder(role, name)
@@ -87,24 +110,29 @@ def tally_blocks(blocks: Iterable[Block], name: str, role: str) -> FileTally:
             if is_blank(content):
                 continue
             try:
-                # Same facts as records_of + response_facts/tokenized_facts, faster (fastparse).
-                facts = line_facts(content, role, flags)
+                facts = line_facts(content, role, flags, switches)
             except Malformed as exc:
                 builder.add_malformed(number, offset, str(exc))
                 continue
             for item, fact in enumerate(facts):
                 builder.add(number, offset, item, fact)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (tally.py), chunk by chunk
-            done, builder = done + tally_table(builder), TableBuilder(role, name)
-    return done + tally_table(builder)
+            done = done + tally_table(builder, switches)
+            builder = TableBuilder(role, name)
+    return done + tally_table(builder, switches)
 
 
-def tally_table(builder: TableBuilder) -> FileTally:
+def tally_table(builder: TableBuilder, switches: Switches = DEFAULT) -> FileTally:
     """Validate the rows collected so far (nothing to do for none)."""
     if not len(builder):
         return FileTally()
-    # pandas and pandera load only where pandera is wanted; elsewhere their mirror runs
-    # (genledger/quickrules.py, same tallies).
-    from genledger.rules.rows import tally_rows
+    if switches.rules == "pandera":  # pandas and pandera load only when asked for
+        from genledger.rules import frame
 
-    return tally_rows(builder)
+        tally = frame.tally_responses if builder.role == "responses" else frame.tally_tokenized
+        return tally(builder.frame())
+    from genledger.rules import rows
+
+    return (rows.tally_responses if builder.role == "responses" else rows.tally_tokenized)(
+        builder.rows
+    )

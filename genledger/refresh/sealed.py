@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from genledger.config import Switches
 from genledger.fast import arrowtok, vector
 from genledger.ledger.tally import FileTally
-from genledger.parse.formats import response_facts
+from genledger.parse.line import facts_of_record
 from genledger.parse.table import TableBuilder
-from genledger.parse.tokenized import TokenizedFacts, tokenized_facts
+from genledger.parse.tokenized import TokenizedFacts
 from genledger.refresh.scan import (
     CHUNK_ROWS,
+    DEFAULT,
     FileScan,
     non_blank_lines,
     tally_blocks,
@@ -45,6 +47,7 @@ def scan_sealed(
     checkpoint: Checkpoint | None,
     now: float,
     settle_seconds: float,
+    switches: Switches = DEFAULT,
 ) -> FileScan:
     """Tally `path` whole if its fingerprint moved since `checkpoint` (or an early end of its
     stream has now settled into an error); else report it unchanged."""
@@ -61,14 +64,15 @@ def scan_sealed(
     finally:
         handle.close()
     is_settled = settled(mark.mtime_ns, now, settle_seconds)
-    if checkpoint is not None and same_file(checkpoint, mark):
-        if not (checkpoint.unsettled and is_settled):
-            return FileScan(FileTally(), _result(checkpoint, False, "unchanged"))
+    # Unchanged keeps its counts, unless an early end of stream has since become final.
+    settling = checkpoint is not None and checkpoint.unsettled and is_settled
+    if checkpoint is not None and same_file(checkpoint, mark) and not settling:
+        return FileScan(FileTally(), _result(checkpoint, False, "unchanged"))
     reason = "new" if checkpoint is None else "changed (read whole)"
     try:
         if form_of(name) == "parquet":
-            return _scan_parquet(path, name, role, mark, is_settled, reason)
-        return _scan_stream(path, name, role, mark, is_settled, reason)
+            return _scan_parquet(path, name, role, mark, is_settled, reason, switches)
+        return _scan_stream(path, name, role, mark, is_settled, reason, switches)
     except NotThisFormat as exc:
         return FileScan(FileTally(), error=str(exc))
     except OSError as exc:
@@ -80,7 +84,13 @@ def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
 
 
 def _scan_stream(
-    path: Source, name: str, role: str, mark: Checkpoint, is_settled: bool, reason: str
+    path: Source,
+    name: str,
+    role: str,
+    mark: Checkpoint,
+    is_settled: bool,
+    reason: str,
+    switches: Switches,
 ) -> FileScan:
     stream = stream_source(path)
     try:
@@ -91,7 +101,7 @@ def _scan_stream(
         else:
             if mark.size >= vector.BULK_BYTES // 8:
                 vector.load()
-            delta = tally_blocks(blocks, name, role)
+            delta = tally_blocks(blocks, name, role, switches)
     finally:
         stream.close()
     lines = tail.lines
@@ -101,7 +111,8 @@ def _scan_stream(
         unsettled = not is_settled
         problem = inflater.reason if is_settled else None
     if problem is not None and role != "prompts":
-        delta = delta + _malformed(name, role, lines + 1, inflater.consumed - tail.pending, problem)
+        at = inflater.consumed - tail.pending
+        delta = delta + _malformed(name, role, lines + 1, at, problem, switches)
     cp = Checkpoint(
         offset=mark.size,
         lines=lines,
@@ -119,14 +130,22 @@ def _scan_stream(
     return FileScan(delta, _result(cp, True, reason))
 
 
-def _malformed(name: str, role: str, line: int, offset: int, reason: str) -> FileTally:
+def _malformed(
+    name: str, role: str, line: int, offset: int, reason: str, switches: Switches
+) -> FileTally:
     builder = TableBuilder(role, name)
     builder.add_malformed(line, offset, reason)
-    return tally_table(builder)
+    return tally_table(builder, switches)
 
 
 def _scan_parquet(
-    path: Source, name: str, role: str, mark: Checkpoint, is_settled: bool, reason: str
+    path: Source,
+    name: str,
+    role: str,
+    mark: Checkpoint,
+    is_settled: bool,
+    reason: str,
+    switches: Switches,
 ) -> FileScan:
     unsettled = False
     try:
@@ -143,9 +162,9 @@ def _scan_parquet(
             if role == "prompts":
                 delta = FileTally(prompt_lines=rows)
             elif role == "tokenized":
-                delta = _tokenized(shard, name)
+                delta = _tokenized(shard, name, switches)
             else:
-                delta = _responses(shard, name)
+                delta = _responses(shard, name, switches)
     cp = Checkpoint(
         offset=mark.size,
         lines=rows,
@@ -168,58 +187,55 @@ def _starts_like_parquet(path: Source) -> bool:
         handle.close()
 
 
-def _groups(shard: ParquetShard, columns: list[str] | None, name: str, role: str) -> Any:
+def _groups(
+    shard: ParquetShard, columns: list[str] | None, name: str, role: str, switches: Switches
+) -> Any:
     """Row groups, then (None, tally of the malformed row) if one cannot be decoded."""
     try:
         yield from shard.row_groups(columns)
     except CorruptRowGroup as exc:
-        yield None, _malformed(name, role, exc.first_row + 1, exc.first_row, exc.reason)
+        row = exc.first_row
+        yield None, _malformed(name, role, row + 1, row, exc.reason, switches)
 
 
-def _responses(shard: ParquetShard, name: str) -> FileTally:
+def _responses(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
     columns are nested objects)."""
     done, builder = FileTally(), TableBuilder("responses", name)
-    for first, table in _groups(shard, None, name, "responses"):
+    for first, table in _groups(shard, None, name, "responses", switches):
         if first is None:
-            return done + tally_table(builder) + table
+            return done + tally_table(builder, switches) + table
         for index, record in enumerate(table.to_pylist(), start=first):
-            builder.add(index + 1, index, 0, response_facts(record))
+            builder.add(index + 1, index, 0, facts_of_record(record, "responses"))
             if len(builder) >= CHUNK_ROWS:
-                done, builder = done + tally_table(builder), TableBuilder("responses", name)
-    return done + tally_table(builder)
+                done = done + tally_table(builder, switches)
+                builder = TableBuilder("responses", name)
+    return done + tally_table(builder, switches)
 
 
-def _tokenized(shard: ParquetShard, name: str) -> FileTally:
+def _tokenized(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
     vector.load()
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
-    for first, table in _groups(shard, columns, name, "tokenized"):
+    for first, table in _groups(shard, columns, name, "tokenized", switches):
         if first is None:
             return done + table
-        done = done + _tokenized_group(table, first, name)
+        done = done + _tokenized_group(table, first, name, switches)
     return done
 
 
-def _tokenized_group(table: Any, first: int, name: str) -> FileTally:
+def _tokenized_group(table: Any, first: int, name: str, switches: Switches) -> FileTally:
     builder = TableBuilder("tokenized", name)
     facts = arrowtok.columns_of(table)
-    if facts is None:  # an unusual column type: the general path, row by row
+    failing = None if facts is None else arrowtok.failing_rows(facts)
+    if facts is None or failing is None:  # an unusual column type: row by row
         for index, record in enumerate(table.to_pylist(), start=first):
-            builder.add(index + 1, index, 0, tokenized_facts(record))
-        return tally_table(builder)
-    unusual = arrowtok.unusual_rows(facts)
-    records, tokens, trainable = arrowtok.clean_sums(facts, ~unusual)
-    clean = FileTally(
-        records=records,
-        counted=records,
-        nonzero=records,
-        total_tokens=tokens,
-        total_loss_tokens=trainable,
-    )
-    for index in unusual.nonzero()[0].tolist():
+            builder.add(index + 1, index, 0, facts_of_record(record, "tokenized"))
+        return tally_table(builder, switches)
+    clean = arrowtok.bulk_tally(facts, ~failing)
+    for index in failing.nonzero()[0].tolist():
         row = first + index
         builder.add(row + 1, row, 0, TokenizedFacts(*arrowtok.row_facts(facts, index)))
-    return clean + tally_table(builder)
+    return clean + tally_table(builder, switches)

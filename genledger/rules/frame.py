@@ -21,6 +21,7 @@ MODELS = {
     Table.TOKENIZED: schemas.TokenizedTable,
     Table.IDS: schemas.IdTable,
     Table.FILES: schemas.FileTable,
+    Table.FOLDER: schemas.FolderTable,
     Table.DATASET: schemas.DatasetTable,
 }
 
@@ -125,6 +126,17 @@ def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
         }
     )
     return rule_tallies(Table.FILES, frame)[1]
+
+
+def folder_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
+    """Files of a dataset folder that match no pattern: rows of file, recognised."""
+    frame = pd.DataFrame(
+        {
+            "file": pd.array([r["file"] for r in rows], dtype=object),
+            "recognised": pd.array([r["recognised"] for r in rows], dtype=bool),
+        }
+    )
+    return rule_tallies(Table.FOLDER, frame)[1]
 
 
 def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:

@@ -23,7 +23,6 @@ ROLES = ("responses", "tokenized", "prompts")
 # Editors', writers' and lock files: never data, never worth a warning.
 IGNORED_SUFFIXES = ("~", ".tmp", ".swp", ".lock")
 FORM_SUFFIXES = ((".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd"), (".parquet", "parquet"))
-MAX_LISTED = 20  # unrecognised paths named in the stats (the count says how many in all)
 
 
 def form_of(name: str) -> str:
@@ -109,11 +108,6 @@ def ignored(path: str, patterns: FilePatterns) -> bool:
         fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(path, glob)
         for glob in patterns.ignore
     )
-
-
-def unrecognised_block(paths: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """The stats JSON's `unrecognised`: how many, and the first `MAX_LISTED` paths."""
-    return {"count": len(paths), "paths": list(paths[:MAX_LISTED])}
 
 
 def survey(root: Path | str | Any, config: Config) -> Survey:

@@ -117,7 +117,7 @@ def stream_source(source: Source | str) -> IO[bytes]:
     if isinstance(source, RemoteFile):
         stream: IO[bytes] = source.root.stream(source.path)
         return stream
-    return open(source, "rb", buffering=0)  # noqa: SIM115 - the caller closes it
+    return open(source, "rb", buffering=0)
 
 
 def stat_source(source: Source | str) -> tuple[int, int] | None:

@@ -54,6 +54,7 @@ CONTRACT_FAMILIES = {
     "samples_have_trainable_tokens",
     "files_readable",
     "files_have_records",
+    "files_recognised",
     "dataset_has_token_counts",
 }
 

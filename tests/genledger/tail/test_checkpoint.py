@@ -8,6 +8,7 @@ from pathlib import Path
 from genledger.tail.checkpoint import START, Checkpoint, resume_decision
 from genledger.tail.fingerprint import TAIL_WINDOW, checksum, read_at
 from genledger.tail.reader import FileReader
+from genledger.tail.roots import LocalHandle
 
 
 def checkpoint_of(path: Path, cp: Checkpoint | None = None) -> Checkpoint:
@@ -18,11 +19,11 @@ def checkpoint_of(path: Path, cp: Checkpoint | None = None) -> Checkpoint:
 
 
 def decide(path: Path, cp: Checkpoint) -> tuple[int, str]:
-    fd = os.open(path, os.O_RDONLY)
+    handle = LocalHandle(path)
     try:
-        return resume_decision(cp, os.fstat(fd), fd)
+        return resume_decision(cp, handle)
     finally:
-        os.close(fd)
+        handle.close()
 
 
 def test_checkpoint_round_trips_through_its_dict() -> None:
