@@ -34,12 +34,18 @@ class NotThisFormat(Exception):
 
 
 def fingerprint(handle: Handle) -> Checkpoint:
-    """What identifies a sealed file's content without reading it all."""
+    """What identifies a sealed file's content without reading it all: size, mtime, identity
+    and checksums of its first and last `HEAD_BYTES` (a compressed stream's end changes with
+    any change of its content)."""
     head = handle.read_at(0, HEAD_BYTES)
+    tail_start = max(0, handle.size - HEAD_BYTES)
+    tail = handle.read_at(tail_start, handle.size - tail_start) if tail_start else head
     device, inode = identity_of(handle)
     return Checkpoint(
         head_len=len(head),
         head_sum=checksum(head),
+        tail_start=tail_start,
+        tail_sum=checksum(tail),
         size=handle.size,
         mtime_ns=handle.mtime_ns,
         device=device,
@@ -49,14 +55,11 @@ def fingerprint(handle: Handle) -> Checkpoint:
 
 def same_file(old: Checkpoint, new: Checkpoint) -> bool:
     """The fingerprint taken now matches the one the counts were made on."""
-    return (old.size, old.mtime_ns, old.device, old.inode, old.head_len, old.head_sum) == (
-        new.size,
-        new.mtime_ns,
-        new.device,
-        new.inode,
-        new.head_len,
-        new.head_sum,
-    )
+
+    def key(cp: Checkpoint) -> tuple[object, ...]:
+        return (cp.size, cp.mtime_ns, cp.device, cp.inode, cp.head_sum, cp.tail_sum)
+
+    return key(old) == key(new)
 
 
 def settled(mtime_ns: int, now: float, settle_seconds: float) -> bool:

@@ -88,6 +88,7 @@ class Ledger:
 
     def append(self, data: bytes, name: str = "raw_responses.jsonl") -> None:
         """Append bytes with one `write` (O_APPEND), as a writer process would."""
+        self.file(name).parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data)
@@ -96,7 +97,9 @@ class Ledger:
 
     def replace(self, data: bytes, name: str = "raw_responses.jsonl") -> None:
         """Atomically replace a file (new inode) the way rotating writers do."""
-        tmp = self.dataset / f".{name}.new"
+        path = self.file(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.new")
         tmp.write_bytes(data)
         os.replace(tmp, self.file(name))
 

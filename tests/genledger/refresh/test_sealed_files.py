@@ -1,0 +1,240 @@
+"""Compressed and Parquet shards: the same numbers as plain JSONL, read whole when changed,
+their previous contribution replaced, never added twice; bad ones named, others unaffected."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from genledger.config import Config, FilePatterns
+from genledger.refresh.collect import refresh
+
+from ..shards import FORMS, encode, gzip_being_written, jsonl, parquet, write
+
+FLAT = [{"id": f"r{i}", "text": f"answer {i}", "completion_tokens": i % 7} for i in range(40)]
+CHAT = [
+    {
+        "id": f"c{i}",
+        "object": "chat.completion",
+        "choices": [
+            {"message": {"content": "</think> x" if i == 3 else "ok"}, "finish_reason": "stop"}
+        ],
+        "usage": {"completion_tokens": i, "prompt_tokens": 5},
+    }
+    for i in range(12)
+]
+TOKENIZED = [
+    {"input_ids": list(range(i % 5)), "loss_mask": [1] * (i % 5) if i % 4 else [0] * (i % 5)}
+    for i in range(30)
+] + [{"input_ids": [1, 2, 3], "loss_mask": [1, 1]}]
+NESTED = [{"input_ids": [list(range(i + 1))], "loss_mask": [[0] + [1] * i]} for i in range(9)]
+PROMPTS = [{"prompt": f"p{i}"} for i in range(50)]
+
+
+def collect(root: Path, tmp: Path, now: float | None = None, **config: Any) -> dict[str, Any]:
+    settings = Config(
+        data_root=root, stats_path=tmp / "out" / "s.json", state_dir=tmp / "state", **config
+    )
+    return refresh(settings, now=now).stats
+
+
+def numbers(block: dict[str, Any]) -> dict[str, Any]:
+    """A dataset block without what names files (their names, byte offsets vs row numbers)."""
+    out = orjson.loads(orjson.dumps(block))
+    out.pop("files")
+    out.pop("rate", None)
+    for failure in out["quality"]["failures"]:
+        failure["examples"] = [(e["line"], e["reason"].split(" (byte offset")[0]) for e in
+                               failure["examples"]]  # fmt: skip
+    return dict(out)
+
+
+def dataset(tmp: Path, files: dict[str, bytes], name: str = "ds") -> Path:
+    root = tmp / "data"
+    for path, data in files.items():
+        write(root / name / path, data)
+    return root
+
+
+@pytest.mark.parametrize("form", FORMS[1:])
+@pytest.mark.parametrize(
+    "stem, records",
+    [("raw_responses", FLAT), ("raw_responses", CHAT), ("tokenized_data", TOKENIZED)],
+    ids=["flat", "chat", "tokenized"],
+)
+def test_every_form_counts_what_the_plain_jsonl_counts(
+    tmp_path: Path, form: str, stem: str, records: list[Any]
+) -> None:
+    prompts = {"prompts.jsonl": jsonl(PROMPTS)}
+    plain = dataset(tmp_path / "a", {f"{stem}.jsonl": jsonl(records), **prompts})
+    sealed = dataset(tmp_path / "b", {f"{stem}.{form}": encode(records, form), **prompts})
+    expected = numbers(collect(plain, tmp_path / "a")["datasets"]["ds"])
+    got = collect(sealed, tmp_path / "b")["datasets"]["ds"]
+    assert numbers(got) == expected
+    assert expected["quality"]["failures"], "the records hold defects: the rules ran"
+    [entry] = [e for name, e in got["files"].items() if name.startswith(stem)]
+    assert entry["lines"] == len(records) and entry["pending_bytes"] == 0
+
+
+@pytest.mark.parametrize("form", FORMS[1:])
+def test_prompts_in_every_form_are_the_expected_total(tmp_path: Path, form: str) -> None:
+    root = dataset(
+        tmp_path, {f"prompts.{form}": encode(PROMPTS, form), "raw_responses.jsonl": jsonl(FLAT)}
+    )
+    assert collect(root, tmp_path)["datasets"]["ds"]["n_prompts"] == 50
+
+
+def test_tokenized_list_of_lists_in_parquet_is_unwrapped_like_json(tmp_path: Path) -> None:
+    plain = dataset(tmp_path / "a", {"tokenized_data.jsonl": jsonl(NESTED)})
+    sealed = dataset(tmp_path / "b", {"tokenized_data.parquet": parquet(NESTED)})
+    expected = numbers(collect(plain, tmp_path / "a")["datasets"]["ds"])
+    assert numbers(collect(sealed, tmp_path / "b")["datasets"]["ds"]) == expected
+    assert expected["total_tokens"] == sum(range(1, 10))
+
+
+def test_many_row_groups_give_the_numbers_of_one(tmp_path: Path) -> None:
+    one = dataset(tmp_path / "a", {"tokenized_data.parquet": parquet(TOKENIZED)})
+    many = dataset(tmp_path / "b", {"tokenized_data.parquet": parquet(TOKENIZED, 4)})
+    assert numbers(collect(many, tmp_path / "b")["datasets"]["ds"]) == numbers(
+        collect(one, tmp_path / "a")["datasets"]["ds"]
+    )
+
+
+def test_unusual_parquet_column_types_go_through_the_general_path(tmp_path: Path) -> None:
+    records = [{"input_ids": ["a", "b"], "loss_mask": [True, False]}, {"input_ids": None}]
+    plain = dataset(tmp_path / "a", {"tokenized_data.jsonl": jsonl(records)})
+    sealed = dataset(tmp_path / "b", {"tokenized_data.parquet": parquet(records)})
+    assert numbers(collect(sealed, tmp_path / "b")["datasets"]["ds"]) == numbers(
+        collect(plain, tmp_path / "a")["datasets"]["ds"]
+    )
+
+
+@pytest.mark.parametrize("form", FORMS[1:])
+def test_a_rewritten_sealed_shard_replaces_its_counts_and_ids(tmp_path: Path, form: str) -> None:
+    shard = f"part-00001/raw_responses.{form}"
+    root = dataset(tmp_path, {shard: encode(FLAT[:10], form)})
+    first = collect(root, tmp_path)["datasets"]["ds"]
+    assert first["n_done"] == 10
+    write(root / "ds" / shard, encode(FLAT[:25], form))  # the writer redid it with more
+    second = collect(root, tmp_path)["datasets"]["ds"]
+    assert second["n_done"] == 25
+    assert second["quality"]["duplicate_ids"] == 0  # its old ids were replaced, not added
+    assert second["total_comp"] == sum(r["completion_tokens"] for r in FLAT[:25])
+
+
+def test_an_unchanged_sealed_shard_is_not_read_again(tmp_path: Path) -> None:
+    root = dataset(tmp_path, {"raw_responses.parquet": parquet(FLAT)})
+    first = collect(root, tmp_path)
+    state = next((tmp_path / "state" / "datasets").glob("*.json")).read_bytes()
+    assert orjson.loads(state)["files"]["raw_responses.parquet"]["last_read"] == "new"
+    second = collect(root, tmp_path)
+    state = next((tmp_path / "state" / "datasets").glob("*.json")).read_bytes()
+    assert orjson.loads(state)["files"]["raw_responses.parquet"]["last_read"] == "unchanged"
+    assert second["datasets"] == first["datasets"] | {"ds": second["datasets"]["ds"]}
+    assert second["datasets"]["ds"]["n_done"] == first["datasets"]["ds"]["n_done"] == 40
+
+
+def test_a_gzip_still_being_written_counts_its_complete_lines_until_it_settles(
+    tmp_path: Path,
+) -> None:
+    data = jsonl(FLAT[:6]) + b'{"id": "r6", "text": "half'
+    root = dataset(tmp_path, {"raw_responses.jsonl.gz": gzip_being_written(data)})
+    writing = collect(root, tmp_path)["datasets"]["ds"]
+    assert writing["n_done"] == 6
+    assert writing["quality"]["malformed_lines"] == 0
+    assert writing["files"]["raw_responses.jsonl.gz"]["pending_bytes"] == len(
+        b'{"id": "r6", "text": "half'
+    )
+    later = time.time() + 3600  # the file has not changed for an hour: the writer is gone
+    settled = collect(root, tmp_path, now=later)["datasets"]["ds"]
+    assert settled["n_done"] == 6
+    [failure] = [f for f in settled["quality"]["failures"] if f["check"] == "malformed_lines"]
+    assert failure["examples"][0]["reason"].startswith("truncated gzip stream")
+    assert failure["examples"][0]["line"] == 7
+    assert settled["quality"]["status"] == "error"
+    write(root / "ds" / "raw_responses.jsonl.gz", encode(FLAT[:8], "jsonl.gz"))  # finished
+    done = collect(root, tmp_path, now=later)["datasets"]["ds"]
+    assert (done["n_done"], done["quality"]["malformed_lines"]) == (8, 0)
+
+
+def test_the_settle_time_is_configurable(tmp_path: Path) -> None:
+    data = jsonl(FLAT[:3]) + b'{"id": "x'
+    root = dataset(tmp_path, {"raw_responses.jsonl.gz": gzip_being_written(data)})
+    stats = collect(root, tmp_path, patterns=FilePatterns(settle_seconds=0))
+    assert stats["datasets"]["ds"]["quality"]["malformed_lines"] == 1
+
+
+BAD = {
+    "raw_responses.jsonl.gz": (b"this is not gzip\n", "not a gzip file"),
+    "raw_responses.jsonl.zst": (b"\x28\xb5\x2f\xfd garbage", "corrupt zstd stream"),
+    "tokenized_data.parquet": (b"PAR1 but nothing else", "not a Parquet file"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_corrupt_shard_is_named_with_its_reason_and_the_rest_still_counts(
+    tmp_path: Path, name: str
+) -> None:
+    data, reason = BAD[name]
+    root = dataset(tmp_path, {name: data, "raw_responses-ok.jsonl": jsonl(FLAT)})
+    os.utime(root / "ds" / name, (1, 1))  # long unchanged: whatever it holds is final
+    dataset(tmp_path, {"raw_responses.jsonl": jsonl(FLAT)}, name="other")
+    stats = collect(root, tmp_path)
+    block = stats["datasets"]["ds"]
+    assert block["n_done"] == 40 and stats["datasets"]["other"]["n_done"] == 40
+    other = stats["datasets"]["other"]["quality"]
+    assert (other["unreadable_files"], other["malformed_lines"]) == (0, 0)
+    reasons = [e["reason"] for f in block["quality"]["failures"] for e in f["examples"]]
+    assert any(r.startswith(reason) for r in reasons), reasons
+    assert block["quality"]["status"] == "error"
+
+
+def test_the_cli_exits_1_on_a_corrupt_parquet_without_a_traceback(tmp_path: Path) -> None:
+    root = dataset(
+        tmp_path, {"raw_responses.parquet": b"garbage", "raw_responses.jsonl": jsonl(FLAT)}
+    )
+    done = _cli(root, tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    stats = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert (
+        stats["datasets"]["ds"]["files"]["raw_responses.parquet"]["error"] == "not a Parquet file"
+    )
+
+
+def test_the_cli_names_unrecognised_files_and_exits_0_on_warnings_only(tmp_path: Path) -> None:
+    root = dataset(tmp_path, {"raw_responses.jsonl": jsonl(FLAT[1:6]), "outputs.jsonl": b"{}\n"})
+    (root / "stray.txt").write_text("x")
+    write(root / "empty" / "readme.md", b"x")
+    done = _cli(root, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ds: 1 unrecognised file (matching no pattern): outputs.jsonl" in done.stderr
+    assert "outside every dataset: 2 unrecognised files" in done.stderr
+    assert "empty/readme.md, stray.txt" in done.stderr
+    stats = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert stats["unrecognised"] == {"count": 2, "paths": ["empty/readme.md", "stray.txt"]}
+    assert stats["datasets"]["ds"]["unrecognised"] == {"count": 1, "paths": ["outputs.jsonl"]}
+    assert stats["datasets"]["ds"]["quality"]["unrecognised_files"] == 1
+    assert stats["totals"]["quality"]["unrecognised_files"] == 3
+    assert stats["totals"]["quality"]["status"] == "warn"
+
+
+def _cli(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "genledger.cli",
+        "collect",
+        str(root),
+        "-o",
+        str(tmp / "s.json"),
+    ]
+    command += ["--state", str(tmp / "cli-state")]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
