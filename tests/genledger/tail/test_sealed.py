@@ -60,7 +60,7 @@ def test_a_cut_stream_counts_what_decodes_and_is_incomplete(form: str) -> None:
 
 
 def test_a_finished_stream_without_a_final_newline_counts_its_last_line() -> None:
-    lines, inflater, tail = decode(gz(b'{"a": 1}\n{"b": 2}'), "gzip")
+    lines, _, tail = decode(gz(b'{"a": 1}\n{"b": 2}'), "gzip")
     assert lines == [b'{"a": 1}', b'{"b": 2}']
     assert (tail.lines, tail.pending) == (2, 0)
 
