@@ -196,3 +196,44 @@ def test_one_file_asset_of_a_dataset_can_be_materialized_alone(tmp_path: Path) -
     assert keys == {dg.AssetKey(["both", "raw_responses"])}
     checked = {e.asset_key for e in run.get_asset_check_evaluations()}
     assert checked == {dg.AssetKey(["both", "raw_responses"])}
+
+
+def test_sealed_shards_show_their_kinds_and_compression_and_unrecognised_files_warn(
+    tmp_path: Path,
+) -> None:
+    from ..genledger.shards import encode, write
+
+    root = tmp_path / "data"
+    records = [{"id": f"r{i}", "completion_tokens": 3} for i in range(5)]
+    tokenized = [{"input_ids": [1, 2], "loss_mask": [0, 1]}] * 3
+    write(root / "ds" / "part-00000" / "raw_responses.jsonl.gz", encode(records, "jsonl.gz"))
+    write(root / "ds" / "part-00001" / "raw_responses.jsonl.zst", encode(records, "jsonl.zst"))
+    write(root / "ds" / "tokenized_data.parquet", encode(tokenized, "parquet"))
+    write(root / "ds" / "outputs.jsonl", b"{}\n")
+    write(root / "stray.txt", b"x")
+    location = location_for(root, tmp_path / "dagster")
+    defs = build_defs(location)
+    graph = defs.resolve_asset_graph()
+    key = dataset_key("ds")
+    kinds = {
+        k.to_user_string(): graph.get(k).kinds
+        for k in graph.get_all_asset_keys()
+        if k.path[0] == key
+    }
+    assert kinds == {
+        f"{key}/raw_responses": {"jsonl", "pandas"},
+        f"{key}/tokenized_data": {"parquet", "pandas"},
+    }
+    result = materialize_all(location)
+    run = Materialized(location, result, {})
+    meta = run.materializations()[f"{key}/raw_responses"]
+    assert meta["compression"] == "gzip, zstd"
+    assert meta["forms"] == {"gzip": 1, "zstd": 1}
+    assert meta["records"] == 10
+    check = run.checks()[(f"{key}/raw_responses", "files_recognised")]
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["items"].value == ["outputs.jsonl"]
+    assert run.checks()[(f"{key}/tokenized_data", "files_recognised")].passed
+    everything = run.checks()[("stats_json", "every_file_recognised")]
+    assert not everything.passed and everything.severity == dg.AssetCheckSeverity.WARN
+    assert everything.metadata["items"].value == ["ds/outputs.jsonl", "stray.txt"]

@@ -135,3 +135,38 @@ def test_without_a_data_root_the_sensor_skips_naming_the_variable(
     result = tick(location, instance, None)
     assert not result.run_requests
     assert "GENLEDGER_DATA_ROOT" in (result.skip_reason.skip_message or "")
+
+
+def test_a_rewritten_sealed_shard_and_a_new_nested_shard_are_noticed(
+    tmp_path: Path, instance: dg.DagsterInstance
+) -> None:
+    from genledger.config import Config
+
+    from ..genledger.shards import encode, write
+
+    root = tmp_path / "data"
+    records = [{"id": f"r{i}", "completion_tokens": 3} for i in range(5)]
+    write(root / "sealed" / "part-00000" / "raw_responses.jsonl.gz", encode(records, "jsonl.gz"))
+    write(root / "nested" / "part-00000" / "raw_responses.parquet", encode(records, "parquet"))
+    config = Config(data_root=root, stats_path=tmp_path / "s.json", state_dir=tmp_path / "st")
+    location = load_location(config, env={})
+    cursor = tick(location, instance, None).cursor
+    assert not tick(location, instance, cursor).run_requests
+    write(
+        root / "sealed" / "part-00000" / "raw_responses.jsonl.gz", encode(records * 2, "jsonl.gz")
+    )
+    result = tick(location, instance, cursor)
+    assert requested(result) == {dataset_key("sealed")}
+    write(root / "nested" / "part-00001" / "raw_responses.parquet", encode(records, "parquet"))
+    result = tick(location, instance, result.cursor)
+    assert requested(result) == {dataset_key("nested")}
+
+
+def test_a_new_unrecognised_file_in_a_dataset_is_a_change(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    cursor = tick(sample_location, instance, None).cursor
+    folder = responses(sample_location, "warn_think_leaks").parent
+    (folder / "outputs.jsonl").write_bytes(b"{}\n")
+    result = tick(sample_location, instance, cursor)
+    assert requested(result) == {dataset_key("warn_think_leaks")}

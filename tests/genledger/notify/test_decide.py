@@ -77,3 +77,18 @@ def test_warnings_are_not_news_when_the_floor_is_error() -> None:
 def test_only_the_last_evaluation_of_a_check_in_a_run_counts() -> None:
     alerts, open_ = decide_run([outcome(), outcome(passed=True)], {}, SETTINGS, now=0)
     assert alerts == [] and open_ == {}
+
+
+def unrecognised(*paths: str) -> CheckOutcome:
+    base = outcome(count=len(paths), severity="warn", check="files_recognised")
+    return replace(base, items=paths)
+
+
+def test_each_new_unrecognised_file_is_news_once() -> None:
+    alerts, open_ = decide_run([unrecognised("a.txt")], {}, SETTINGS, now=0)
+    assert [a.kind for a in alerts] == [Kind.FAILING]
+    alerts, open_ = decide_run([unrecognised("a.txt", "b.txt")], open_, SETTINGS, now=1)
+    assert [(a.kind, a.examples) for a in alerts] == [(Kind.WORSE, ("b.txt (new)",))]
+    alerts, open_ = decide_run([unrecognised("a.txt", "b.txt", "c.txt")], open_, SETTINGS, now=2)
+    assert [(a.kind, a.examples) for a in alerts] == [(Kind.WORSE, ("c.txt (new)",))]
+    assert decide_run([unrecognised("a.txt", "b.txt", "c.txt")], open_, SETTINGS, now=3)[0] == []
