@@ -14,6 +14,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -88,7 +89,8 @@ def stall_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
     stats = read_stats(config.stats_path)
     new: list[Message] = []
     if stats is not None:
-        progress = progress_from_stats(stats, config.data_root)
+        local = config.data_root if isinstance(config.data_root, Path) else None
+        progress = progress_from_stats(stats, local)
         alerts, state["stall"] = decide_stalls(
             progress, state.get("stall", {}), config.notify, time.time()
         )

@@ -10,6 +10,12 @@ from pathlib import Path
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
+def _root_arg(text: str) -> Path | str:
+    from genledger.tail.roots import root_arg
+
+    return root_arg(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="genledger", description="Token accounting and data quality for generation runs."
@@ -17,7 +23,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     collect = sub.add_parser("collect", help="refresh the stats JSON of a data root")
-    collect.add_argument("data_root", nargs="?", type=Path, help="default: $GENLEDGER_DATA_ROOT")
+    collect.add_argument(
+        "data_root",
+        nargs="?",
+        type=_root_arg,
+        help="a folder, sftp://[user@]host[:port]/path or s3://bucket/prefix "
+        "(default: $GENLEDGER_DATA_ROOT)",
+    )
     collect.add_argument("-o", "--output", type=Path, help="default: $GENLEDGER_STATS_PATH")
     collect.add_argument("--state", type=Path, help="state dir (default: under ~/.cache)")
     collect.add_argument("--full", action="store_true", help="ignore checkpoints, read all")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from genledger.tail.roots import root_arg
+
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
@@ -110,7 +112,7 @@ class Switches:
 class Config:
     """Everything genledger needs to know about one run."""
 
-    data_root: Path | None = None
+    data_root: Path | str | None = None  # a folder, or a `sftp://` / `s3://` URL (text)
     stats_path: Path | None = None
     state_dir: Path | None = None
     patterns: FilePatterns = field(default_factory=FilePatterns)
@@ -120,7 +122,7 @@ class Config:
     switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
 
-    def with_paths(self, **paths: Path | None) -> Config:
+    def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
         chosen: dict[str, Any] = {k: v for k, v in paths.items() if v is not None}
         return replace(self, **chosen)
@@ -134,7 +136,9 @@ class Config:
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
 
 
-def _abs(path: Path | None) -> str:
+def _abs(path: Path | str | None) -> str:
+    if isinstance(path, str):
+        return path  # a URL: already absolute
     return str(path.resolve()) if path is not None else ""
 
 
@@ -147,10 +151,24 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     raw: dict[str, Any] = _read_toml(file) if file is not None else {}
     config = replace(_from_dict(raw, file), switches=Switches.from_env(env))
     return config.with_paths(
-        data_root=_env_path(env, ENV_DATA_ROOT),
+        data_root=_env_root(env),
         stats_path=_env_path(env, ENV_STATS_PATH),
         state_dir=_env_path(env, ENV_STATE_DIR),
     )
+
+
+def _env_root(env: dict[str, str]) -> Path | str | None:
+    value = env.get(ENV_DATA_ROOT, "").strip()
+    return _root(value) if value else None
+
+
+def _root(value: str) -> Path | str:
+    """A URL root stays text; a local one becomes a Path."""
+    return root_arg(value)
+
+
+def _nonempty(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
 
 
 def _env_path(env: dict[str, str], name: str) -> Path | None:
@@ -199,7 +217,7 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
     return Config(
-        data_root=_path(raw.get("data_root")),
+        data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),
         patterns=patterns,

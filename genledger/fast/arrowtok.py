@@ -68,9 +68,23 @@ def _sums(pa: Any, offsets: Any, values: Any) -> Any | None:
         low, high = bounds["min"].as_py(), bounds["max"].as_py()
         if low is not None and (low < -MASK_BOUND or high > MASK_BOUND):
             return None
-    numbers = values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    running = np.concatenate(([0], np.cumsum(numbers, dtype=np.int64)))
-    return running[offsets[1:]] - running[offsets[:-1]]
+    if values.null_count:
+        values = values.fill_null(0)
+    numbers = values.to_numpy(zero_copy_only=False)  # no copy for a null-free int column
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    sums = np.zeros(len(lengths), np.int64)
+    filled = lengths > 0
+    if filled.any():
+        # One pass, no running-sum array as large as the column. reduceat sums from each
+        # start to the next one: over the non-empty rows only, each segment is its own row.
+        used = numbers[: offsets[-1]]
+        sums[filled] = np.add.reduceat(used, starts[filled], dtype=np.int64)
+    return sums
+
+
+def _one_array(column: Any) -> Any:
+    """A column as one array (a row group's usually is one chunk already: no copy then)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def columns_of(table: Any) -> Columns | None:
@@ -83,13 +97,13 @@ def columns_of(table: Any) -> Columns | None:
     loss_len, loss_ok, loss_sum = np.zeros(rows, np.int64), np.zeros(rows, bool), None
     names = table.column_names
     if "input_ids" in names:
-        flat = _flat(pa, table.column("input_ids").combine_chunks())
+        flat = _flat(pa, _one_array(table.column("input_ids")))
         if flat is None:
             return None
         n_ok, offsets, _ = flat
         n_tokens = np.diff(offsets).astype(np.int64)
     if "loss_mask" in names:
-        flat = _flat(pa, table.column("loss_mask").combine_chunks())
+        flat = _flat(pa, _one_array(table.column("loss_mask")))
         if flat is None:
             return None
         loss_ok, offsets, values = flat

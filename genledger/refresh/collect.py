@@ -22,6 +22,7 @@ from genledger.refresh.scan import SETTLE_SECONDS, FileScan, scan_file
 from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
+from genledger.tail.roots import root_id
 
 VANISHED = "vanished since the last refresh"
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
@@ -50,7 +51,7 @@ class Refresh:
 def _store(config: Config) -> StateStore:
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
-    return StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
+    return StateStore(config.resolved_state_dir(), root_id(config.data_root))
 
 
 def refresh(config: Config, full: bool = False, now: float | None = None) -> Refresh:

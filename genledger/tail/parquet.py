@@ -24,7 +24,8 @@ class ParquetShard:
 
         self._stream = stream_source(source) if isinstance(source, RemoteFile) else None
         try:
-            self.file = pq.ParquetFile(self._stream or str(source))
+            # A local file is memory-mapped: its pages are decoded without a copy first.
+            self.file = pq.ParquetFile(self._stream or str(source), memory_map=False)
         except (pa.ArrowException, ValueError) as exc:
             self.close()
             raise NotThisFormat(NOT_PARQUET) from exc

@@ -21,8 +21,10 @@ from typing import IO, Any, Protocol
 URL_SCHEMES = ("sftp://", "s3://")
 
 
-class DataRootError(OSError):
-    """The data root is missing, unreachable or cannot be listed; the message says which."""
+class DataRootError(Exception):
+    """The data root is missing, unreachable or cannot be listed; the message says which.
+    Not an OSError: a remote root failing mid-refresh must stop the refresh (nothing written,
+    no checkpoint moved), not turn into one file's read error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,17 @@ def stat_source(source: Source | str) -> tuple[int, int] | None:
 def is_url(text: str | Path) -> bool:
     """A remote data root (`sftp://...`, `s3://...`) rather than a local path."""
     return isinstance(text, str) and text.startswith(URL_SCHEMES)
+
+
+def root_arg(text: str) -> Path | str:
+    """A data root as given on a command line or in the environment: a URL stays text (a
+    `Path` would fold its `//`), anything else is a local path."""
+    return text if is_url(text) else Path(text).expanduser()
+
+
+def root_id(root: Path | str) -> str:
+    """The root's identity in state and stats: a URL as given, a folder's absolute path."""
+    return root if isinstance(root, str) else str(root.resolve())
 
 
 class LocalRoot:

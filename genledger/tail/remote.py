@@ -1,0 +1,374 @@
+"""Remote data roots: `sftp://[user@]host[:port]/abs/path` (fsspec + sshfs) and
+`s3://bucket/prefix` (fsspec + s3fs), behind the calls of a local root (`tail.roots`).
+
+Plain files are read with ranged reads (a refresh transfers the new bytes, not the file);
+there is no inode, so the content fingerprint alone says whether a file is the one a
+checkpoint was taken on. Credentials come from the environment only, and never appear in a
+message: `GENLEDGER_SSH_KEY` (else the agent and ~/.ssh), `GENLEDGER_SSH_KNOWN_HOSTS` (else
+~/.ssh/known_hosts; an unknown or changed host key is refused), the standard AWS variables
+(`AWS_ENDPOINT_URL` for S3-compatible stores). Every failure to reach or read the root is a
+`DataRootError` with one line saying what and where: the refresh stops before it writes
+anything, so no checkpoint moves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import unquote, urlsplit
+
+from genledger.tail.roots import DataRootError, FileInfo, RemoteFile
+
+ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
+ENV_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
+CONNECT_TIMEOUT_S = 10.0  # a host that does not answer is given up well within 15 s
+STREAM_BLOCK = 4 << 20
+
+
+class Transfer:
+    """Bytes read through remote roots in this process (what a refresh cost on the wire)."""
+
+    bytes_read = 0
+
+    @classmethod
+    def add(cls, data: bytes) -> bytes:
+        """Count `data` and pass it on."""
+        cls.bytes_read += len(data)
+        return data
+
+
+# One connection per (root, credentials, process): a changed key or known_hosts reconnects.
+_FILESYSTEMS: dict[tuple[str, ...], Any] = {}
+CREDENTIAL_VARIABLES = (ENV_SSH_KEY, ENV_KNOWN_HOSTS, "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID")
+
+
+@dataclass(frozen=True)
+class RemoteRoot:
+    """A remote folder of dataset folders; a plain picklable value (no connection inside)."""
+
+    scheme: str  # "sftp" | "s3"
+    netloc: str  # [user@]host[:port] or the bucket
+    base: str  # the folder's path on the filesystem: "/abs/path" or "bucket/prefix"
+    host: str = ""
+    port: int | None = None
+    user: str | None = None
+
+    @classmethod
+    def from_url(cls, url: str) -> RemoteRoot:
+        """Parse a root URL; raises `DataRootError` on a malformed one."""
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise DataRootError(f"data root {url}: not a valid URL ({exc})") from exc
+        path = unquote(parts.path).rstrip("/")
+        if parts.scheme == "sftp":
+            if not parts.hostname or not parts.path.startswith("/"):
+                raise DataRootError(f"data root {url}: expected sftp://[user@]host[:port]/path")
+            netloc = parts.netloc.rsplit("@", 1)[-1]
+            user = unquote(parts.username) if parts.username else None
+            return cls("sftp", netloc, path or "/", parts.hostname, port, user)
+        if parts.scheme == "s3":
+            if not parts.netloc:
+                raise DataRootError(f"data root {url}: expected s3://bucket/prefix")
+            return cls("s3", parts.netloc, f"{parts.netloc}{path}")
+        raise DataRootError(f"data root {url}: only sftp:// and s3:// URLs are supported")
+
+    @property
+    def url(self) -> str:
+        """The root as a URL (no password: none is ever taken from it)."""
+        who = f"{self.user}@" if self.user else ""
+        if self.scheme == "sftp":
+            return f"sftp://{who}{self.netloc}{self.base}"
+        return f"s3://{self.base}"
+
+    def url_of(self, path: str) -> str:
+        """A remote path as a URL."""
+        who = f"{self.user}@" if self.user else ""
+        return f"sftp://{who}{self.netloc}{path}" if self.scheme == "sftp" else f"s3://{path}"
+
+    def where(self) -> str:
+        """The host or bucket, for messages."""
+        if self.scheme == "sftp":
+            return f"{self.host}:{self.port or 22}"
+        return f"bucket {self.netloc}"
+
+    # -- the connection ---------------------------------------------------------------------
+
+    def filesystem(self) -> Any:
+        """This process's fsspec filesystem of the root (connected once, then reused)."""
+        key = (self.url, str(os.getpid()), *(os.environ.get(v, "") for v in CREDENTIAL_VARIABLES))
+        fs = _FILESYSTEMS.get(key)
+        if fs is None:
+            with self.errors("cannot connect"):
+                fs = _sftp(self) if self.scheme == "sftp" else _s3()
+            _FILESYSTEMS[key] = fs
+        return fs
+
+    @contextmanager
+    def errors(self, doing: str) -> Iterator[None]:
+        """Turn whatever the transport raises into one `DataRootError` line."""
+        try:
+            yield
+        except DataRootError:
+            raise
+        except Exception as exc:  # asyncssh, botocore and OS errors alike
+            raise DataRootError(f"data root {self.url}: {explain(exc, self, doing)}") from None
+
+    # -- the root calls -----------------------------------------------------------------------
+
+    def source(self, rel: str) -> RemoteFile:
+        """The file at `rel` (relative to the root)."""
+        return RemoteFile(self, posixpath.join(self.base, rel) if rel else self.base)
+
+    def check(self) -> None:
+        """Raise `DataRootError` unless the root is a folder we can list."""
+        fs = self.filesystem()
+        with self.errors("cannot list"):
+            info = fs.info(self.base)
+        if info.get("type") != "directory":
+            raise DataRootError(f"data root {self.url} is not a directory")
+
+    def walk(self) -> list[FileInfo]:
+        """Every regular file under the root, at any depth, sorted by path."""
+        fs = self.filesystem()
+        with self.errors("cannot list"):
+            if self.scheme == "s3" and not fs.exists(self.base):
+                raise FileNotFoundError(self.base)
+            found = fs.find(self.base, detail=True)
+            if self.scheme == "sftp" and not found:
+                self.check()  # an empty listing of a path that is not there is an error
+        files = []
+        prefix = self.base.rstrip("/") + "/"
+        for path, info in found.items():
+            rel = path[len(prefix) :] if path.startswith(prefix) else path.lstrip("/")
+            if info.get("type") != "file" or any(p.startswith(".") for p in rel.split("/")[:-1]):
+                continue  # hidden folders are not walked, as on a local root
+            files.append(FileInfo(rel, int(info.get("size") or 0), _mtime_ns(info)))
+        files.sort(key=lambda f: f.path)
+        return files
+
+    def open(self, path: str) -> RemoteHandle:
+        """The file for ranged reads; FileNotFoundError when it is gone."""
+        return RemoteHandle(self, path)
+
+    def stream(self, path: str) -> IO[bytes]:
+        """The file for one sequential read (sealed files)."""
+        fs = self.filesystem()
+        with self._missing_passes("cannot open"):
+            if self.scheme == "sftp":
+                raw = fs.open(path, "rb")
+            else:
+                raw = fs.open(path, "rb", block_size=STREAM_BLOCK, cache_type="readahead")
+        counted: IO[bytes] = _Counted(raw, self)  # type: ignore[assignment]
+        return counted
+
+    def stat(self, path: str) -> tuple[int, int] | None:
+        """(size, mtime_ns), or None when it cannot be seen."""
+        try:
+            info = self.filesystem().info(path)
+        except Exception:
+            return None
+        return int(info.get("size") or 0), _mtime_ns(info)
+
+    @contextmanager
+    def _missing_passes(self, doing: str) -> Iterator[None]:
+        """Like `errors`, but a file that vanished stays a FileNotFoundError (that file's
+        problem, not the root's)."""
+        try:
+            with self.errors(doing):
+                try:
+                    yield
+                except FileNotFoundError as exc:
+                    raise _Vanished() from exc
+        except _Vanished as gone:
+            raise FileNotFoundError(2, "No such file", str(gone.__cause__)) from None
+
+
+class _Vanished(Exception):
+    """A file (not the root) that is gone."""
+
+
+class RemoteHandle:
+    """A remote file for ranged reads: each read asks for exactly its bytes."""
+
+    def __init__(self, root: RemoteRoot, path: str) -> None:
+        self.root, self.path = root, path
+        fs = root.filesystem()
+        with root._missing_passes("cannot read"):
+            info = fs.info(path)
+            if info.get("type") == "directory":
+                raise IsADirectoryError(21, "Is a directory", path)
+        self.size = int(info.get("size") or 0)
+        self.mtime_ns = _mtime_ns(info)
+        self.identity: tuple[int, int] | None = None  # no inode: the fingerprint decides
+        self._file: Any = None
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Exactly the bytes at [offset, offset+length) (fewer past the end)."""
+        length = max(0, min(length, self.size - offset))
+        if length == 0:
+            return b""
+        with self.root._missing_passes("cannot read"):
+            if self.root.scheme == "s3":
+                data = self.root.filesystem().cat_file(self.path, start=offset, end=offset + length)
+            else:
+                if self._file is None:
+                    self._file = self.root.filesystem().open(self.path, "rb")
+                data = self._file.read(length, offset)  # asyncssh: a pipelined ranged read
+        return Transfer.add(bytes(data))
+
+    def read_some(self, offset: int, length: int) -> bytes:
+        """Same as `read_at` (a remote read is one ranged request)."""
+        return self.read_at(offset, length)
+
+    def close(self) -> None:
+        """Release the remote file."""
+        if self._file is not None:
+            with contextlib.suppress(Exception):  # a lost connection has nothing to close
+                self._file.close()
+            self._file = None
+
+
+class _Counted:
+    """A sequential remote stream that counts what it reads and names failures in one line."""
+
+    def __init__(self, raw: Any, root: RemoteRoot) -> None:
+        self.raw, self.root = raw, root
+
+    def read(self, size: int = -1) -> bytes:
+        with self.root.errors("cannot read"):
+            return Transfer.add(bytes(self.raw.read(size)))
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        with self.root.errors("cannot read"):
+            return int(self.raw.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self.raw.tell())
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return bool(getattr(self.raw, "closed", False))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.raw.close()
+
+    def __enter__(self) -> _Counted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _mtime_ns(info: dict[str, Any]) -> int:
+    value = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1e9)
+    if isinstance(value, int | float):
+        return int(value * 1e9)
+    return 0
+
+
+def _sftp(root: RemoteRoot) -> Any:
+    import asyncssh
+    from sshfs import SSHFileSystem
+
+    options: dict[str, Any] = {
+        "known_hosts": _known_hosts(asyncssh),
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "login_timeout": CONNECT_TIMEOUT_S,
+        "timeout": CONNECT_TIMEOUT_S + 2,
+    }
+    key = os.environ.get(ENV_SSH_KEY, "").strip()
+    if key:
+        options["client_keys"] = [os.path.expanduser(key)]
+    if root.user:
+        options["username"] = root.user
+    if root.port:
+        options["port"] = root.port
+    return SSHFileSystem(root.host, skip_instance_cache=True, **options)
+
+
+def _known_hosts(asyncssh: Any) -> Any:
+    """The trusted host keys: `GENLEDGER_SSH_KNOWN_HOSTS`, else ~/.ssh/known_hosts; none at all
+    means every host is unknown (refused), never "accept anything"."""
+    path = os.environ.get(ENV_KNOWN_HOSTS, "").strip() or str(Path.home() / ".ssh/known_hosts")
+    path = os.path.expanduser(path)
+    if os.path.isfile(path):
+        return path
+    return asyncssh.import_known_hosts("")
+
+
+def _s3() -> Any:
+    from s3fs import S3FileSystem
+
+    endpoint = os.environ.get("AWS_ENDPOINT_URL", "").strip() or None
+    config = {
+        "connect_timeout": 5,
+        "read_timeout": 10,
+        "retries": {"max_attempts": 2, "mode": "standard"},
+    }
+    return S3FileSystem(
+        endpoint_url=endpoint,
+        config_kwargs=config,
+        skip_instance_cache=True,
+        use_listings_cache=False,
+    )
+
+
+EXPLAINERS: list[tuple[str, Callable[[Exception, RemoteRoot], str]]] = [
+    (
+        "HostKeyNotVerifiable",
+        lambda e, r: (
+            f"host key of {r.where()} is unknown or changed (refused): add the host's "
+            f"key to {ENV_KNOWN_HOSTS} or ~/.ssh/known_hosts"
+        ),
+    ),
+    (
+        "PermissionDenied",
+        lambda e, r: (
+            f"authentication refused by {r.where()} (key from {ENV_SSH_KEY}, the agent or ~/.ssh)"
+        ),
+    ),
+    ("NoCredentialsError", lambda e, r: "no AWS credentials (set AWS_ACCESS_KEY_ID and friends)"),
+    ("EndpointConnectionError", lambda e, r: f"cannot reach the S3 endpoint ({_first_line(e)})"),
+]
+
+
+def explain(exc: Exception, root: RemoteRoot, doing: str) -> str:
+    """One line for a transport failure, without secrets or a traceback."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    for name, words in EXPLAINERS:
+        if name in names:
+            return words(exc, root)
+    text = _first_line(exc)
+    if isinstance(exc, PermissionError) or "Permission denied" in text:
+        return EXPLAINERS[1][1](exc, root)
+    if "ConnectionLost" in names or "Connection lost" in text:
+        return f"{doing}: cannot reach {root.where()} (connection lost)"
+    if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text or "NoSuchKey" in text:
+        return f"{doing}: no such {'bucket or prefix' if root.scheme == 's3' else 'path'}"
+    if isinstance(exc, TimeoutError) or "timed out" in text.lower():
+        return f"{doing}: {root.where()} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
+    if isinstance(exc, ConnectionRefusedError | ConnectionResetError | OSError):
+        return f"{doing}: cannot reach {root.where()} ({text or type(exc).__name__})"
+    return f"{doing}: {type(exc).__name__}: {text}"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:200]

@@ -1,0 +1,156 @@
+"""Real servers for the remote-root tests, on 127.0.0.1, each in its own process group and
+stopped by its pid: OpenSSH's `sshd` (temp host and user keys, a temp known_hosts) and moto's
+S3 server."""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float = 20) -> None:
+    """Block until something accepts on `port` (or the server died)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port} within {timeout} s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server we started, by its process group (its children too)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def keygen(path: Path) -> Path:
+    """A new ed25519 key pair at `path` (and `path.pub`)."""
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, timeout=30
+    )
+    return path
+
+
+@dataclass
+class SSHServer:
+    """A running sshd and what a client needs to trust and log in to it."""
+
+    port: int
+    user: str
+    user_key: Path
+    known_hosts: Path
+    other_key: Path  # a key the server does not accept
+    wrong_known_hosts: Path  # the right host, another host key
+
+    def url(self, path: Path | str) -> str:
+        """The sftp:// URL of a local path served by this sshd."""
+        return f"sftp://{self.user}@127.0.0.1:{self.port}{path}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """Credentials in the environment, as a user would set them."""
+        return {
+            "GENLEDGER_SSH_KEY": str(self.user_key),
+            "GENLEDGER_SSH_KNOWN_HOSTS": str(self.known_hosts),
+            **extra,
+        }
+
+
+@contextlib.contextmanager
+def sshd(base: Path) -> Iterator[SSHServer]:
+    """An OpenSSH server on 127.0.0.1 serving this machine's files over SFTP."""
+    if not os.path.exists(SSHD):
+        raise RuntimeError("sshd is missing: install openssh-server (.ci/run does)")
+    base.mkdir(parents=True, exist_ok=True)
+    host_key, user_key = keygen(base / "host_key"), keygen(base / "user_key")
+    other_host, other_key = keygen(base / "other_host_key"), keygen(base / "other_key")
+    (base / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
+    port = free_port()
+    config = base / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {base}/sshd.pid\n"
+        f"AuthorizedKeysFile {base}/authorized_keys\nStrictModes no\nUsePAM no\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+        "PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
+        "MaxStartups 100\nMaxSessions 100\n"
+    )
+    Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # sshd's privilege-separation dir
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=open(base / "sshd.log", "wb"),  # noqa: SIM115 - closed with the process
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, proc, "sshd")
+        host_pub = host_key.with_suffix(".pub").read_text().split()[:2]
+        other_pub = other_host.with_suffix(".pub").read_text().split()[:2]
+        known = base / "known_hosts"
+        known.write_text(f"[127.0.0.1]:{port} {' '.join(host_pub)}\n")
+        wrong = base / "wrong_known_hosts"
+        wrong.write_text(f"[127.0.0.1]:{port} {' '.join(other_pub)}\n")
+        yield SSHServer(port, getpass.getuser(), user_key, known, other_key, wrong)
+    finally:
+        stop(proc)
+
+
+@dataclass
+class S3Server:
+    """A running moto S3 server and the environment that points boto at it."""
+
+    port: int
+
+    def env(self) -> dict[str, str]:
+        """The standard AWS variables for this server."""
+        return {
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{self.port}",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing-secret-never-logged",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+
+
+@contextlib.contextmanager
+def moto_s3(base: Path) -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1."""
+    port = free_port()
+    base.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=open(base / "moto.log", "wb"),  # noqa: SIM115 - closed with the process
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, proc, "moto_server", timeout=60)
+        yield S3Server(port)
+    finally:
+        stop(proc)
