@@ -37,7 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
 
     monitor = sub.add_parser("monitor", help="live terminal dashboard of a stats JSON")
-    monitor.add_argument("stats", nargs="?", type=Path, help="default: $GENLEDGER_STATS_PATH")
+    monitor.add_argument(
+        "stats",
+        nargs="?",
+        type=_root_arg,
+        help="a stats JSON: a path, or sftp://... / s3://... (default: $GENLEDGER_STATS_PATH)",
+    )
     monitor.add_argument(
         "--once", action="store_true", help="print one frame and exit (1 if no stats yet)"
     )
@@ -47,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     monitor.add_argument(
         "--stale-after", type=float, default=600.0, help="mark stats older than this (s) stale"
     )
-    monitor.add_argument("--collect", type=Path, metavar="DATA_ROOT", help="also run collect")
+    monitor.add_argument("--collect", type=_root_arg, metavar="DATA_ROOT", help="also run collect")
     monitor.add_argument("--collect-interval", type=float, default=30.0, help="seconds")
     monitor.add_argument("--state", type=Path, help="state dir for --collect")
     monitor.add_argument("--config", type=Path, help="config file (genledger.toml)")

@@ -27,13 +27,17 @@ def monitor_command(args: argparse.Namespace) -> int:
     """Live dashboard on a terminal, frames on change otherwise, one frame with --once."""
     from genledger.config import ConfigError, load_config
 
+    remote = args.stats if isinstance(args.stats, str) else None  # a sftp:// or s3:// URL
     try:
         config = load_config(args.config).with_paths(
-            data_root=args.collect, stats_path=args.stats, state_dir=args.state
+            data_root=args.collect, stats_path=None if remote else args.stats, state_dir=args.state
         )
     except ConfigError as exc:
         print(f"genledger monitor: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if remote is not None:
+        screen = Screen(remote, args.stale_after, None)
+        return screen.once() if args.once else screen.plain()
     if config.stats_path is None:
         print(
             "genledger monitor: no stats path: pass STATS.json or set GENLEDGER_STATS_PATH",
@@ -52,7 +56,7 @@ def monitor_command(args: argparse.Namespace) -> int:
 class Screen:
     """The stats source, the optional collector and the console they are drawn on."""
 
-    def __init__(self, path: Path, stale_after: float, collector: Collector | None) -> None:
+    def __init__(self, path: Path | str, stale_after: float, collector: Collector | None) -> None:
         self.path = path
         self.stale_after = stale_after
         self.collector = collector

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from genledger.tail.roots import DataRootError
+
 Signature = tuple[int, int, int]  # inode, mtime_ns, size
 
 
@@ -21,8 +23,13 @@ class Reading:
     problem: str = ""
 
 
-def signature(path: Path) -> Signature | None:
+def signature(path: Path | str) -> Signature | None:
     """What changes whenever the file is replaced or rewritten (None when absent)."""
+    if isinstance(path, str):
+        try:
+            return _remote(path).stat_signature()
+        except DataRootError:
+            return None
     try:
         st = os.stat(path)
     except OSError:
@@ -30,16 +37,22 @@ def signature(path: Path) -> Signature | None:
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-def read_stats(path: Path) -> Reading:
-    """Read and parse the stats JSON from one open file (one inode, even mid-replace)."""
+def read_stats(path: Path | str) -> Reading:
+    """Read and parse the stats JSON from one open file (one inode, even mid-replace); a URL
+    (`sftp://`, `s3://`) is read through its remote root."""
     try:
-        with path.open("rb") as handle:
-            mtime = os.fstat(handle.fileno()).st_mtime
-            raw = handle.read()
+        if isinstance(path, str):
+            mtime, raw = _remote(path).read()
+        else:
+            with path.open("rb") as handle:
+                mtime = os.fstat(handle.fileno()).st_mtime
+                raw = handle.read()
     except FileNotFoundError:
         return Reading(None, problem="no stats file yet")
     except OSError as exc:
         return Reading(None, problem=f"cannot read it: {exc.strerror or exc}")
+    except DataRootError as exc:
+        return Reading(None, problem=str(exc))
     if not raw.strip():
         return Reading(None, mtime, "the stats file is empty")
     try:
@@ -51,10 +64,34 @@ def read_stats(path: Path) -> Reading:
     return Reading(stats, mtime)
 
 
+class _RemoteStats:
+    """A stats file on a remote root (the URL of the file itself)."""
+
+    def __init__(self, url: str) -> None:
+        from genledger.tail.remote import RemoteRoot
+
+        self.root = RemoteRoot.from_url(url)
+
+    def stat_signature(self) -> Signature | None:
+        found = self.root.stat(self.root.base)
+        return None if found is None else (0, found[1], found[0])
+
+    def read(self) -> tuple[float, bytes]:
+        handle = self.root.open(self.root.base)
+        try:
+            return handle.mtime_ns / 1e9, handle.read_at(0, handle.size)
+        finally:
+            handle.close()
+
+
+def _remote(url: str) -> _RemoteStats:
+    return _RemoteStats(url)
+
+
 class StatsSource:
     """Polls the stats file; keeps the last good reading when a new one is unusable."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.path = path
         self.last_good: Reading | None = None
         self.problem = ""

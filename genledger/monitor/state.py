@@ -13,7 +13,7 @@ from genledger.monitor.fmt import parse_time
 class MonitorState:
     """Everything `render` needs; nothing in it changes while a frame is drawn."""
 
-    path: Path
+    path: Path | str  # a local stats file, or its sftp:// / s3:// URL
     stats: dict[str, Any] | None
     now: float
     stale_after: float = 600.0

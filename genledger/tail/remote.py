@@ -138,13 +138,10 @@ class RemoteRoot:
 
     def walk(self) -> list[FileInfo]:
         """Every regular file under the root, at any depth, sorted by path."""
+        self.check()  # missing, or a file: said as such, not listed as nothing
         fs = self.filesystem()
         with self.errors("cannot list"):
-            if self.scheme == "s3" and not fs.exists(self.base):
-                raise FileNotFoundError(self.base)
             found = fs.find(self.base, detail=True)
-            if self.scheme == "sftp" and not found:
-                self.check()  # an empty listing of a path that is not there is an error
         files = []
         prefix = self.base.rstrip("/") + "/"
         for path, info in found.items():
