@@ -22,7 +22,7 @@ from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.lines import Block, is_blank
 from genledger.tail.reader import FileReader, FileUnreadable, ReadResult, Span
-from genledger.tail.roots import Source
+from genledger.tail.roots import RemoteFile, Source
 
 SETTLE_SECONDS = 60.0  # default of `[files] settle_seconds`
 
@@ -44,6 +44,7 @@ class FileScan:
 # 1 MB reads stay in the heap and the CPU caches: ~0.3 s less system time per 800 MB than
 # 8 MB ones, measured with benchmarks/run.py (speed levers, docs/performance.md).
 READ_CHUNK = 1 << 20
+REMOTE_CHUNK = 8 << 20  # one ranged request per 8 MB: the round trips stay few
 
 
 DEFAULT = Switches()
@@ -68,7 +69,8 @@ def scan_file(
         when = time.time() if now is None else now
         return scan_sealed(path, name, role, checkpoint, when, settle_seconds, switches)
     try:
-        with FileReader(path, checkpoint, READ_CHUNK, span) as reader:
+        chunk = REMOTE_CHUNK if isinstance(path, RemoteFile) else READ_CHUNK
+        with FileReader(path, checkpoint, chunk, span) as reader:
             if role == "prompts":
                 delta = FileTally(prompt_lines=non_blank_lines(reader.blocks()))
             else:

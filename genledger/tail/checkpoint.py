@@ -52,6 +52,9 @@ def resume_decision(cp: Checkpoint, handle: Handle) -> tuple[int, str]:
         return 0, "new" if cp.head_sum is None and cp.size == 0 else "from start"
     if handle.identity is not None and handle.identity != (cp.device, cp.inode):
         return 0, "replaced (new inode)"
+    if handle.identity is None and (handle.size, handle.mtime_ns) == (cp.size, cp.mtime_ns):
+        # A remote file as it was (same size and mtime): no bytes spent re-checking it.
+        return cp.offset, "unchanged"
     if handle.size < cp.offset:
         return 0, "truncated"
     if checksum(handle.read_at(0, cp.head_len)) != cp.head_sum:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
 from genledger.tail.fingerprint import TAIL_WINDOW, checksum
 from genledger.tail.lines import Block, Line
 from genledger.tail.roots import Handle, LocalHandle, Source, open_source
+from genledger.tail.sealed import prefetched
 
 CHUNK_SIZE = 8 << 20  # bounded reads keep memory flat in the file size
 
@@ -119,13 +120,15 @@ class FileReader:
         head_len, head_sum = cp.head_len, cp.head_sum
         position, end, size, seen = self.start, self._end(), self._chunk, self.start
         handle = self.handle
-        # One pread per read on a local file; a remote handle does its own ranged read.
-        read = handle.read_some if isinstance(handle, LocalHandle) else handle.read_at
+        last_data, last_at = b"", 0  # the latest read: the closing window is often inside it
         try:
-            while position < end:
+            if not isinstance(handle, LocalHandle):
+                state = yield from self._ahead_blocks(handle, position, end, number, cp)
+                position, number, seen, head_len, head_sum, last_data, last_at = state
+            while position < end and isinstance(handle, LocalHandle):
                 # Each read starts at the first incomplete line, so no tail is carried over
                 # (and copied); a line longer than a read doubles the read until it fits.
-                data = read(position, min(size, end - position))
+                data = handle.read_some(position, min(size, end - position))
                 if not data:
                     break
                 seen = position + len(data)
@@ -137,6 +140,7 @@ class FileReader:
                     continue
                 size = self._chunk
                 block = Block(data, position, number, last + 1)
+                last_data, last_at = data, position
                 if head_sum is None and position == 0:
                     head_len = data.find(b"\n") + 1
                     head_sum = checksum(data[:head_len])
@@ -147,7 +151,10 @@ class FileReader:
         # The window ends at the checkpoint and spans up to TAIL_WINDOW bytes, however short
         # the last line: a truncate-and-rewrite that keeps the first line is still noticed.
         tail_start = max(0, position - TAIL_WINDOW)
-        tail = handle.read_at(tail_start, position - tail_start)
+        if last_data and last_at <= tail_start:  # no second read (a remote one costs bytes)
+            tail = last_data[tail_start - last_at : position - last_at]
+        else:
+            tail = handle.read_at(tail_start, position - tail_start)
         device, inode = identity_of(handle)
         self._result = ReadResult(
             checkpoint=Checkpoint(
@@ -168,6 +175,30 @@ class FileReader:
             size=seen,
             mtime=handle.mtime_ns / 1e9,
         )
+
+    def _ahead_blocks(
+        self, handle: Handle, position: int, end: int, number: int, cp: Checkpoint
+    ) -> Generator[Block, None, tuple[int, int, int, int, str | None, bytes, int]]:
+        """The blocks of a remote read: contiguous ranged reads, each byte fetched once, the
+        next one in flight (a thread) while this one is parsed; a partial line is carried."""
+        head_len, head_sum = cp.head_len, cp.head_sum
+        carry, at, last_data, last_at = b"", position, b"", 0
+        ranges = range(position, end, self._chunk)
+        pieces = prefetched(handle.read_at(p, min(self._chunk, end - p)) for p in ranges)
+        for piece in pieces:
+            data = carry + piece if carry else piece
+            last = data.rfind(b"\n")
+            if last < 0:
+                carry = data
+                continue
+            block = Block(data, at, number, last + 1)
+            last_data, last_at = data, at
+            if head_sum is None and at == 0:
+                head_len = data.find(b"\n") + 1
+                head_sum = checksum(data[:head_len])
+            yield block
+            at, number, carry = block.next_offset, block.next_number, data[last + 1 :]
+        return at, number, at + len(carry), head_len, head_sum, last_data, last_at
 
     def result(self) -> ReadResult:
         """The checkpoint and file facts after `lines()` was exhausted."""

@@ -53,7 +53,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def keygen(path: Path) -> Path:
-    """A new ed25519 key pair at `path` (and `path.pub`)."""
+    """A new ed25519 key pair at `path` (and `path.pub`), replacing an old one."""
+    for old in (path, path.with_suffix(".pub")):
+        old.unlink(missing_ok=True)
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True, timeout=30
     )
