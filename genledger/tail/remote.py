@@ -117,10 +117,16 @@ class RemoteRoot:
         """Turn whatever the transport raises into one `DataRootError` line."""
         try:
             yield
-        except DataRootError:
+        except (DataRootError, _Vanished):
             raise
         except Exception as exc:  # asyncssh, botocore and OS errors alike
+            self.forget()  # a lost connection is not reused: the next call connects anew
             raise DataRootError(f"data root {self.url}: {explain(exc, self, doing)}") from None
+
+    def forget(self) -> None:
+        """Drop this process's connection to the root."""
+        for key in [k for k in _FILESYSTEMS if k[0] == self.url]:
+            del _FILESYSTEMS[key]
 
     # -- the root calls -----------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
@@ -72,6 +74,31 @@ class SSHServer:
     known_hosts: Path
     other_key: Path  # a key the server does not accept
     wrong_known_hosts: Path  # the right host, another host key
+    config: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start (or restart) sshd with the same config, port and keys."""
+        log = open(self.config.parent / "sshd.log", "ab")  # noqa: SIM115 - kept by the process
+        self.proc = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(self.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+        wait_for_port(self.port, self.proc, "sshd")
+
+    def stop(self) -> None:
+        """Stop sshd and every session it serves (sessions run in their own process
+        groups: they are found as the listener's children and stopped by pid)."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(psutil.Error):
+            sessions = psutil.Process(self.proc.pid).children(recursive=True)
+            for session in sessions:
+                with contextlib.suppress(psutil.Error):
+                    session.kill()
+        stop(self.proc)
 
     def url(self, path: Path | str) -> str:
         """The sftp:// URL of a local path served by this sshd."""
@@ -105,23 +132,18 @@ def sshd(base: Path) -> Iterator[SSHServer]:
         "MaxStartups 100\nMaxSessions 100\n"
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # sshd's privilege-separation dir
-    proc = subprocess.Popen(
-        [SSHD, "-D", "-e", "-f", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=open(base / "sshd.log", "wb"),  # noqa: SIM115 - closed with the process
-        start_new_session=True,
-    )
+    host_pub = host_key.with_suffix(".pub").read_text().split()[:2]
+    other_pub = other_host.with_suffix(".pub").read_text().split()[:2]
+    known = base / "known_hosts"
+    known.write_text(f"[127.0.0.1]:{port} {' '.join(host_pub)}\n")
+    wrong = base / "wrong_known_hosts"
+    wrong.write_text(f"[127.0.0.1]:{port} {' '.join(other_pub)}\n")
+    server = SSHServer(port, getpass.getuser(), user_key, known, other_key, wrong, config)
     try:
-        wait_for_port(port, proc, "sshd")
-        host_pub = host_key.with_suffix(".pub").read_text().split()[:2]
-        other_pub = other_host.with_suffix(".pub").read_text().split()[:2]
-        known = base / "known_hosts"
-        known.write_text(f"[127.0.0.1]:{port} {' '.join(host_pub)}\n")
-        wrong = base / "wrong_known_hosts"
-        wrong.write_text(f"[127.0.0.1]:{port} {' '.join(other_pub)}\n")
-        yield SSHServer(port, getpass.getuser(), user_key, known, other_key, wrong)
+        server.start()
+        yield server
     finally:
-        stop(proc)
+        server.stop()
 
 
 @dataclass

@@ -269,3 +269,54 @@ def test_stats_of_a_remote_root_name_no_secret(ssh_env: SSHServer, tmp_path: Pat
     text = (tmp_path / "r" / "s.json").read_text()
     assert ssh_env.user_key.read_text().splitlines()[1] not in text
     assert orjson.loads(text)["data_root"].startswith("sftp://")
+
+
+def test_a_connection_lost_mid_refresh_fails_it_and_the_next_refresh_is_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genledger.tail.roots import DataRootError
+
+    with sshd(tmp_path / "own-sshd") as own:
+        for name, value in own.env().items():
+            monkeypatch.setenv(name, value)
+        root = tmp_path / "data"
+        path = root / "ds" / "raw_responses.jsonl"
+        write(path, jsonl(RECORDS * 20))
+        url = own.url(root)
+        collect(url, tmp_path / "inc")
+        _append(path, jsonl(RECORDS * 20))
+        state, stats = (
+            _snapshot(tmp_path / "inc" / "state"),
+            (tmp_path / "inc" / "s.json").read_bytes(),
+        )
+        counted = Transfer.add
+
+        def lose_the_connection(data: bytes) -> bytes:
+            own.stop()  # the server goes away after the first bytes of this refresh
+            return counted(data)
+
+        monkeypatch.setattr(Transfer, "add", lose_the_connection)
+        with pytest.raises(DataRootError, match=url):
+            collect(url, tmp_path / "inc")
+        monkeypatch.setattr(Transfer, "add", counted)
+        assert _snapshot(tmp_path / "inc" / "state") == state
+        assert (tmp_path / "inc" / "s.json").read_bytes() == stats
+        own.start()
+        again = collect(url, tmp_path / "inc")
+        assert same(again) == same(collect(url, tmp_path / "full", full=True))
+        assert again["datasets"]["ds"]["n_done"] == 12_000
+
+
+def test_a_file_deleted_on_the_remote_is_that_files_problem_only(
+    ssh_env: SSHServer, tmp_path: Path
+) -> None:
+    from genledger.tail.remote import RemoteRoot
+
+    root = mixed_tree(tmp_path / "data")
+    remote = RemoteRoot.from_url(ssh_env.url(root))
+    with pytest.raises(FileNotFoundError):
+        remote.open(str(root / "plain" / "gone.jsonl"))
+    (root / "plain" / "raw_responses.jsonl").unlink()
+    stats = collect(ssh_env.url(root), tmp_path / "r")
+    assert "raw_responses.jsonl" not in stats["datasets"]["plain"]["files"]
+    assert stats["datasets"]["nested"]["n_done"] == 600
