@@ -58,7 +58,9 @@ def scan_sealed(
     except OSError as exc:
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     try:
-        mark = fingerprint(handle)
+        # No inode, same size and mtime: no bytes are spent re-reading a remote file's ends.
+        mark = checkpoint if checkpoint and _same_remote(handle, checkpoint) else None
+        mark = mark or fingerprint(handle)
     except OSError as exc:
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     finally:
@@ -77,6 +79,13 @@ def scan_sealed(
         return FileScan(FileTally(), error=str(exc))
     except OSError as exc:
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
+
+
+def _same_remote(handle: Any, checkpoint: Checkpoint) -> bool:
+    """A remote file (no inode) whose size and mtime are those of its checkpoint."""
+    if handle.identity is not None:
+        return False
+    return (handle.size, handle.mtime_ns) == (checkpoint.size, checkpoint.mtime_ns)
 
 
 def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:

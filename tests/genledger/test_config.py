@@ -41,3 +41,27 @@ def test_the_default_state_dir_is_under_the_cache_and_not_the_data_root(
     assert not a.resolved_state_dir().is_relative_to(tmp_path / "data")
     assert a.resolved_state_dir() != b.resolved_state_dir()
     assert Config(state_dir=tmp_path / "s").resolved_state_dir() == tmp_path / "s"
+
+
+def test_files_section_sets_patterns_ignore_globs_and_the_settle_time(tmp_path) -> None:
+    from genledger.config import ConfigError, load_config
+
+    toml = tmp_path / "genledger.toml"
+    toml.write_text(
+        '[files]\nresponses = "out-*.jsonl.gz"\nignore = ["*.log", "logs/*"]\nsettle_seconds = 5\n'
+    )
+    config = load_config(toml, env={})
+    assert config.patterns.responses == ("out-*.jsonl.gz",)
+    assert config.patterns.tokenized[-1] == "tokenized_data*.parquet"
+    assert config.patterns.ignore == ("*.log", "logs/*")
+    assert config.patterns.settle_seconds == 5.0
+    toml.write_text("[files]\nsettle_seconds = -1\n")
+    with pytest.raises(ConfigError, match="settle_seconds"):
+        load_config(toml, env={})
+
+
+def test_a_url_data_root_stays_a_url(tmp_path) -> None:
+    from genledger.config import load_config
+
+    config = load_config(None, env={"GENLEDGER_DATA_ROOT": "sftp://gpu-box:2222/data/run"})
+    assert config.data_root == "sftp://gpu-box:2222/data/run"
