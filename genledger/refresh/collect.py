@@ -14,12 +14,14 @@ import orjson
 
 from genledger.config import Config, Switches
 from genledger.fast.parallel import ScanJob, scan_all
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.rates import total_rate, update_rates
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally
 from genledger.refresh.atomic import atomic_write_bytes
-from genledger.refresh.scan import FileScan, scan_file
-from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
+from genledger.refresh.scan import scan_file, scan_job
+from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, discover
 
@@ -68,7 +70,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
         switches = config.switches
         jobs = [_job(f, previous[ds.name], switches) for ds in datasets for f in ds.files]
-        scans = scan_all(jobs, switches.workers)
+        scans = scan_all(jobs, scan_job, switches.workers)
         refreshed = {
             ds.name: refresh_record(ds, previous[ds.name], now, scans, switches) for ds in datasets
         }
@@ -218,7 +220,7 @@ def _dataset_rules(files: list[FileState], old: DatasetState, switches: Switches
     evaluation = rule_evaluation(switches)
 
     responses = [f for f in files if f.role == "responses"]
-    failures = evaluation.id_failures([(f.name, f.tally) for f in responses])
+    failures = evaluation.id_failures([(f.name, f.tally.ids) for f in responses])
     rows: list[dict[str, Any]] = [
         {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
         for f in files

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from genledger.ledger.stats import iso_utc, quality_block
-from genledger.ledger.tally import RuleTally
 from genledger.rules.catalogue import COUNTER_NAMES
+from genledger.rules.result import RuleTally
 
 from ..conftest import collect_tree, jl
 
