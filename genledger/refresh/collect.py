@@ -64,7 +64,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
-        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
+        # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
         jobs = [_job(f, previous[ds.name]) for ds in datasets for f in ds.files]
         scans = scan_all(jobs)
         refreshed = {ds.name: refresh_record(ds, previous[ds.name], now, scans) for ds in datasets}
@@ -186,7 +186,8 @@ def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
     signature = _signature(files)
     if old.signature == signature:
         return old
-    # Same results as genledger.rules.frame; pandas only where pandera is loaded (quickrules lever).
+    # Same results as genledger.rules.frame; pandas only where pandera is loaded
+    # (docs/performance.md).
     from genledger.rules.rows import dataset_failures, file_failures, id_failures
 
     responses = [f for f in files if f.role == "responses"]
@@ -196,7 +197,8 @@ def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
         for f in files
         if f.role != "prompts"
     ]
-    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
+    # Only a prompts file so far: no record yet must say so, not pass on no data
+    # (docs/design.md §6).
     failures.update(file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)

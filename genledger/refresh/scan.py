@@ -68,7 +68,8 @@ def _tally_lines(reader: FileReader, name: str, role: str) -> FileTally:
             if is_blank(content):
                 continue
             try:
-                # Same facts as records_of + response_facts/tokenized_facts, faster (fastparse).
+                # Same facts as records_of + response_facts/tokenized_facts, faster
+                # (genledger/fast/lines.py).
                 facts = line_facts(content, role, flags)
             except Malformed as exc:
                 builder.add_malformed(number, offset, str(exc))
@@ -84,7 +85,7 @@ def _tally(builder: TableBuilder) -> FileTally:
     if not len(builder):
         return FileTally()
     # pandas and pandera load only where pandera is wanted; elsewhere their mirror runs
-    # (genledger/quickrules.py, same tallies).
+    # (genledger/rules/rows.py, same tallies).
     from genledger.rules.rows import tally_rows
 
     return tally_rows(builder)
