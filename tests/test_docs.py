@@ -31,8 +31,16 @@ HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
 REPO_PATH = re.compile(
     r"`((?:genledger|assets|checks|automation|benchmarks|tests|docs)/[^`\s*<>=]*(?:\.\w+|/))`"
 )
-# A docs/ file cited anywhere in Python text (a comment, a docstring).
-DOCS_CITATION = re.compile(r"\bdocs/[\w./-]*\w")
+# A file of the repository cited in Python text (a comment, a docstring): `docs/tailing.md`,
+# `genledger/fast/shapes.py`, `tests/genledger/fast/test_lines.py`.
+CITED_PATH = re.compile(
+    r"\b(?:docs|genledger|assets|checks|automation|benchmarks|tests)/[\w./-]*\.\w+"
+)
+# Documents that live outside the repository, cited by their old names.
+OUTSIDE_CITATION = re.compile(r"\bDESIGN §|\bFORMATS\.md\b")
+# Files being rewritten elsewhere (the lead's genledger/rules rewrite) that still cite the old
+# names; their citations are listed in the report of the docs work. Empty this once they are fixed.
+PENDING = {"genledger/rules/catalogue.py", "genledger/rules/models.py", "genledger/rules/rows.py"}
 
 
 def _prose(text: str) -> str:
@@ -125,17 +133,31 @@ def test_paths_named_in_the_docs_exist(page: Path) -> None:
     assert not missing, f"{page.name} names paths that are not in the repository: {missing}"
 
 
-def test_docs_paths_cited_in_code_exist() -> None:
+def _python_sources() -> list[Path]:
+    """Every Python file of the checkout (top-level ones and those in the folders)."""
     sources = [*ROOT.glob("*.py")]
     for folder in sorted(_top_level_folders()):
         sources.extend((ROOT / folder).rglob("*.py"))
+    return [s for s in sources if s.relative_to(ROOT).as_posix() not in PENDING]
+
+
+def test_paths_cited_in_code_exist() -> None:
     missing = [
         f"{source.relative_to(ROOT)}: {cited}"
-        for source in sources
-        for cited in DOCS_CITATION.findall(source.read_text(encoding="utf-8"))
+        for source in _python_sources()
+        for cited in CITED_PATH.findall(source.read_text(encoding="utf-8"))
         if not (ROOT / cited).exists()
     ]
-    assert not missing, f"citations of docs that are not in the repository: {missing}"
+    assert not missing, f"citations of files that are not in the repository: {missing}"
+
+
+def test_code_cites_no_document_outside_the_repository() -> None:
+    outside = [
+        f"{source.relative_to(ROOT)}: {cited!r}"
+        for source in _python_sources()
+        for cited in OUTSIDE_CITATION.findall(source.read_text(encoding="utf-8"))
+    ]
+    assert not outside, f"cite docs/design.md §N or docs/formats.md instead: {outside}"
 
 
 def test_layout_table_names_every_folder_and_subpackage_and_nothing_else() -> None:
