@@ -1,6 +1,6 @@
 """A file's FileTally from its token table: the rules' failures plus the sums and counts.
 
-Two equal ways (tests/genledger/ledger/test_account.py): row by row over the builder's tuples
+Two equal ways (tests/genledger/rules/test_rows.py): row by row over the builder's tuples
 (`*_by_rows`, every refresh; no pandas) and over the validated pandera frame (`*_by_frame`,
 `GENLEDGER_RULES=pandera`).
 """

@@ -1,4 +1,4 @@
-"""The stats JSON v1 (DESIGN §5): built from the committed per-file counts, nothing else."""
+"""The stats JSON v1 (docs/design.md §5): built from the committed per-file counts, nothing else."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
-        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
+        # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
         switches = config.switches
         jobs = [_job(f, previous[ds.name], switches) for ds in datasets for f in ds.files]
         scans = scan_all(jobs, scan_job, switches.workers)
@@ -226,7 +226,8 @@ def _dataset_rules(files: list[FileState], old: DatasetState, switches: Switches
         for f in files
         if f.role != "prompts"
     ]
-    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
+    # Only a prompts file so far: no record yet must say so, not pass on no
+    # data (docs/design.md §6).
     failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)

@@ -1,4 +1,4 @@
-"""The stats JSON v1 fields (DESIGN §5): expected totals, progress, averages, files, totals."""
+"""The stats JSON v1 fields (docs/design.md §5): expected totals, progress, averages, files."""
 
 from __future__ import annotations
 
