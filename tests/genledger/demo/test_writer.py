@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import threading
 import time
@@ -115,7 +116,24 @@ def test_stop_group_ends_the_whole_process_group() -> None:
         ["sh", "-c", "trap '' TERM; sleep 30 & sleep 30 & wait"], start_new_session=True
     )
     time.sleep(0.3)
-    stop_group(proc, grace_s=1.0)
+    stop_group(proc, grace_s=1.0, drain_s=0.5)
     time.sleep(0.2)
     assert proc.returncode is not None
+    assert group_members(proc.pid) == []
+
+
+@pytest.mark.timeout(60)
+def test_stop_group_lets_work_in_progress_finish_before_it_signals_the_group(
+    tmp_path: Path,
+) -> None:
+    # The leader stands for `dagster dev`, the subshell for a run worker it launched: the
+    # worker must finish its step, not be interrupted by a SIGTERM to the whole group.
+    marker = shlex.quote(str(tmp_path / "marker"))
+    worker = f"(trap 'echo interrupted >> {marker}; exit 1' TERM; sleep 1; echo done >> {marker})"
+    proc = subprocess.Popen(["sh", "-c", f"{worker} & exec sleep 30"], start_new_session=True)
+    time.sleep(0.3)
+    started = time.monotonic()
+    stop_group(proc, grace_s=5.0, drain_s=10.0)
+    assert time.monotonic() - started < 5.0
+    assert (tmp_path / "marker").read_text() == "done\n"
     assert group_members(proc.pid) == []
