@@ -33,6 +33,8 @@ STOP_GRACE_S = 20.0
 DRAIN_S = 15.0  # a run in progress takes seconds: let it finish rather than interrupt it
 POLL_S = 0.5
 PREFIX = "genledger demo:"
+# SIGHUP too: a closed terminal must not leave `dagster dev` (another session) running.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -194,7 +196,9 @@ def stop_group(
 
 def say(text: str) -> None:
     """One line of the demo's own on stdout."""
-    print(f"{PREFIX} {text}", flush=True)
+    # After a SIGHUP or a closed pipe there is no one to tell, but everything must still stop.
+    with contextlib.suppress(OSError):
+        print(f"{PREFIX} {text}", flush=True)
 
 
 def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> None:
@@ -236,6 +240,8 @@ def _run(
         print(f"  {name}={value}", flush=True)
     thread.start()
     try:
+        if stop.is_set():  # Ctrl-C during the set-up: start nothing more
+            return 0
         if log is None:
             collect_loop(paths, stop, args.collect_interval)
             return 0
