@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from genledger.config import Config
-from genledger.demo.run import DemoPaths, group_members, prepare, stop_group
+from genledger.config import Config, load_config
+from genledger.demo.run import (
+    DemoPaths,
+    dagster_env,
+    default_log,
+    group_members,
+    prepare,
+    stop_group,
+)
 from genledger.demo.writer import DemoWriter, demo_plan
 from genledger.refresh.collect import refresh
 from genledger.tail.discovery import discover
@@ -108,6 +115,29 @@ def test_prepare_gives_the_demo_a_dagster_home_with_the_projects_instance_config
     prepare(paths, DemoWriter(paths.data, demo_plan(N)))
     assert (paths.dagster_home / "dagster.yaml").read_text().count("genledger/dataset") >= 1
     assert paths.env()["GENLEDGER_DATA_ROOT"] == str(paths.data)
+
+
+def test_refresh_gives_dagster_a_config_with_that_sensor_interval_and_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GENLEDGER_CONFIG", "/elsewhere/genledger.toml")
+    plain = DemoPaths(tmp_path / "plain")
+    prepare(plain, DemoWriter(plain.data, demo_plan(N)))
+    assert dagster_env(plain)["GENLEDGER_CONFIG"] == "/elsewhere/genledger.toml"
+    fast = DemoPaths(tmp_path / "fast")
+    prepare(fast, DemoWriter(fast.data, demo_plan(N)), refresh_s=3)
+    env = dagster_env(fast)
+    assert env["GENLEDGER_CONFIG"] == str(fast.config)
+    assert load_config(env=env).dagster.sensor_interval_s == 3
+    assert env["GENLEDGER_DATA_ROOT"] == str(fast.data)
+
+
+def test_the_dagster_log_outlives_a_temp_run_and_stays_inside_a_chosen_one(
+    tmp_path: Path,
+) -> None:
+    temp = tmp_path / "genledger-demo-abc"
+    assert default_log(temp, created=True) == tmp_path / "genledger-demo-abc-dagster.log"
+    assert default_log(temp, created=False) == temp / "dagster.log"
 
 
 @pytest.mark.timeout(60)
