@@ -14,8 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from genledger.tail.roots import root_arg
-
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
@@ -160,6 +158,20 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
 def _env_root(env: dict[str, str]) -> Path | str | None:
     value = env.get(ENV_DATA_ROOT, "").strip()
     return _root(value) if value else None
+
+
+URL_SCHEMES = ("sftp://", "s3://")
+
+
+def is_url(text: str | Path) -> bool:
+    """A remote data root (`sftp://...`, `s3://...`) rather than a local path."""
+    return isinstance(text, str) and text.startswith(URL_SCHEMES)
+
+
+def root_arg(text: str) -> Path | str:
+    """A data root as given on a command line or in the environment: a URL stays text (a
+    `Path` would fold its `//`), anything else is a local path."""
+    return text if is_url(text) else Path(text).expanduser()
 
 
 def _root(value: str) -> Path | str:

@@ -181,7 +181,7 @@ _DECODERS: dict[str, _Decoder] = {}
 
 
 class _Typed:
-    """Decodes a line straight into one of a role's typed shapes (fastshapes), if it is one."""
+    """Decodes a line straight into one of a role's typed shapes (fast/shapes.py), if it is one."""
 
     def __init__(self, shapes: tuple[type[Any], ...]) -> None:
         self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [

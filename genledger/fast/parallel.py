@@ -1,12 +1,12 @@
 """Scan many files at once in forked workers (the parallel lever).
 
-Each worker runs `scan.scan_file` on a piece of a file (`genledger.fast.split`: big reads are cut
-at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
-decoder, tally with the row evaluation of the rules — and sends back only the compact FileScan,
-so the parent stays small; joined, the pieces give the result the same call gives in-process.
-Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
-cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
-safe).
+Each worker runs the scan it is given (`refresh.scan.scan_job`) on a piece of a file
+(`genledger.fast.split`: big reads are cut at line starts, so the cores stay evenly busy) or on
+a whole small one — parse with the fast decoder, tally with the row evaluation of the rules —
+and sends back only the compact FileScan, so the parent stays small; joined, the pieces give
+the result the same call gives in-process. Forking happens before pandas is imported, and only
+when it pays: enough new bytes, 2+ usable cores, a single-threaded process (forking a threaded
+one, such as a Dagster server, is not safe).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from genledger.config import Switches
 from genledger.fast import vector
 from genledger.fast.split import PIECE_BYTES, Plan, join, plan
-from genledger.refresh.scan import SETTLE_SECONDS, FileScan, scan_file
+from genledger.ledger.filescan import FileScan
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.reader import Span
@@ -27,6 +28,7 @@ from genledger.tail.roots import RemoteFile, Source, stat_source
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 SEALED_WEIGHT = 4  # a compressed or Parquet byte is worth about this many plain ones
+SETTLE_SECONDS = 60.0  # default of `[files] settle_seconds`
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ScanJob:
 
     def new_bytes(self) -> int:
         """About how many bytes this read will parse (0 when the file is gone or remote:
-        remote reads are never forked, their connections cannot cross a fork)."""
+        remote reads are never forked, their connection runs in a thread of this process)."""
         if isinstance(self.path, RemoteFile):
             return 0
         found = stat_source(self.path)
@@ -79,11 +81,15 @@ def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
     return sum(job.new_bytes() for job in jobs) >= MIN_PARALLEL_BYTES
 
 
+Scan = Callable[[ScanJob, Span | None], FileScan]  # a module-level function: it is pickled
+
+
 @dataclass(frozen=True)
 class _Piece:
     job: ScanJob
     index: int
     span: Span | None  # None: the whole read, from the job's checkpoint
+    scan: Scan
 
     def size(self) -> int:
         if self.span is None:
@@ -93,21 +99,10 @@ class _Piece:
 
 
 def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
-    job = piece.job
-    scan = scan_file(
-        job.path,
-        job.name,
-        job.role,
-        job.checkpoint,
-        piece.span,
-        job.switches,
-        job.now,
-        job.settle_seconds,
-    )
-    return job.key, piece.index, scan
+    return piece.job.key, piece.index, piece.scan(piece.job, piece.span)
 
 
-def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileScan]:
+def scan_all(jobs: list[ScanJob], scan: Scan, workers: int | None = None) -> dict[str, FileScan]:
     """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
     A job missing from the result (its file changed while it was read in pieces) is to be
     scanned in place too."""
@@ -116,7 +111,7 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
         return {}
     plans = {job.key: None if job.sealed else plan(job.path, job.checkpoint) for job in jobs}
     pieces = [
-        _Piece(job, index, span)
+        _Piece(job, index, span, scan)
         for job in jobs
         for index, span in enumerate(_spans(plans[job.key]))
     ]
@@ -128,8 +123,8 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, len(pieces))) as pool:
-        for key, index, scan in pool.imap_unordered(_scan, pieces):
-            parts[key][index] = scan
+        for key, index, result in pool.imap_unordered(_scan, pieces):
+            parts[key][index] = result
     scans: dict[str, FileScan] = {}
     for key, done in parts.items():
         ordered = [done[index] for index in sorted(done)]

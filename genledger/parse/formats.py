@@ -1,4 +1,4 @@
-"""Record formats: find the completion-token count of a response record (DESIGN §3).
+"""Record formats: find the completion-token count of a response record (docs/design.md §3).
 
 Every function here reads a parsed JSON object defensively: any field may be absent, `null`
 or of another type. Nothing here decides what is a defect; it only reports facts (which
@@ -279,7 +279,7 @@ def response_facts(obj: dict[str, Any]) -> ResponseFacts:
 
 
 def _resolve(obj: dict[str, Any]) -> tuple[str | None, Any, Any, str | None]:
-    """(format, raw completion value, raw prompt value, finish reason) by DESIGN's order."""
+    """(format, raw completion, raw prompt, finish reason) of the first match, docs/design.md §3."""
     for path in COUNT_PATHS:
         raw = dig(obj, *path.completion)
         if raw is None:

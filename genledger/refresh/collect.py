@@ -14,12 +14,14 @@ import orjson
 
 from genledger.config import Config, Switches
 from genledger.fast.parallel import ScanJob, scan_all
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.rates import total_rate, update_rates
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally, RuleTally
 from genledger.refresh.atomic import atomic_write_bytes
-from genledger.refresh.scan import SETTLE_SECONDS, FileScan, scan_file
-from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
+from genledger.refresh.scan import SETTLE_SECONDS, scan_file, scan_job
+from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
 from genledger.tail.roots import root_id
@@ -67,13 +69,13 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
-        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
+        # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
         switches = config.switches
         settle = config.patterns.settle_seconds
         jobs = [
             _job(f, previous[ds.name], switches, now, settle) for ds in datasets for f in ds.files
         ]
-        scans = scan_all(jobs, switches.workers)
+        scans = scan_all(jobs, scan_job, switches.workers)
         refreshed = {
             ds.name: refresh_record(ds, previous[ds.name], now, scans, switches, settle)
             for ds in datasets
@@ -245,13 +247,14 @@ def _dataset_rules(
     evaluation = rule_evaluation(switches)
 
     responses = [f for f in files if f.role == "responses"]
-    failures = evaluation.id_failures([(f.name, f.tally) for f in responses])
+    failures = evaluation.id_failures([(f.name, f.tally.ids) for f in responses])
     rows: list[dict[str, Any]] = [
         {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
         for f in files
         if f.role != "prompts"
     ]
-    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
+    # Only a prompts file so far: no record yet must say so, not pass on no
+    # data (docs/design.md §6).
     failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from genledger.config import Switches
 from genledger.fast import rawtext, vector
 from genledger.fast.lines import fast_facts
+from genledger.fast.parallel import SETTLE_SECONDS, ScanJob
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
+from genledger.ledger import account
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import Facts, facts_of_line
@@ -21,25 +23,8 @@ from genledger.parse.table import TableBuilder
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.lines import Block, is_blank
-from genledger.tail.reader import FileReader, FileUnreadable, ReadResult, Span
+from genledger.tail.reader import FileReader, FileUnreadable, Span
 from genledger.tail.roots import RemoteFile, Source
-
-SETTLE_SECONDS = 60.0  # default of `[files] settle_seconds`
-
-
-@dataclass
-class FileScan:
-    """The outcome of reading one file: what it added, or why it could not be read."""
-
-    delta: FileTally
-    read: ReadResult | None = None
-    error: str | None = None
-
-    @property
-    def restarted(self) -> bool:
-        """The delta replaces the file's earlier counts instead of adding to them."""
-        return self.read is None or self.read.restarted
-
 
 # 1 MB reads stay in the heap and the CPU caches: ~0.3 s less system time per 800 MB than
 # 8 MB ones, measured with benchmarks/run.py (speed levers, docs/performance.md).
@@ -90,6 +75,20 @@ def non_blank_lines(blocks: Iterable[Block]) -> int:
 CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in the file size
 
 
+def scan_job(job: ScanJob, span: Span | None = None) -> FileScan:
+    """`scan_file` of one job of the parallel lever (`genledger.fast.parallel`)."""
+    return scan_file(
+        job.path,
+        job.name,
+        job.role,
+        job.checkpoint,
+        span,
+        job.switches,
+        job.now,
+        job.settle_seconds,
+    )
+
+
 def line_facts(
     content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN, switches: Switches = DEFAULT
 ) -> list[Facts]:
@@ -128,13 +127,10 @@ def tally_table(builder: TableBuilder, switches: Switches = DEFAULT) -> FileTall
     """Validate the rows collected so far (nothing to do for none)."""
     if not len(builder):
         return FileTally()
+    responses = builder.role == "responses"
     if switches.rules == "pandera":  # pandas and pandera load only when asked for
-        from genledger.rules import frame
-
-        tally = frame.tally_responses if builder.role == "responses" else frame.tally_tokenized
-        return tally(builder.frame())
-    from genledger.rules import rows
-
-    return (rows.tally_responses if builder.role == "responses" else rows.tally_tokenized)(
-        builder.rows
-    )
+        frame = builder.frame()
+        return account.responses_by_frame(frame) if responses else account.tokenized_by_frame(frame)
+    if responses:
+        return account.responses_by_rows(builder.rows)
+    return account.tokenized_by_rows(builder.rows)

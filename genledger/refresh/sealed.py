@@ -10,6 +10,7 @@ from typing import Any
 
 from genledger.config import Switches
 from genledger.fast import arrowtok, vector
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
 from genledger.parse.line import facts_of_record
 from genledger.parse.table import TableBuilder
@@ -17,7 +18,6 @@ from genledger.parse.tokenized import TokenizedFacts
 from genledger.refresh.scan import (
     CHUNK_ROWS,
     DEFAULT,
-    FileScan,
     non_blank_lines,
     tally_blocks,
     tally_table,

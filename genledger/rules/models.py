@@ -77,7 +77,7 @@ class ResponseTable(LineRows):
     @pa.dataframe_parser
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """DESIGN §3 response rules, stated on the fact columns."""
+        """docs/design.md §3 response rules, from their catalogue conditions."""
         return derive(Table.RESPONSES, df)
 
 
@@ -100,7 +100,7 @@ class TokenizedTable(LineRows):
     @pa.dataframe_parser
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """DESIGN §3 tokenized rules, stated on the fact columns."""
+        """docs/design.md §3 tokenized rules, from their catalogue conditions."""
         return derive(Table.TOKENIZED, df)
 
 

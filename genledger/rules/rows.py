@@ -1,30 +1,28 @@
 """The rules evaluated row by row: the catalogue's conditions compiled to one function a table.
 
-This is how every refresh counts (CLI, forked workers, Dagster assets alike), so the stats JSON
-and the asset checks come from the same code. It streams over the token table's row tuples
-without pandas (importing pandas and pandera costs about a second, more than reading a 1 %
-append). `rules.frame` evaluates the same conditions with the pandera models;
-tests/genledger/rules/test_rows.py proves both tally the same on every defect and on
+This is how every refresh evaluates them (CLI, forked workers, Dagster assets alike), so the
+stats JSON and the asset checks come from the same code. It works on the token table's row
+tuples without pandas (importing pandas and pandera costs about a second, more than reading a
+1 % append). `rules.frame` evaluates the same conditions with the pandera models;
+tests/genledger/rules/test_rows.py proves both find the same failures on every defect and on
 generated tables.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally
-from genledger.parse.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS
 from genledger.rules.catalogue import (
-    COUNTED,
     RULES_BY_NAME,
     TABLE_COLUMNS,
     Table,
     rules_of,
 )
-from genledger.rules.expr import RowFunction, condition_function, row_function
+from genledger.rules.expr import RowFunction, row_function
+from genledger.rules.result import MAX_EXAMPLES, Ids, RuleTally
 
 Row = dict[str, Any]
 Values = tuple[Any, ...]
@@ -37,25 +35,7 @@ def failing_rules(table: Table) -> RowFunction:
     return row_function(rules, TABLE_COLUMNS[table])
 
 
-_counted = condition_function(COUNTED, RESPONSE_COLUMNS)
-
-
-def _position(columns: tuple[str, ...], name: str) -> int:
-    return columns.index(name)
-
-
-# Row positions of the builder's tuples (genledger.parse.table): rows stay tuples on the hot
-# path, and only the few that become examples are turned into dicts.
-R_FORMAT, R_COUNT, R_PROMPT, R_FINISH, R_ID, R_LINE = (
-    _position(RESPONSE_COLUMNS, name)
-    for name in ("format", "completion_tokens", "prompt_tokens", "finish_reason", "record_id",
-                 "line")
-)  # fmt: skip
-PARSE_ERROR = POSITION.index("parse_error")  # both tables start with the position columns
-T_TOKENS, T_LOSS_SUM = (_position(TOKENIZED_COLUMNS, n) for n in ("n_tokens", "loss_sum"))
-
-
-class _Failures:
+class Failures:
     """Failing-rule counts and first examples, fed one row at a time."""
 
     def __init__(self, table: Table) -> None:
@@ -92,68 +72,11 @@ def _example(row: Row, rule: str) -> dict[str, Any]:
     return example
 
 
-def _records(
-    rows: Iterable[Values], failures: _Failures, failed_of: RowFunction, columns: Sequence[str]
-) -> Iterator[Values]:
-    """Every row's failures go to `failures`; the rows that are records (parsed) come out."""
-    for v in rows:
-        failed = failed_of(v)
-        if failed:
-            failures.add(v, failed, columns)
-        if v[PARSE_ERROR] is None:
-            yield v
-
-
-def tally_responses(rows: Iterable[Values]) -> FileTally:
-    """The FileTally of one responses table's row tuples."""
-    failures = _Failures(Table.RESPONSES)
-    tally = FileTally()
-    formats: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    failed_of = failing_rules(Table.RESPONSES)
-    for v in _records(rows, failures, failed_of, RESPONSE_COLUMNS):
-        tally.records += 1
-        if _counted(v):
-            count = v[R_COUNT]
-            tally.counted += 1
-            tally.nonzero += count > 0
-            tally.total_comp += count
-        prompt = v[R_PROMPT]
-        if prompt is not None and prompt >= 0:
-            tally.total_prompt += prompt
-        if isinstance(v[R_FORMAT], str):
-            formats[v[R_FORMAT]] += 1
-        if isinstance(v[R_FINISH], str):
-            reasons[v[R_FINISH]] += 1
-        if v[R_ID] is not None:
-            tally.ids.append(v[R_LINE], v[R_ID])
-    tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
-    tally.failures = failures.tallies()
-    return tally
-
-
-def tally_tokenized(rows: Iterable[Values]) -> FileTally:
-    """The FileTally of one tokenized table's row tuples."""
-    failures = _Failures(Table.TOKENIZED)
-    tally = FileTally()
-    for v in _records(rows, failures, failing_rules(Table.TOKENIZED), TOKENIZED_COLUMNS):
-        tally.records += 1
-        n = v[T_TOKENS]
-        if n is not None:
-            tally.counted += 1
-            tally.nonzero += n > 0
-            tally.total_tokens += n
-        if v[T_LOSS_SUM] is not None:
-            tally.total_loss_tokens += v[T_LOSS_SUM]
-    tally.failures = failures.tallies()
-    return tally
-
-
 def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, RuleTally]:
     """Count and exemplify the failing rules of a small table given as dicts."""
     columns = TABLE_COLUMNS[table]
     failed_of = failing_rules(table)
-    failures = _Failures(table)
+    failures = Failures(table)
     for row in rows:
         values = tuple(row[c] for c in columns)
         failed = failed_of(values)
@@ -162,17 +85,17 @@ def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, 
     return failures.tallies()
 
 
-def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
+def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     """The duplicate-id rule: an id seen before in the dataset's shards, in file order."""
     seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
     duplicates: list[Values] = []
-    for name, tally in files:
-        for line, key in tally.ids.encoded():
+    for name, ids in files:
+        for line, key in ids.encoded():
             if key in seen:  # only failing rows become rows of the rule's table
                 duplicates.append((name, line, key.decode()))
             else:
                 seen.add(key)
-    failures = _Failures(Table.IDS)
+    failures = Failures(Table.IDS)
     for values in duplicates:
         failures.add(values, ["duplicate_ids"], TABLE_COLUMNS[Table.IDS])
     return failures.tallies()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-URL_SCHEMES = ("sftp://", "s3://")
+from genledger.config import is_url
 
 
 class DataRootError(Exception):
@@ -132,17 +132,6 @@ def stat_source(source: Source | str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
-
-
-def is_url(text: str | Path) -> bool:
-    """A remote data root (`sftp://...`, `s3://...`) rather than a local path."""
-    return isinstance(text, str) and text.startswith(URL_SCHEMES)
-
-
-def root_arg(text: str) -> Path | str:
-    """A data root as given on a command line or in the environment: a URL stays text (a
-    `Path` would fold its `//`), anything else is a local path."""
-    return text if is_url(text) else Path(text).expanduser()
 
 
 def root_id(root: Path | str) -> str:

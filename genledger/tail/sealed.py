@@ -1,4 +1,5 @@
-"""Sealed files (gzip, zstd, Parquet): read whole when new or changed, never tailed (DESIGN §2).
+"""Sealed files (gzip, zstd, Parquet): read whole when new or changed, never tailed
+(docs/design.md §2).
 
 A sealed file is known by its fingerprint: size, mtime, identity and a checksum of its head.
 An unchanged fingerprint keeps the file's earlier counts; any change reads it again from the

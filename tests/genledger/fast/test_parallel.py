@@ -14,7 +14,7 @@ from genledger.config import Config, Switches
 from genledger.fast import parallel, split
 from genledger.fast.parallel import ScanJob, scan_all
 from genledger.refresh.collect import refresh
-from genledger.refresh.scan import scan_file
+from genledger.refresh.scan import scan_file, scan_job
 
 from ..conftest import comparable
 from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
@@ -94,7 +94,7 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     real = parallel.scan_all
     monkeypatch.setattr(
         "genledger.refresh.collect.scan_all",
-        lambda jobs, workers: used.append(real(jobs, workers)) or used[-1],
+        lambda jobs, scan, workers: used.append(real(jobs, scan, workers)) or used[-1],
     )
     forked = stats_with(root, tmp_path / "p", Switches(workers=2, rules=rules))
     assert used and all(used)  # both refreshes really went through the workers
@@ -119,7 +119,7 @@ def test_scan_all_equals_scan_file_for_every_file(
     ]
     jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
     assert any(split.plan(job.path, None) for job in jobs) == (piece_bytes < 1000)
-    scans = scan_all(jobs, workers=2)
+    scans = scan_all(jobs, scan_job, workers=2)
     assert set(scans) == {job.key for job in jobs}
     for job in jobs:
         alone = scan_file(job.path, job.name, job.role, job.checkpoint)
@@ -130,5 +130,5 @@ def test_scan_all_equals_scan_file_for_every_file(
 
 def test_small_reads_stay_in_process(root: Path) -> None:
     jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
-    assert scan_all(jobs, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
-    assert scan_all(jobs, workers=1) == {}
+    assert scan_all(jobs, scan_job, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
+    assert scan_all(jobs, scan_job, workers=1) == {}

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Config, Switches
+from genledger.ledger import account
 from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
@@ -47,8 +48,8 @@ def builder_of(lines: list[bytes], role: str) -> TableBuilder:
 
 def both(builder: TableBuilder) -> tuple[FileTally, FileTally]:
     if builder.role == "responses":
-        return rows.tally_responses(builder.rows), quality.tally_responses(builder.frame())
-    return rows.tally_tokenized(builder.rows), quality.tally_tokenized(builder.frame())
+        return account.responses_by_rows(builder.rows), account.responses_by_frame(builder.frame())
+    return account.tokenized_by_rows(builder.rows), account.tokenized_by_frame(builder.frame())
 
 
 def test_every_response_defect_tallies_the_same_without_pandera() -> None:
@@ -84,9 +85,7 @@ def test_generated_tables_tally_the_same_without_pandera(data: st.DataObject) ->
     )
 )
 def test_duplicate_ids_across_shards_are_found_alike(shards: list[list[tuple[int, str]]]) -> None:
-    files = [
-        (f"raw_responses_{i}.jsonl", FileTally(ids=IdList.of(s))) for i, s in enumerate(shards)
-    ]
+    files = [(f"raw_responses_{i}.jsonl", IdList.of(s)) for i, s in enumerate(shards)]
     assert rows.id_failures(files) == quality.id_failures(files)
 
 
@@ -110,8 +109,8 @@ def test_the_dataset_rule_agrees() -> None:
 
 def test_chunked_tallies_add_up_to_the_whole_file() -> None:
     builder = builder_of(RESPONSE_LINES * 3, "responses")
-    whole = rows.tally_responses(builder.rows)
-    parts = [rows.tally_responses(builder.rows[i : i + 7]) for i in range(0, len(builder), 7)]
+    whole = account.responses_by_rows(builder.rows)
+    parts = [account.responses_by_rows(builder.rows[i : i + 7]) for i in range(0, len(builder), 7)]
     total = sum(parts[1:], parts[0])
     assert total.to_dict() | {"failures": {}} == whole.to_dict() | {"failures": {}}
     assert {k: v.to_dict() for k, v in total.failures.items()} == {
