@@ -43,7 +43,7 @@ class FilePatterns:
     tokenized: tuple[str, ...] = _forms("tokenized_data*")
     prompts: tuple[str, ...] = _forms("prompts*")
     ignore: tuple[str, ...] = ()  # globs on the file name or its path under the data root
-    settle_seconds: float = 60.0
+    settle_seconds: float = 300.0  # gzip writers may not flush for minutes
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from genledger.tail.roots import RemoteFile, Source, stat_source
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 SEALED_WEIGHT = 4  # a compressed or Parquet byte is worth about this many plain ones
-SETTLE_SECONDS = 60.0  # default of `[files] settle_seconds`
+SETTLE_SECONDS = 300.0  # default of `[files] settle_seconds` (genledger.config)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ READ_BYTES = 1 << 20  # compressed bytes read at a time
 OUT_BYTES = 4 << 20  # most decompressed bytes produced from one read (memory stays flat)
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-STREAM_NAMES = {"gzip": "gzip", "zstd": "zstd"}
 
 
 class NotThisFormat(Exception):
