@@ -238,3 +238,19 @@ def _cli(root: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     ]
     command += ["--state", str(tmp / "cli-state")]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_parquet_corrupt_inside_counts_the_rows_before_and_names_where(tmp_path: Path) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    data = bytearray(parquet(TOKENIZED * 40, row_group_size=1100))
+    second = pq.ParquetFile(io.BytesIO(bytes(data))).metadata.row_group(1).column(0)
+    at = second.data_page_offset  # the second row group's first page; the footer stays intact
+    data[at : at + 64] = b"\xff" * 64
+    root = dataset(tmp_path, {"tokenized_data.parquet": bytes(data)})
+    block = collect(root, tmp_path)["datasets"]["ds"]
+    [failure] = [f for f in block["quality"]["failures"] if f["check"] == "malformed_lines"]
+    assert failure["examples"][0]["reason"].startswith("corrupt Parquet data after row")
+    assert 0 < block["n_tokenized"] < len(TOKENIZED) * 40
