@@ -254,3 +254,45 @@ def test_a_parquet_corrupt_inside_counts_the_rows_before_and_names_where(tmp_pat
     [failure] = [f for f in block["quality"]["failures"] if f["check"] == "malformed_lines"]
     assert failure["examples"][0]["reason"].startswith("corrupt Parquet data after row")
     assert 0 < block["n_tokenized"] < len(TOKENIZED) * 40
+
+
+def test_a_mixed_root_stays_exact_through_rewrites_appends_and_new_shards(tmp_path: Path) -> None:
+    clean = [{"id": f"m{i}", "text": "ok", "completion_tokens": 3} for i in range(60)]
+    tokens = [{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 1]}] * 8
+    root = tmp_path / "data"
+    write(root / "a" / "part-00000" / "raw_responses.jsonl.gz", encode(clean[:10], "jsonl.gz"))
+    write(root / "a" / "part-00001" / "raw_responses.jsonl.zst", encode(clean[10:20], "jsonl.zst"))
+    write(root / "a" / "prompts.parquet", parquet(PROMPTS))
+    write(root / "a" / "notes.txt", b"unrecognised")
+    write(root / "a" / ".raw_responses.jsonl.swp", b"ignored")
+    write(root / "b" / "tokenized_data.parquet", parquet(tokens))
+    write(root / "b" / "prompts.jsonl.zst", encode(PROMPTS[:8], "jsonl.zst"))
+    write(root / "c" / "raw_responses.jsonl", jsonl(clean[20:25]))
+    write(
+        root / "c" / "raw_responses-live.jsonl.gz", gzip_being_written(jsonl(clean[25:30]) + b'{"i')
+    )
+    write(root / "empty" / "readme.md", b"no data here")
+    write(root / "stray.csv", b"a,b")
+    first = _cli(root, tmp_path)
+    assert first.returncode == 0, first.stderr
+    stats = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert [stats["datasets"][d]["n_done"] for d in "abc"] == [20, 0, 10]
+    assert stats["datasets"]["b"]["total_tokens"] == 24
+    assert stats["datasets"]["a"]["n_prompts"] == 50
+    assert stats["datasets"]["a"]["unrecognised"]["paths"] == ["notes.txt"]
+    assert stats["unrecognised"]["paths"] == ["empty/readme.md", "stray.csv"]
+    write(
+        root / "a" / "part-00000" / "raw_responses.jsonl.gz",
+        encode(clean[:10] + clean[30:40], "jsonl.gz"),
+    )
+    with (root / "c" / "raw_responses.jsonl").open("ab") as handle:
+        handle.write(jsonl(clean[40:45]))
+    write(root / "a" / "part-00002" / "raw_responses.parquet", parquet(clean[45:60]))
+    second = _cli(root, tmp_path)
+    assert second.returncode == 0, second.stderr
+    stats = orjson.loads((tmp_path / "s.json").read_bytes())
+    assert [stats["datasets"][d]["n_done"] for d in "abc"] == [45, 0, 15]
+    assert stats["totals"]["n_done"] == 60 and stats["totals"]["total_comp"] == 180
+    assert stats["totals"]["quality"]["duplicate_ids"] == 0
+    full = collect(root, tmp_path / "full")
+    assert numbers(full["datasets"]["a"]) == numbers(stats["datasets"]["a"])
