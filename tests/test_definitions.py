@@ -19,7 +19,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 # The snapshot: renaming an asset or a check breaks dashboards and alerts, so it must be deliberate.
 RESPONSE_CHECKS = [
-    "batch_requests_succeeded",
+    "requests_succeeded",
     "dataset_has_token_counts",
     "files_have_records",
     "files_readable",
@@ -28,6 +28,7 @@ RESPONSE_CHECKS = [
     "record_ids_unique",
     "responses_have_nonzero_token_counts",
     "responses_have_valid_token_counts",
+    "responses_have_visible_output",
     "token_counts_match_output_ids",
 ]
 TOKENIZED_CHECKS = [

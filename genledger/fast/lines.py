@@ -34,6 +34,7 @@ from genledger.fast.shapes import (
     Unusual,
     flat_len,
 )
+from genledger.parse.declarations import BUILT_IN, active
 from genledger.parse.formats import response_facts
 from genledger.parse.jsonline import records_of
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, tokenized_facts
@@ -44,7 +45,7 @@ ENABLED = os.environ.get("GENLEDGER_FASTPARSE", "1") != "0"
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {
-    "responses": ("output_ids", "input_ids"),
+    "responses": ("output_ids", "input_ids", "prompt_token_ids"),
     "tokenized": ("input_ids", "loss_mask", "attention_mask", "labels", "position_ids"),
 }
 UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped, yet checked
@@ -54,16 +55,34 @@ PLAIN_KEYS = {
         "id", "custom_id", "object", "created", "model", "system_fingerprint", "service_tier",
         "choices", "usage", "meta_info", "response", "error", "details", "outputs",
         "text", "generated_text", "reasoning_content", "reasoning", "completion_tokens",
-        "prompt_tokens", "finish_reason", "request_id", "prompt", "prompt_token_ids",
+        "prompt_tokens", "finish_reason", "request_id", "prompt",
         "finished", "index", "meta", "status", "messages", "metrics", "logprobs",
+        # the other APIs' top-level keys beside the ones their declarations read
+        "type", "role", "content", "stop_reason", "stop_sequence", "container", "message",
+        "modelVersion", "model_version", "createTime", "create_time", "responseId",
+        "response_id", "automaticFunctionCallingHistory", "automatic_function_calling_history",
+        "sdkHttpResponse", "sdk_http_response", "parsed", "created_at", "instructions",
+        "max_output_tokens", "parallel_tool_calls", "previous_response_id", "temperature",
+        "tool_choice", "tools", "top_p", "truncation", "user", "metadata", "background",
+        "incomplete_details", "num_cached_tokens", "prompt_logprobs", "encoder_prompt",
+        "encoder_prompt_token_ids", "kv_transfer_params", "token", "top_tokens",
     ),
     "tokenized": ("id", "text", "conversations", "messages", "source", "length"),
 }  # fmt: skip
 WHITESPACE = b" \t\r\n"
 
 
-def _struct(role: str) -> type[msgspec.Struct]:
-    fields: list[tuple[str, Any, Any]] = [(k, Any, UNSET) for k in PLAIN_KEYS[role]]
+def plain_keys(role: str) -> tuple[str, ...]:
+    """The top-level keys decoded as values: the known ones and every key a declaration in
+    force reads (so a user's declared format takes this tier without new code)."""
+    if role != "responses":
+        return PLAIN_KEYS[role]
+    keys = (*PLAIN_KEYS[role], *sorted({p.top for d in active() for p in d.paths()}))
+    return tuple(k for k in dict.fromkeys(keys) if k not in RAW_KEYS[role])
+
+
+def _struct(role: str, plain: tuple[str, ...]) -> type[msgspec.Struct]:
+    fields: list[tuple[str, Any, Any]] = [(k, Any, UNSET) for k in plain]
     fields += [(k, msgspec.Raw, msgspec.Raw()) for k in RAW_KEYS[role]]
     return msgspec.defstruct(f"Fast_{role}", fields, forbid_unknown_fields=True)
 
@@ -76,8 +95,8 @@ class _Decoder:
     """Decodes one role's lines (an object, or an array of objects) into fact tuples."""
 
     def __init__(self, role: str) -> None:
-        struct = _struct(role)
-        self.plain, self.raw = PLAIN_KEYS[role], RAW_KEYS[role]  # the struct's field order
+        self.plain, self.raw = plain_keys(role), RAW_KEYS[role]  # the struct's field order
+        struct = _struct(role, self.plain)
         self.one = msgspec.json.Decoder(struct)
         self.many = msgspec.json.Decoder(list[struct])  # type: ignore[valid-type]
         self.facts: Callable[[dict[str, Any]], Facts] = (
@@ -169,15 +188,15 @@ def _exact(data: bytes) -> Any:
 
 def _check_response(facts: Facts) -> None:
     """Values whose type msgspec and orjson decode differently (ints beyond 64 bits)."""
-    record_id, count_raw, failed = facts[0], facts[4], facts[8]
+    record_id, count_raw, failed = facts[0], facts[4], facts[12]
     # An unusable count or a failed request is rare: its printed value must be orjson's.
-    if count_raw is not None or failed:
+    if count_raw is not None or failed or facts[17] is not None:
         raise _Unusual
     if record_id is not None and len(record_id) >= 19 and record_id.lstrip("-").isdigit():
         raise _Unusual
 
 
-_DECODERS: dict[str, _Decoder] = {}
+_DECODERS: dict[tuple[str, int], _Decoder] = {}  # by role and declarations in force
 
 
 def general_facts(content: bytes, role: str) -> list[Facts]:
@@ -254,14 +273,17 @@ def line_facts(content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN) -> l
     general path, whose result this equals. `flags`: what the line's read may hold
     (`genledger.fast.rawtext`). `GENLEDGER_FASTSHAPES=0` skips tier 1, `GENLEDGER_FASTPARSE=0`
     tier 2."""
-    if TYPED_ENABLED:
+    declarations = active()
+    # The typed shapes are the built-in formats': a user's declarations are tried first.
+    if TYPED_ENABLED and (role != "responses" or declarations is BUILT_IN):
         facts = _typed(role).decode(content, flags)
         if facts is not None:
             return facts
     if ENABLED:
-        decoder = _DECODERS.get(role)
+        key = (role, id(declarations))
+        decoder = _DECODERS.get(key)
         if decoder is None:
-            decoder = _DECODERS[role] = _Decoder(role)
+            decoder = _DECODERS[key] = _Decoder(role)
         try:
             return decoder.decode(content)
         except (msgspec.DecodeError, _Unusual):

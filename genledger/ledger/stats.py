@@ -1,4 +1,4 @@
-"""The stats JSON v1 (DESIGN §5): built from the committed per-file counts, nothing else."""
+"""The stats JSON (DESIGN §5, schema_version 1 with v2's added fields): built from the committed per-file counts, nothing else."""
 
 from __future__ import annotations
 
@@ -85,6 +85,10 @@ def dataset_stats(
         "total_comp": responses.total_comp,
         "avg_comp": _ratio(responses.total_comp, responses.counted),
         "total_prompt": responses.total_prompt,
+        "total_reasoning": responses.total_reasoning if responses.n_reasoning else None,
+        "total_cached_prompt": responses.total_cached_prompt if responses.n_cached else None,
+        "n_samples": responses.n_samples,
+        "stream_chunks": responses.stream_chunks,
         "n_counted": responses.counted,
         "formats": dict(sorted(responses.formats.items())),
         "finish_reasons": dict(sorted(responses.finish_reasons.items())),
@@ -109,12 +113,18 @@ SUMMED = (
     "total_tokens",
     "total_loss_tokens",
     "n_tokens_counted",
+    "n_samples",
+    "stream_chunks",
 )
+KNOWN_OR_NULL = ("total_reasoning", "total_cached_prompt")  # null when no record reports them
 
 
 def totals(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The same counters summed over datasets."""
     out: dict[str, Any] = {key: sum(d[key] for d in datasets.values()) for key in SUMMED}
+    for key in KNOWN_OR_NULL:
+        known = [d[key] for d in datasets.values() if d[key] is not None]
+        out[key] = sum(known) if known else None
     inference = [d for d in datasets.values() if d["kind"] == "inference"]
     known = [d["n_prompts"] for d in inference]
     out["n_prompts"] = sum(known) if inference and None not in known else None

@@ -53,6 +53,12 @@ class FileTally:
     nonzero: int = 0  # valid counts > 0
     total_comp: int = 0
     total_prompt: int = 0
+    total_reasoning: int = 0
+    n_reasoning: int = 0  # records reporting reasoning tokens (none: the total is unknown)
+    total_cached_prompt: int = 0
+    n_cached: int = 0  # records reporting cached prompt tokens
+    n_samples: int = 0  # completions (several per record with n > 1)
+    stream_chunks: int = 0  # streamed fragments (not records)
     total_tokens: int = 0
     total_loss_tokens: int = 0
     prompt_lines: int = 0  # non-blank lines of a prompts file
@@ -67,6 +73,12 @@ class FileTally:
         "nonzero",
         "total_comp",
         "total_prompt",
+        "total_reasoning",
+        "n_reasoning",
+        "total_cached_prompt",
+        "n_cached",
+        "n_samples",
+        "stream_chunks",
         "total_tokens",
         "total_loss_tokens",
         "prompt_lines",

@@ -68,7 +68,11 @@ def _mismatch_reason(row: Row) -> str:
     )
 
 
-_MISSING = "no completion-token field in any known format"
+def _missing_reason(row: Row) -> str:
+    """What was looked for and which keys the record has, so a user can declare it."""
+    detail = _value(row, "missing_detail") or "no completion-token field in any known format"
+    fmt = _value(row, "format")
+    return f"{fmt}: {detail}" if fmt else detail
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -84,8 +88,9 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         (Table.RESPONSES,),
         "responses_have_valid_token_counts",
-        "Every response record carries a completion-token count in a known place.",
-        lambda r: _MISSING,
+        "Every response record (not a failed request, not a stream fragment) carries a "
+        "completion-token count in a declared place.",
+        _missing_reason,
     ),
     Rule(
         "invalid_tokens",
@@ -100,7 +105,7 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         (Table.RESPONSES,),
         "responses_have_nonzero_token_counts",
-        "No response reports zero completion tokens.",
+        "No response reports zero completion tokens (a failed request's 0 is its failure).",
         lambda r: f"{r.get('format')}: completion count is 0",
     ),
     Rule(
@@ -115,9 +120,21 @@ RULES: tuple[Rule, ...] = (
         "failed_requests",
         Severity.WARN,
         (Table.RESPONSES,),
-        "batch_requests_succeeded",
-        "Every OpenAI Batch line has a response with status_code 200.",
-        lambda r: f"batch request failed: {_value(r, 'request_detail')}",
+        "requests_succeeded",
+        "No request failed (batch errors, aborts, blocked prompts, failed responses).",
+        lambda r: f"{_value(r, 'format')} request failed: {_value(r, 'request_detail')}",
+    ),
+    Rule(
+        "empty_outputs",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "responses_have_visible_output",
+        "A response that generated tokens shows a visible answer (not only hidden reasoning).",
+        lambda r: (
+            f"{_value(r, 'format')}: {_value(r, 'completion_tokens')} completion tokens "
+            f"({_value(r, 'reasoning_tokens') or 'unknown'} reasoning), finish "
+            f"{_value(r, 'finish_reason')}, and no visible answer"
+        ),
     ),
     Rule(
         "duplicate_ids",
@@ -132,8 +149,8 @@ RULES: tuple[Rule, ...] = (
         Severity.WARN,
         (Table.RESPONSES,),
         "no_think_tag_leaks",
-        "No content holds </think> while reasoning_content/reasoning is null or absent.",
-        lambda r: "</think> in content while reasoning_content/reasoning is null or absent",
+        "No chat message content holds </think> while reasoning_content/reasoning is null.",
+        lambda r: "</think> in message content while reasoning_content/reasoning is null or absent",
     ),
     Rule(
         "tokenized_missing_tokens",

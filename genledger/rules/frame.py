@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from genledger.ledger.idlist import IdList
+from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally
 from genledger.rules import models as schemas
 from genledger.rules import validation
@@ -57,17 +58,31 @@ def _plain(data: dict[str, Any]) -> dict[str, Any]:
 def tally_responses(frame: pd.DataFrame) -> FileTally:
     """Counters of one responses table (validated here)."""
     table, failures = rule_tallies(Table.RESPONSES, frame)
-    records = table[~table["malformed_lines"]]
+    parsed = table[~table["malformed_lines"]]
+    records = parsed[~parsed["stream_chunk"]]  # streamed fragments are no records
     counted = records[records["counted"]]
     with_id = records[records["record_id"].notna()]
+    reasoning = records["reasoning_tokens"][records["reasoning_tokens"] >= 0]
+    cached = records["cached_tokens"][records["cached_tokens"] >= 0]
+    finishes = records["finish_reason"].tolist() + [
+        reason
+        for more in records["more_finishes"].dropna().tolist()
+        for reason in more.split(FINISH_SEPARATOR)
+    ]
     return FileTally(
         records=len(records),
         counted=len(counted),
         nonzero=int((counted["completion_tokens"] > 0).sum()),
         total_comp=_sum(counted["completion_tokens"]),
         total_prompt=_sum(records["prompt_tokens"][records["prompt_tokens"] >= 0]),
+        total_reasoning=_sum(reasoning),
+        n_reasoning=int(reasoning.notna().sum()),
+        total_cached_prompt=_sum(cached),
+        n_cached=int(cached.notna().sum()),
+        n_samples=int(records["n_samples"].sum()),
+        stream_chunks=int(parsed["stream_chunk"].sum()),
         formats=_counts(records["format"]),
-        finish_reasons=_counts(records["finish_reason"]),
+        finish_reasons=_counts(pd.Series(finishes, dtype=object)),
         failures=failures,
         ids=IdList.of(zip(with_id["line"].tolist(), with_id["record_id"].tolist(), strict=True)),
     )

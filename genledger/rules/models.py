@@ -14,7 +14,6 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from genledger.parse.formats import FORMATS
 from genledger.rules.catalogue import RULES_BY_NAME
 
 COUNT_TYPES = ("int", "bigint", "bool", "float", "string", "array", "object")
@@ -48,16 +47,23 @@ class ResponseTable(LineRows):
     """One row per response record of a responses file; a malformed line is a row too."""
 
     record_id: Series[str] = pa.Field(nullable=True)
-    format: Series[str] = pa.Field(nullable=True, isin=list(FORMATS))
+    format: Series[str] = pa.Field(nullable=True)  # built-in or user-declared names
     count_type: Series[str] = pa.Field(nullable=True, isin=list(COUNT_TYPES))
     completion_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
     count_raw: Series[str] = pa.Field(nullable=True)
     prompt_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    reasoning_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    cached_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    n_samples: Series[int] = pa.Field(ge=0)
     finish_reason: Series[str] = pa.Field(nullable=True)
+    more_finishes: Series[str] = pa.Field(nullable=True)
     output_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
     failed_request: Series[bool]
     request_detail: Series[str] = pa.Field(nullable=True)
     think_leak: Series[bool]
+    empty_output: Series[bool]
+    stream_chunk: Series[bool]
+    missing_detail: Series[str] = pa.Field(nullable=True)
     counted: Series[bool] = pa.Field(description="The completion count is valid and summed.")
     malformed_lines: Series[bool] = _rule("malformed_lines")
     missing_tokens: Series[bool] = _rule("missing_tokens")
@@ -65,6 +71,7 @@ class ResponseTable(LineRows):
     zero_tokens: Series[bool] = _rule("zero_tokens")
     count_mismatch: Series[bool] = _rule("count_mismatch")
     failed_requests: Series[bool] = _rule("failed_requests")
+    empty_outputs: Series[bool] = _rule("empty_outputs")
     think_tag_leaks: Series[bool] = _rule("think_tag_leaks")
 
     class Config:
@@ -80,14 +87,16 @@ class ResponseTable(LineRows):
         counted = _flag((df["count_type"] == "int") & (count >= 0))
         reported = counted & (df["format"] != "derived")
         gap = (count - df["output_len"]).abs()
+        failed = df["failed_request"]
         return df.assign(
             counted=counted,
             malformed_lines=~parsed,
-            missing_tokens=parsed & ~found & ~df["failed_request"],
+            missing_tokens=parsed & ~found & ~failed & ~df["stream_chunk"],
             invalid_tokens=found & ~counted,
-            zero_tokens=counted & _flag(count == 0),
+            zero_tokens=counted & _flag(count == 0) & ~failed,
             count_mismatch=reported & _flag(gap > 1),
-            failed_requests=df["failed_request"],
+            failed_requests=failed,
+            empty_outputs=counted & _flag(count > 0) & df["empty_output"] & ~failed,
             think_tag_leaks=df["think_leak"],
         )
 

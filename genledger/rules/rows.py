@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally
+from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS, TableBuilder
 from genledger.rules.catalogue import RULES_BY_NAME, Table, rules_of
 
@@ -34,11 +35,16 @@ def _column(columns: tuple[str, ...], name: str) -> int:
 
 # Row positions of the builder's tuples (genledger.parse.table): rows stay tuples on the hot path,
 # and only the few that become examples are turned into dicts.
-R_ERROR, R_FORMAT, R_TYPE, R_COUNT, R_PROMPT, R_FINISH, R_OUT, R_FAILED, R_THINK, R_ID, R_LINE = (
+(
+    R_ERROR, R_FORMAT, R_TYPE, R_COUNT, R_PROMPT, R_FINISH, R_OUT, R_FAILED, R_THINK, R_ID,
+    R_LINE, R_REASONING, R_CACHED, R_SAMPLES, R_MORE, R_EMPTY, R_CHUNK,
+) = (
     _column(RESPONSE_COLUMNS, name)
     for name in (
         "parse_error", "format", "count_type", "completion_tokens", "prompt_tokens",
         "finish_reason", "output_len", "failed_request", "think_leak", "record_id", "line",
+        "reasoning_tokens", "cached_tokens", "n_samples", "more_finishes", "empty_output",
+        "stream_chunk",
     )
 )  # fmt: skip
 PARSE_ERROR = POSITION.index("parse_error")  # both tables start with the position columns
@@ -57,20 +63,23 @@ def _response_failed(v: tuple[Any, ...]) -> list[str]:
     """The rules of `genledger.rules.models.ResponseTable` this row fails, in catalogue order."""
     failed: list[str] = []
     parsed, found, counted = v[R_ERROR] is None, v[R_TYPE] is not None, _counted(v)
+    request_failed = v[R_FAILED]
     if not parsed:
         failed.append("malformed_lines")
-    if parsed and not found and not v[R_FAILED]:
+    if parsed and not found and not request_failed and not v[R_CHUNK]:
         failed.append("missing_tokens")
     if found and not counted:
         failed.append("invalid_tokens")
     if counted:
         count, out_len = v[R_COUNT], v[R_OUT]
-        if count == 0:
+        if count == 0 and not request_failed:
             failed.append("zero_tokens")
         if v[R_FORMAT] != "derived" and out_len is not None and abs(count - out_len) > 1:
             failed.append("count_mismatch")
-    if v[R_FAILED]:
+    if request_failed:
         failed.append("failed_requests")
+    if counted and v[R_COUNT] > 0 and v[R_EMPTY] and not request_failed:
+        failed.append("empty_outputs")
     if v[R_THINK]:
         failed.append("think_tag_leaks")
     return failed
@@ -106,7 +115,7 @@ FLAGS: dict[Table, Callable[[Row], dict[str, bool]]] = {
 }
 KNOWN_RULES = {
     Table.RESPONSES: {"malformed_lines", "missing_tokens", "invalid_tokens", "zero_tokens",
-                      "count_mismatch", "failed_requests", "think_tag_leaks"},
+                      "count_mismatch", "failed_requests", "empty_outputs", "think_tag_leaks"},
     Table.TOKENIZED: {"malformed_lines", "tokenized_missing_tokens", "tokenized_zero_tokens",
                       "loss_mask_mismatch", "no_trainable_tokens"},
     Table.IDS: {"duplicate_ids"},
@@ -218,19 +227,31 @@ def mirror_responses(rows: Iterable[tuple[Any, ...]]) -> FileTally:
     formats: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for v in _records(rows, failures, _response_failed, RESPONSE_COLUMNS):
+        if v[R_CHUNK]:  # a streamed fragment: counted apart, never a record
+            tally.stream_chunks += 1
+            continue
         tally.records += 1
+        tally.n_samples += v[R_SAMPLES]
         if _counted(v):
             count = v[R_COUNT]
             tally.counted += 1
             tally.nonzero += count > 0
             tally.total_comp += count
-        prompt = v[R_PROMPT]
+        prompt, reasoning, cached = v[R_PROMPT], v[R_REASONING], v[R_CACHED]
         if prompt is not None and prompt >= 0:
             tally.total_prompt += prompt
+        if reasoning is not None and reasoning >= 0:
+            tally.total_reasoning += reasoning
+            tally.n_reasoning += 1
+        if cached is not None and cached >= 0:
+            tally.total_cached_prompt += cached
+            tally.n_cached += 1
         if isinstance(v[R_FORMAT], str):
             formats[v[R_FORMAT]] += 1
         if isinstance(v[R_FINISH], str):
             reasons[v[R_FINISH]] += 1
+        if isinstance(v[R_MORE], str):
+            reasons.update(v[R_MORE].split(FINISH_SEPARATOR))
         if v[R_ID] is not None:
             tally.ids.append(v[R_LINE], v[R_ID])
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
