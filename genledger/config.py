@@ -13,6 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from genledger.parse.declarations import Declaration, user_declarations
+from genledger.parse.paths import PathError
+
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
@@ -70,6 +73,7 @@ class Config:
     dagster: DagsterSettings = field(default_factory=DagsterSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
     source: Path | None = None  # the config file read, if any
+    formats: tuple[Declaration, ...] = ()  # user-declared record formats, tried first
 
     def with_paths(self, **paths: Path | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -141,7 +145,12 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+    try:
+        formats = user_declarations(raw.get("formats"), where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
     return Config(
+        formats=formats,
         data_root=_path(raw.get("data_root")),
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),

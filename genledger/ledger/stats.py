@@ -1,4 +1,4 @@
-"""The stats JSON (DESIGN §5, schema_version 1 with v2's added fields): built from the committed per-file counts, nothing else."""
+"""The stats JSON (DESIGN §5, schema 1 + v2's fields): built from the committed per-file counts."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ fast path alike. Path syntax: `genledger.parse.paths`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,7 +91,7 @@ def declare(
     reasoning: str | None = None,
     cached: str | None = None,
     finish: str | None = None,
-    id: str | None = None,  # noqa: A002 - the declaration's own word
+    id: str | None = None,
     answer: tuple[str, ...] = (),
     messages: str | None = None,
     samples: str | None = None,
@@ -146,26 +147,23 @@ RESPONSES_FAILURES = (
 
 def _gemini(camel: bool) -> Declaration:
     """Gemini as REST/`by_alias` (camelCase) or as the Python SDK's default dump (snake_case)."""
-    usage = "usageMetadata" if camel else "usage_metadata"
-    n = (
-        ("candidatesTokenCount", "thoughtsTokenCount", "promptTokenCount", "cachedContentTokenCount")
-        if camel
-        else ("candidates_token_count", "thoughts_token_count", "prompt_token_count",
-              "cached_content_token_count")
-    )  # fmt: skip
-    feedback = "promptFeedback.blockReason" if camel else "prompt_feedback.block_reason"
+
+    def name(text: str) -> str:
+        return text if camel else re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), text)
+
+    usage, feedback = name("usageMetadata"), name("promptFeedback.blockReason")
+    thoughts = f"{usage}.{name('thoughtsTokenCount')}"
     parts = "candidates[].content.parts[]"
-    call = "functionCall" if camel else "function_call"
     return declare(
         "gemini",
         (usage, feedback),
-        completion=f"{usage}.{n[0]} + {usage}.{n[1]}",
-        prompt=f"{usage}.{n[2]}",
-        reasoning=f"{usage}.{n[1]}",
-        cached=f"{usage}.{n[3]}",
-        finish="candidates[].finishReason" if camel else "candidates[].finish_reason",
-        id="responseId" if camel else "response_id",
-        answer=(f"{parts}.text", f"{parts}.{call}"),
+        completion=f"{usage}.{name('candidatesTokenCount')} + {thoughts}",
+        prompt=f"{usage}.{name('promptTokenCount')}",
+        reasoning=thoughts,
+        cached=f"{usage}.{name('cachedContentTokenCount')}",
+        finish=name("candidates[].finishReason"),
+        id=name("responseId"),
+        answer=(f"{parts}.text", name(f"{parts}.functionCall")),
         failures=(_fail(feedback, "blocked {" + feedback + "}"),),
     )
 
@@ -216,8 +214,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         ("usage.output_tokens & type=message", "usage.output_tokens & content"),
         completion="usage.output_tokens",
         prompt=(
-            "usage.input_tokens + usage.cache_creation_input_tokens"
-            " + usage.cache_read_input_tokens"
+            "usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens"
         ),
         reasoning="usage.output_tokens_details.thinking_tokens",
         cached="usage.cache_read_input_tokens",
@@ -236,10 +233,13 @@ BUILT_IN: tuple[Declaration, ...] = (
         id="custom_id",
         failures=(
             _fail("error", "error {error.code}", "error.message"),
-            _fail("response.status_code!=200", "status_code {response.status_code}",
-                  "response.body.error.message"),
+            _fail(
+                "response.status_code!=200",
+                "status_code {response.status_code}",
+                "response.body.error.message",
+            ),
             _fail("!response", "no response"),
-        ),  # fmt: skip
+        ),
         inner="response.body",
         inner_formats=("openai_chat", "openai_completion", "openai_responses"),
     ),

@@ -24,8 +24,8 @@ THINK_CLOSE = "</think>"
 REASONING_KEYS = ("reasoning_content", "reasoning")
 ID_FALLBACK = ("custom_id", "id")
 MAX_KEYS = 24  # keys named in a missing-count reason
-FINISH_SEPARATOR = "\n"
-CHAT_MESSAGES = parse_path("choices[].message")  # joins the finish reasons of a record's later samples
+FINISH_SEPARATOR = "\n"  # joins the finish reasons of a record's later samples
+CHAT_MESSAGES = parse_path("choices[].message")  # where a record without a count has messages
 
 
 def dig(obj: Any, *path: str | int) -> Any:
@@ -249,7 +249,7 @@ def response_facts(obj: dict[str, Any]) -> ResponseFacts:
         prompt_tokens=_count(decl, "prompt", body, floats),
         reasoning_tokens=_count(decl, "reasoning", body, floats),
         cached_tokens=_count(decl, "cached", body, floats),
-        n_samples=_samples(decl, body, failed=failure is not None and completion is None),
+        n_samples=_samples(decl, body, failed=failure is not None),
         finish_reason=finishes[0] if finishes else None,
         more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,
         output_len=_output_len(obj),
@@ -268,12 +268,12 @@ def _count(decl: Declaration | None, name: str, body: Any, floats: bool) -> int 
 
 
 def _samples(decl: Declaration | None, body: Any, failed: bool) -> int:
-    """len(choices) or len(outputs) where declared, else 1; 0 for a failed request with no
-    count (it completed nothing)."""
+    """len(choices) or len(outputs) where declared, else 1; 0 for a failed request (nothing
+    usable was completed)."""
     if failed:
         return 0
     n = None if decl is None or decl.samples is None else decl.samples.raw(body, False)
-    return n if in_int64(n) and n > 0 else 1
+    return n if isinstance(n, int) and in_int64(n) and n > 0 else 1
 
 
 def _finishes(decl: Declaration | None, body: Any) -> list[str]:

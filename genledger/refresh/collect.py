@@ -17,6 +17,7 @@ from genledger.fast.parallel import ScanJob, scan_all
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally
+from genledger.parse.declarations import use_formats
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.scan import FileScan, scan_file
 from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
@@ -47,6 +48,8 @@ class Refresh:
 
 
 def _store(config: Config) -> StateStore:
+    # The config's declared formats are in force for this refresh (and its forked workers).
+    use_formats(config.formats)
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
     return StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))

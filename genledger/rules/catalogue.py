@@ -74,6 +74,7 @@ def _missing_reason(row: Row) -> str:
     fmt = _value(row, "format")
     return f"{fmt}: {detail}" if fmt else detail
 
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "malformed_lines",

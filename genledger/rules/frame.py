@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from genledger.ledger.idlist import IdList
-from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally
+from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.rules import models as schemas
 from genledger.rules import validation
 from genledger.rules.catalogue import RULES_BY_NAME, Table, rules_of

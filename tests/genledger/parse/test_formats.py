@@ -260,11 +260,29 @@ def test_successful_batch_and_wrapped_lines_are_not_failed_requests() -> None:
         ({"text": "a</think>b", "completion_tokens": 3}, False),
         ({"generated_text": "a</think>b", "details": {"generated_tokens": 3}}, False),
         ({"request_id": "r", "outputs": [{"text": "</think>x", "token_ids": [1]}]}, False),
-        ({"id": "w", "response": {"choices": [{"message": {"content": "</think>x"}}],
-                                  "usage": {"completion_tokens": 2}}}, True),
-        ({"custom_id": "b", "response": {"status_code": 200, "body": {
-            "choices": [{"message": {"content": "</think>x"}}],
-            "usage": {"completion_tokens": 2}}}}, True),
+        (
+            {
+                "id": "w",
+                "response": {
+                    "choices": [{"message": {"content": "</think>x"}}],
+                    "usage": {"completion_tokens": 2},
+                },
+            },
+            True,
+        ),
+        (
+            {
+                "custom_id": "b",
+                "response": {
+                    "status_code": 200,
+                    "body": {
+                        "choices": [{"message": {"content": "</think>x"}}],
+                        "usage": {"completion_tokens": 2},
+                    },
+                },
+            },
+            True,
+        ),
         ({"choices": [{"message": {"content": None, "reasoning_content": None}}]}, False),
     ],
 )
