@@ -200,7 +200,7 @@ BUILT_IN: tuple[Declaration, ...] = (
     declare("openai_chat", ("usage.completion_tokens",), **CHAT_FIELDS),
     declare(
         "openai_responses",
-        ("usage.output_tokens & object=response", "usage.output_tokens & output"),
+        ("usage.output_tokens & object=response",),
         completion="usage.output_tokens",
         prompt="usage.input_tokens",
         reasoning="usage.output_tokens_details.reasoning_tokens",
@@ -211,7 +211,7 @@ BUILT_IN: tuple[Declaration, ...] = (
     ),
     declare(
         "anthropic_message",
-        ("usage.output_tokens & type=message", "usage.output_tokens & content"),
+        ("usage.output_tokens & type=message",),
         completion="usage.output_tokens",
         prompt=(
             "usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens"

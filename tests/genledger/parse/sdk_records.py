@@ -444,7 +444,9 @@ def gemini_batch_dataset(dump: Dump) -> Dataset:
 
     error = types.JobError(code=3, message="Invalid request")
     lines = [
-        orjson.dumps({"key": "k-1", "response": orjson.loads(dump(gemini_response("", 5, 7, 3, 0)))}),
+        orjson.dumps(
+            {"key": "k-1", "response": orjson.loads(dump(gemini_response("", 5, 7, 3, 0)))}
+        ),
         orjson.dumps({"key": "k-2", "error": error.to_json_dict()}),
     ]
     return Dataset(
@@ -589,7 +591,9 @@ def sglang_dataset() -> Dataset:
             "reasoning_tokens": completion // 2,
             "e2e_latency": 0.5,
         }
-        return orjson.dumps({"text": text, "output_ids": list(range(completion)), "meta_info": meta})
+        return orjson.dumps(
+            {"text": text, "output_ids": list(range(completion)), "meta_info": meta}
+        )
 
     trace = "<think>\nlong reasoning\n</think>\n\nThe answer is 4."
     lines = [
@@ -598,7 +602,9 @@ def sglang_dataset() -> Dataset:
         record("a3", 30, 0, {"type": "abort", "message": "Abort in waiting queue"}, ""),
     ]
     # One batch request returns a JSON array of such objects on one line.
-    batch = [orjson.loads(record(f"b{i}", 4, 8, {"type": "stop", "matched": 2}, trace)) for i in (1, 2)]
+    batch = [
+        orjson.loads(record(f"b{i}", 4, 8, {"type": "stop", "matched": 2}, trace)) for i in (1, 2)
+    ]
     lines.append(orjson.dumps(batch))
     return Dataset(
         lines,
