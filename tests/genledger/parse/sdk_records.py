@@ -443,6 +443,7 @@ def gemini_batch_dataset(dump: Dump) -> Dataset:
     from google.genai import types
 
     error = types.JobError(code=3, message="Invalid request")
+    answered = gemini_response("", 5, 7, 3, 0)
     lines = [
         orjson.dumps(
             {"key": "k-1", "response": orjson.loads(dump(gemini_response("", 5, 7, 3, 0)))}

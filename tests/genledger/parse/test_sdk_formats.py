@@ -45,6 +45,12 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
 }
 
 
+FIELDS = (
+    "n_done", "total_comp", "total_prompt", "total_reasoning", "total_cached_prompt",
+    "n_samples", "stream_chunks", "formats",
+)  # fmt: skip
+
+
 def collect(tmp_path: Path, lines: list[bytes]) -> dict[str, Any]:
     """The stats JSON of one dataset holding `lines`, by a real refresh."""
     root = tmp_path / "data"
@@ -59,11 +65,7 @@ def test_each_format_and_dump_mode_is_counted_exactly(name: str, tmp_path: Path)
     dataset = DATASETS[name]()
     stats = collect(tmp_path, dataset.lines)
     block, truth = stats["datasets"]["ds"], dataset.truth
-    got = {
-        key: block[key]
-        for key in ("n_done", "total_comp", "total_prompt", "total_reasoning")
-        + ("total_cached_prompt", "n_samples", "stream_chunks", "formats")
-    }
+    got = {key: block[key] for key in FIELDS}
     assert got == {
         "n_done": truth.n_done,
         "total_comp": truth.total_comp,
