@@ -445,9 +445,7 @@ def gemini_batch_dataset(dump: Dump) -> Dataset:
     error = types.JobError(code=3, message="Invalid request")
     answered = gemini_response("", 5, 7, 3, 0)
     lines = [
-        orjson.dumps(
-            {"key": "k-1", "response": orjson.loads(dump(gemini_response("", 5, 7, 3, 0)))}
-        ),
+        orjson.dumps({"key": "k-1", "response": orjson.loads(dump(answered))}),
         orjson.dumps({"key": "k-2", "error": error.to_json_dict()}),
     ]
     return Dataset(
