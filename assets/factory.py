@@ -9,8 +9,8 @@ from assets.metadata import file_asset_metadata
 from assets.spec import DatasetSpec
 from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
 from genledger.config import Config
+from genledger.ledger.records import DatasetRecord
 from genledger.refresh.collect import refresh_dataset_record
-from genledger.refresh.state import DatasetRecord
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
 KINDS = {"jsonl", "pandas"}

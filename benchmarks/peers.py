@@ -2,7 +2,7 @@
 
     python benchmarks/peers.py json|orjson|duckdb CORPUS_DIR
 
-Prints one JSON object: records, total_comp (valid completion counts, DESIGN §3 path order),
+Prints one JSON object: records, total_comp (valid completion counts, docs/design.md §3 path order),
 records per format path, tokenized records, total_tokens and total_loss_tokens.
 """
 
@@ -54,7 +54,7 @@ PATHS = (
 
 
 def _count(rec: dict[str, Any]) -> tuple[str, Any]:
-    """(format path, completion count) by DESIGN §3's order."""
+    """(format path, completion count) by docs/design.md §3's order."""
     for fmt, path in PATHS:
         count = _dig(rec, *path)
         if count is not None:

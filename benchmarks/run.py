@@ -7,7 +7,8 @@ alike) time as subprocesses, start-up included: `genledger collect --full` (cold
 `read_json` with explicit columns, an `orjson.loads` line loop, a `json.loads` line loop, a
 no-op refresh, and a refresh after appending 1 % to every data file. Peak RSS is sampled over
 the whole process tree (workers included) and also taken from wait4 (largest single process).
-Prints medians, MB/s, ratios and the issue-6 targets; checks our totals equal DuckDB's.
+Prints medians, MB/s, ratios and the targets (docs/performance.md); checks our totals equal
+DuckDB's.
 """
 
 from __future__ import annotations

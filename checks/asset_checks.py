@@ -12,10 +12,10 @@ from typing import Any
 
 import dagster as dg
 
-from genledger.ledger.tally import MAX_EXAMPLES, RuleTally, merge_failures
-from genledger.refresh.state import DatasetRecord
+from genledger.ledger.records import DatasetRecord
 from genledger.rules.catalogue import RULES, RULES_BY_NAME, Rule, Severity, Table
-from genledger.rules.frame import file_failures
+from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
+from genledger.rules.rows import file_failures
 
 EVERY_DATASET_PRESENT = "every_dataset_present"
 FILE_RULES = ("unreadable_files", "empty_files")

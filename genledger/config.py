@@ -9,18 +9,17 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-from genledger.parse.declarations import Declaration, user_declarations
-from genledger.parse.paths import PathError
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
 DEFAULT_CONFIG_NAME = "genledger.toml"
+RULE_EVALUATIONS = ("rows", "pandera")
 
 
 class ConfigError(ValueError):
@@ -62,6 +61,41 @@ class NotifySettings:
 
 
 @dataclass(frozen=True)
+class Switches:
+    """How a refresh computes (never what): the speed levers and the rule evaluation.
+
+    Every `GENLEDGER_*` switch is read here, once (`from_env`); code receives this object
+    instead of reading the environment. Each choice gives the same numbers (tests prove it).
+    """
+
+    typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
+    stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
+    rules: str = "rows"  # GENLEDGER_RULES=rows|pandera: how the rule conditions are evaluated
+    workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
+
+    @property
+    def fast(self) -> bool:
+        """Some fast decoder is on."""
+        return self.typed_shapes or self.stand_ins
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Switches:
+        """The switches set in `env` (unset ones keep their defaults)."""
+        rules = env.get("GENLEDGER_RULES", "rows").strip() or "rows"
+        if rules not in RULE_EVALUATIONS:
+            raise ConfigError(f"GENLEDGER_RULES must be one of {', '.join(RULE_EVALUATIONS)}")
+        workers = env.get("GENLEDGER_WORKERS", "").strip()
+        if workers and not workers.isdigit():
+            raise ConfigError("GENLEDGER_WORKERS must be a whole number")
+        return cls(
+            typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
+            stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
+            rules=rules,
+            workers=int(workers) if workers else None,
+        )
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything genledger needs to know about one run."""
 
@@ -72,8 +106,11 @@ class Config:
     n_prompts: dict[str, int] = field(default_factory=dict)
     dagster: DagsterSettings = field(default_factory=DagsterSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
+    switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
-    formats: tuple[Declaration, ...] = ()  # user-declared record formats, tried first
+    # user-declared record formats (`[[formats]]` tables), tried first; read and checked by
+    # `genledger.parse.declarations.declared` when a refresh starts
+    formats: tuple[dict[str, Any], ...] = ()
 
     def with_paths(self, **paths: Path | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -100,7 +137,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
     if file is None and Path(DEFAULT_CONFIG_NAME).is_file():
         file = Path(DEFAULT_CONFIG_NAME)
     raw: dict[str, Any] = _read_toml(file) if file is not None else {}
-    config = _from_dict(raw, file)
+    config = replace(_from_dict(raw, file), switches=Switches.from_env(env))
     return config.with_paths(
         data_root=_env_path(env, ENV_DATA_ROOT),
         stats_path=_env_path(env, ENV_STATS_PATH),
@@ -145,12 +182,11 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
-    try:
-        formats = user_declarations(raw.get("formats"), where)
-    except PathError as exc:
-        raise ConfigError(str(exc)) from None
+    formats = raw.get("formats", [])
+    if not isinstance(formats, list) or not all(isinstance(f, dict) for f in formats):
+        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
     return Config(
-        formats=formats,
+        formats=tuple(formats),
         data_root=_path(raw.get("data_root")),
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),

@@ -19,13 +19,13 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 # The snapshot: renaming an asset or a check breaks dashboards and alerts, so it must be deliberate.
 RESPONSE_CHECKS = [
-    "requests_succeeded",
     "dataset_has_token_counts",
     "files_have_records",
     "files_readable",
     "json_lines_parse",
     "no_think_tag_leaks",
     "record_ids_unique",
+    "requests_succeeded",
     "responses_have_nonzero_token_counts",
     "responses_have_valid_token_counts",
     "responses_have_visible_output",

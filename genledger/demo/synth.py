@@ -1,6 +1,6 @@
 """Synthetic records in every known format, for the demo, the benchmarks and the tests.
 
-Shapes follow FORMATS.md. Every generator takes the counts to write, so callers know the
+Shapes follow docs/formats.md. Every generator takes the counts to write, so callers know the
 expected totals exactly.
 """
 

@@ -1,4 +1,7 @@
-"""Fast facts of one JSONL line, in three tiers; each equals the general path's result.
+"""Fast facts of one JSONL line, in two tiers; each equals the general path's result.
+
+`refresh.scan` asks these first and falls back to the general path (`parse.line`, the
+definition of correct) whenever they return None.
 
 1. Typed shapes (`genledger.fast.shapes`): the line decodes into one of the common record
    shapes, typed key by key at every level, and the facts are written down directly.
@@ -6,27 +9,25 @@
    the big id arrays as raw bytes (`msgspec.Raw`): a flat array's length is its comma count
    plus one, a 0/1 loss mask's sum is its count of `1`. The unchanged fact functions then run
    on a record whose arrays are stand-ins of the same length (and the same 0/1 counts).
-3. The general path (`jsonline.records_of` + `formats.response_facts` /
-   `tokenized.tokenized_facts`), which defines the result and decides what is malformed.
 
-A line leaves tier 2 for tier 3 when anything is unusual: an unknown top-level key (so every
-string of the line is decoded, hence UTF-8-checked), strings, exponents, true/false or nested
-lists inside an id array (decoded exactly instead), a count that is not a valid int, an int
-beyond int64 anywhere (msgspec keeps it exact, orjson makes it a double or refuses it), a
-failed request. Known limit: an integer literal of 309+ digits inside an id array is counted
-as one element by tiers 1 and 2, while orjson rejects the line (it overflows a double); no
-JSON writer produces one.
+A line leaves tier 2 for the general path when anything is unusual: an unknown top-level key
+(so every string of the line is decoded, hence UTF-8-checked), strings, exponents, true/false
+or nested lists inside an id array (decoded exactly instead), a count that is not a valid int,
+an int beyond int64 anywhere (msgspec keeps it exact, orjson makes it a double or refuses it),
+a failed request. Known limit: an integer literal of 309+ digits inside an id array is counted
+as one element by the tiers, while orjson rejects the line (it overflows a double); no JSON
+writer produces one.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import orjson
 
+from genledger.config import Switches
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.fast.shapes import (
     RESPONSE_SHAPES,
@@ -36,12 +37,11 @@ from genledger.fast.shapes import (
 )
 from genledger.parse.declarations import BUILT_IN, active
 from genledger.parse.formats import response_facts
-from genledger.parse.jsonline import records_of
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, tokenized_facts
 
 Facts = tuple[Any, ...]
+ON = Switches()
 UNSET = msgspec.UNSET
-ENABLED = os.environ.get("GENLEDGER_FASTPARSE", "1") != "0"
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {
@@ -199,14 +199,8 @@ def _check_response(facts: Facts) -> None:
 _DECODERS: dict[tuple[str, int], _Decoder] = {}  # by role and declarations in force
 
 
-def general_facts(content: bytes, role: str) -> list[Facts]:
-    """The general path: orjson, then the fact functions; raises `Malformed`."""
-    facts = response_facts if role == "responses" else tokenized_facts
-    return [facts(record) for record in records_of(content)]
-
-
 class _Typed:
-    """Decodes a line straight into one of a role's typed shapes (fastshapes), if it is one."""
+    """Decodes a line straight into one of a role's typed shapes (fast/shapes.py), if it is one."""
 
     def __init__(self, shapes: tuple[type[Any], ...]) -> None:
         self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
@@ -257,7 +251,6 @@ class _Typed:
 
 
 _TYPED: dict[str, _Typed] = {}
-TYPED_ENABLED = os.environ.get("GENLEDGER_FASTSHAPES", "1") != "0"
 
 
 def _typed(role: str) -> _Typed:
@@ -268,18 +261,19 @@ def _typed(role: str) -> _Typed:
     return typed
 
 
-def line_facts(content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts]:
-    """The facts of every record of a non-blank line; raises `jsonline.Malformed` like the
-    general path, whose result this equals. `flags`: what the line's read may hold
-    (`genledger.fast.rawtext`). `GENLEDGER_FASTSHAPES=0` skips tier 1, `GENLEDGER_FASTPARSE=0`
-    tier 2."""
+def fast_facts(
+    content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN, switches: Switches = ON
+) -> list[Facts] | None:
+    """The facts of every record of a non-blank line, equal to `parse.line.facts_of_line`'s,
+    or None when only the general path can tell (an unusual line, or a malformed one).
+    `flags`: what the line's read may hold (`genledger.fast.rawtext`)."""
     declarations = active()
     # The typed shapes are the built-in formats': a user's declarations are tried first.
-    if TYPED_ENABLED and (role != "responses" or declarations is BUILT_IN):
+    if switches.typed_shapes and (role != "responses" or declarations is BUILT_IN):
         facts = _typed(role).decode(content, flags)
         if facts is not None:
             return facts
-    if ENABLED:
+    if switches.stand_ins:
         key = (role, id(declarations))
         decoder = _DECODERS.get(key)
         if decoder is None:
@@ -288,4 +282,4 @@ def line_facts(content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN) -> l
             return decoder.decode(content)
         except (msgspec.DecodeError, _Unusual):
             pass
-    return general_facts(content, role)
+    return None

@@ -1,12 +1,12 @@
 """Scan many files at once in forked workers (the parallel lever).
 
-Each worker runs `scan.scan_file` on a piece of a file (`genledger.fast.split`: big reads are cut
-at line starts, so the cores stay evenly busy) or on a whole small one — parse with the fast
-decoder, tally with the pandas-free rules mirror — and sends back only the compact FileScan,
-so the parent stays small; joined, the pieces give the result the same call gives in-process.
-Forking happens before pandas is imported, and only when it pays: enough new bytes, 2+ usable
-cores, a single-threaded process (forking a threaded one, such as a Dagster server, is not
-safe).
+Each worker runs the scan it is given (`refresh.scan.scan_job`) on a piece of a file
+(`genledger.fast.split`: big reads are cut at line starts, so the cores stay evenly busy) or on
+a whole small one — parse with the fast decoder, tally with the row evaluation of the rules —
+and sends back only the compact FileScan, so the parent stays small; joined, the pieces give
+the result the same call gives in-process. Forking happens before pandas is imported, and only
+when it pays: enough new bytes, 2+ usable cores, a single-threaded process (forking a threaded
+one, such as a Dagster server, is not safe).
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from genledger.config import Switches
 from genledger.fast import vector
 from genledger.fast.split import PIECE_BYTES, Plan, join, plan
-from genledger.refresh.scan import FileScan, scan_file
+from genledger.ledger.filescan import FileScan
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.reader import Span
 
@@ -35,6 +37,7 @@ class ScanJob:
     name: str
     role: str
     checkpoint: Checkpoint | None
+    switches: Switches = field(default_factory=Switches)
 
     def new_bytes(self) -> int:
         """About how many bytes this read will parse (0 when the file is gone)."""
@@ -46,11 +49,10 @@ class ScanJob:
         return size - done if size >= done else size
 
 
-def workers_wanted() -> int:
-    """Worker processes to use: `GENLEDGER_WORKERS`, else the usable cores."""
-    configured = os.environ.get("GENLEDGER_WORKERS", "")
-    if configured.isdigit():
-        return int(configured)
+def workers_wanted(configured: int | None = None) -> int:
+    """Worker processes to use: as configured (`Switches.workers`), else the usable cores."""
+    if configured is not None:
+        return configured
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
@@ -62,11 +64,15 @@ def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
     return sum(job.new_bytes() for job in jobs) >= MIN_PARALLEL_BYTES
 
 
+Scan = Callable[[ScanJob, Span | None], FileScan]  # a module-level function: it is pickled
+
+
 @dataclass(frozen=True)
 class _Piece:
     job: ScanJob
     index: int
     span: Span | None  # None: the whole read, from the job's checkpoint
+    scan: Scan
 
     def size(self) -> int:
         if self.span is None:
@@ -76,21 +82,19 @@ class _Piece:
 
 
 def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
-    job = piece.job
-    scan = scan_file(job.path, job.name, job.role, job.checkpoint, piece.span)
-    return job.key, piece.index, scan
+    return piece.job.key, piece.index, piece.scan(piece.job, piece.span)
 
 
-def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileScan]:
+def scan_all(jobs: list[ScanJob], scan: Scan, workers: int | None = None) -> dict[str, FileScan]:
     """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
     A job missing from the result (its file changed while it was read in pieces) is to be
     scanned in place too."""
-    workers = workers_wanted() if workers is None else workers
+    workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
         return {}
     plans = {job.key: plan(job.path, job.checkpoint) for job in jobs}
     pieces = [
-        _Piece(job, index, span)
+        _Piece(job, index, span, scan)
         for job in jobs
         for index, span in enumerate(_spans(plans[job.key]))
     ]
@@ -102,8 +106,8 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> dict[str, FileS
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, len(pieces))) as pool:
-        for key, index, scan in pool.imap_unordered(_scan, pieces):
-            parts[key][index] = scan
+        for key, index, result in pool.imap_unordered(_scan, pieces):
+            parts[key][index] = result
     scans: dict[str, FileScan] = {}
     for key, done in parts.items():
         ordered = [done[index] for index in sorted(done)]

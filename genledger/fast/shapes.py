@@ -4,7 +4,7 @@ Each shape below declares every key it allows, at every level, with an exact typ
 decodes into one of them has a known structure, so its facts can be written down directly
 instead of building a record and walking it with `formats.response_facts`. The facts of each
 shape are those `response_facts` / `tokenized_facts` give for that structure, key by key
-(the comments say which rule of theirs makes each one so); tests/genledger/test_fastparse.py
+(the comments say which rule of theirs makes each one so); tests/genledger/fast/test_lines.py
 checks them against the general path on generated records.
 
 Anything outside the shapes raises: `msgspec.ValidationError` (an unknown key, a null where a

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
-from genledger.refresh.scan import FileScan
 from genledger.tail.checkpoint import START, Checkpoint, resume_decision
 from genledger.tail.fingerprint import opened
 from genledger.tail.reader import ReadResult, Span

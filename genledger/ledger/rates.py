@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from genledger.refresh.state import DatasetRecord
+from genledger.ledger.records import DatasetRecord
 
 WINDOW_S = 300.0  # the "recent" rate looks this far back
 MIN_SPAN_S = 0.25  # two samples closer than this give no rate (timer noise, not throughput)

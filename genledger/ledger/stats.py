@@ -1,4 +1,4 @@
-"""The stats JSON (DESIGN §5, schema 1 + v2's fields): built from the committed per-file counts."""
+"""The stats JSON v1 (docs/design.md §5): built from the committed per-file counts, nothing else."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally, merge_failures
-from genledger.refresh.state import DatasetState, FileState
+from genledger.ledger.records import DatasetState, FileState
+from genledger.ledger.tally import FileTally
 from genledger.rules.catalogue import COUNTER_NAMES, RULES, RULES_BY_NAME, Severity, worst
+from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
 
 SCHEMA_VERSION = 1
 RULE_ORDER = {rule.name: i for i, rule in enumerate(RULES)}

@@ -12,36 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from genledger.ledger.idlist import IdList
-
-MAX_EXAMPLES = 5
-
-
-@dataclass
-class RuleTally:
-    """How many rows fail one rule, and the first few of them."""
-
-    count: int = 0
-    examples: list[dict[str, Any]] = field(default_factory=list)
-
-    def __add__(self, other: RuleTally) -> RuleTally:
-        return RuleTally(self.count + other.count, (self.examples + other.examples)[:MAX_EXAMPLES])
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {"count": self.count, "examples": self.examples}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RuleTally:
-        """Inverse of `to_dict`."""
-        return cls(int(data["count"]), list(data["examples"]))
-
-
-def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str, RuleTally]:
-    """Rule-wise sum of two failure maps."""
-    out = dict(a)
-    for name, tally in b.items():
-        out[name] = out[name] + tally if name in out else tally
-    return out
+from genledger.rules.result import RuleTally, merge_failures
 
 
 @dataclass

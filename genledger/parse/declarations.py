@@ -1,7 +1,7 @@
-"""Record formats as declarations (DESIGN §3): the one place that says where each format keeps
-its counts. The built-in formats below and a user's `[[formats]]` in genledger.toml are the
-same kind of value, read by `genledger.parse.formats` (the definition of correct) and by the
-fast path alike. Path syntax: `genledger.parse.paths`.
+"""Record formats as declarations (docs/design.md §3): the one place that says where each
+format keeps its counts. The built-in formats below and a user's `[[formats]]` in
+genledger.toml are the same kind of value, read by `genledger.parse.formats` (the definition
+of correct) and by the fast path alike. Path syntax: `genledger.parse.paths`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from genledger.config import Config, ConfigError
 from genledger.parse.paths import (
     Condition,
     Field,
@@ -321,7 +322,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("text",),
     ),
 )
-# A streamed chunk without usage is a piece of a request, not a record (DESIGN §3).
+# A streamed chunk without usage is a piece of a request, not a record (docs/design.md §3).
 STREAM_FRAGMENTS = _detect(
     "object=chat.completion.chunk & !usage",
     "has(token) & has(index) & !details & !choices",  # TGI's token events
@@ -400,13 +401,18 @@ def _optional(value: Any, key: str) -> str | None:
     return None if value is None else _string(value, key)
 
 
-def user_declarations(raw: Any, where: str) -> tuple[Declaration, ...]:
+def user_declarations(raw: Iterable[Mapping[str, Any]], where: str) -> tuple[Declaration, ...]:
     """Every `[[formats]]` table of a config file, in order."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
-        raise PathError(f"{where}: `formats` must be an array of tables ([[formats]])")
     return tuple(user_declaration(r, f"{where}: formats[{i}]") for i, r in enumerate(raw))
+
+
+def declared(config: Config) -> tuple[Declaration, ...]:
+    """The config's `[[formats]]` as declarations; a bad one raises `ConfigError` naming it."""
+    where = f"config file {config.source}" if config.source is not None else "config"
+    try:
+        return user_declarations(config.formats, where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # --- the declarations in force ----------------------------------------------------------------
@@ -436,7 +442,7 @@ def use_formats(user: Iterable[Declaration]) -> None:
     if user == ACTIVE.user:
         return
     ACTIVE.user = user
-    ACTIVE.all = user + BUILT_IN
+    ACTIVE.all = user + BUILT_IN if user else BUILT_IN
     ACTIVE.by_name = _by_name(BUILT_IN)
 
 

@@ -12,20 +12,23 @@ from typing import Any
 
 import orjson
 
-from genledger.config import Config
+from genledger.config import Config, Switches
 from genledger.fast.parallel import ScanJob, scan_all
+from genledger.ledger.filescan import FileScan
 from genledger.ledger.rates import total_rate, update_rates
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally
-from genledger.parse.declarations import use_formats
+from genledger.parse.declarations import declared, use_formats
 from genledger.refresh.atomic import atomic_write_bytes
-from genledger.refresh.scan import FileScan, scan_file
-from genledger.refresh.state import DatasetRecord, DatasetState, FileState, StateStore
+from genledger.refresh.scan import scan_file, scan_job
+from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, discover
 
 VANISHED = "vanished since the last refresh"
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
+DEFAULT_SWITCHES = Switches()
 NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
 
 
@@ -49,7 +52,7 @@ class Refresh:
 
 def _store(config: Config) -> StateStore:
     # The config's declared formats are in force for this refresh (and its forked workers).
-    use_formats(config.formats)
+    use_formats(declared(config))
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
     return StateStore(config.resolved_state_dir(), str(config.data_root.resolve()))
@@ -67,10 +70,13 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
-        # Parallel lever (genledger/parallel.py): big reads run in forked workers first.
-        jobs = [_job(f, previous[ds.name]) for ds in datasets for f in ds.files]
-        scans = scan_all(jobs)
-        refreshed = {ds.name: refresh_record(ds, previous[ds.name], now, scans) for ds in datasets}
+        # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
+        switches = config.switches
+        jobs = [_job(f, previous[ds.name], switches) for ds in datasets for f in ds.files]
+        scans = scan_all(jobs, scan_job, switches.workers)
+        refreshed = {
+            ds.name: refresh_record(ds, previous[ds.name], now, scans, switches) for ds in datasets
+        }
         blocks = {name: block for name, (_, block) in refreshed.items()}
         stats = document(store.data_root, blocks, now)
         stats["totals"]["rate"] = total_rate(blocks)
@@ -95,7 +101,9 @@ def refresh_dataset_record(
     store = _store(config)
     now = time.time() if now is None else now
     with store.locked(dataset.name):
-        record, block = refresh_record(dataset, _previous(store, dataset, full), now)
+        record, block = refresh_record(
+            dataset, _previous(store, dataset, full), now, switches=config.switches
+        )
         store.save(record)
     return record, block
 
@@ -107,13 +115,17 @@ def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
 
 
 def refresh_record(
-    ds: Dataset, old: DatasetRecord, now: float, scans: Mapping[str, FileScan] | None = None
+    ds: Dataset,
+    old: DatasetRecord,
+    now: float,
+    scans: Mapping[str, FileScan] | None = None,
+    switches: Switches = DEFAULT_SWITCHES,
 ) -> tuple[DatasetRecord, dict[str, Any]]:
     """Scan a dataset's files from `old` (or take `scans` made already, by file key);
     return its new record and its stats block."""
-    files = [_refresh_file(f, old.files.get(f.name), scans) for f in ds.files]
+    files = [_refresh_file(f, old.files.get(f.name), scans, switches) for f in ds.files]
     record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
-    record.rules = _dataset_rules(files, old.rules)
+    record.rules = _dataset_rules(files, old.rules, switches)
     block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules)
     for gone in old.files.values():
         if gone.name not in record.files:
@@ -137,17 +149,25 @@ def _checkpoint(old: FileState | None) -> Checkpoint | None:
     return old.checkpoint if old is not None and old.error is None else None
 
 
-def _job(data_file: DataFile, old: DatasetRecord) -> ScanJob:
+def _job(data_file: DataFile, old: DatasetRecord, switches: Switches) -> ScanJob:
     checkpoint = _checkpoint(old.files.get(data_file.name))
-    return ScanJob(data_file.key, data_file.path, data_file.name, data_file.role, checkpoint)
+    return ScanJob(
+        data_file.key, data_file.path, data_file.name, data_file.role, checkpoint, switches
+    )
 
 
 def _refresh_file(
-    data_file: DataFile, old: FileState | None, scans: Mapping[str, FileScan] | None = None
+    data_file: DataFile,
+    old: FileState | None,
+    scans: Mapping[str, FileScan] | None,
+    switches: Switches,
 ) -> FileState:
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        scan = scan_file(data_file.path, data_file.name, data_file.role, _checkpoint(old))
+        checkpoint = _checkpoint(old)
+        scan = scan_file(
+            data_file.path, data_file.name, data_file.role, checkpoint, switches=switches
+        )
     return _merge(data_file, old, scan)
 
 
@@ -185,25 +205,36 @@ def _signature(files: list[FileState]) -> str:
     return hashlib.blake2b(orjson.dumps(parts), digest_size=8).hexdigest()
 
 
-def _dataset_rules(files: list[FileState], old: DatasetState) -> DatasetState:
+def rule_evaluation(switches: Switches) -> Any:
+    """The module that evaluates the rules: `rules.rows`, or `rules.frame` when asked for."""
+    if switches.rules == "pandera":
+        from genledger.rules import frame
+
+        return frame
+    from genledger.rules import rows
+
+    return rows
+
+
+def _dataset_rules(files: list[FileState], old: DatasetState, switches: Switches) -> DatasetState:
     signature = _signature(files)
     if old.signature == signature:
         return old
-    # Same results as genledger.rules.frame; pandas only where pandera is loaded (quickrules lever).
-    from genledger.rules.rows import dataset_failures, file_failures, id_failures
+    evaluation = rule_evaluation(switches)
 
     responses = [f for f in files if f.role == "responses"]
-    failures = id_failures((f.name, f.tally) for f in responses)
-    rows = [
+    failures = evaluation.id_failures([(f.name, f.tally.ids) for f in responses])
+    rows: list[dict[str, Any]] = [
         {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
         for f in files
         if f.role != "prompts"
     ]
-    # Only a prompts file so far: no record yet must say so, not pass on no data (DESIGN §6).
-    failures.update(file_failures(rows or [NO_RESPONSES_YET]))
+    # Only a prompts file so far: no record yet must say so, not pass on no
+    # data (docs/design.md §6).
+    failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)
-    aggregate = dataset_failures(n_done, n_nonzero)
+    aggregate = evaluation.dataset_failures(n_done, n_nonzero)
     for tally in aggregate.values():
         for example in tally.examples:
             example["file"] = RESPONSE_FILES  # the rule is about all response shards at once

@@ -1,7 +1,13 @@
-"""The catalogue of quality rules: name, severity, family and how to explain a failing row.
+"""The catalogue of quality rules: each rule's condition, stated once, with its name,
+severity, check family and how to explain a failing row.
 
-Names are the stats JSON's quality counters (DESIGN §5); severities follow DESIGN §6. This
-module imports neither pandas nor Dagster, so the cheap no-op refresh can use it.
+A condition is a column expression (`genledger.rules.expr`) over one table's columns; the
+refresh evaluates it row by row (`rules.rows`) and the pandera models (`rules.models`) derive
+their rule columns from the same expression. Names are the stats JSON's quality counters
+(docs/design.md §5); severities follow §6. The one rule with no row condition is
+`duplicate_ids`: whether an id was seen before depends on the rows before it, so both
+evaluations state it as "an id already seen in the dataset" (a set, and `duplicated()`).
+This module imports neither pandas nor Dagster, so the cheap no-op refresh can use it.
 """
 
 from __future__ import annotations
@@ -10,6 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from genledger.parse.table import RESPONSE_COLUMNS, TOKENIZED_COLUMNS
+from genledger.rules.expr import Expr, col
 
 
 class Severity(StrEnum):
@@ -42,6 +51,7 @@ class Rule:
     family: str
     description: str
     reason: Callable[[Row], str]
+    when: Expr | None  # the row condition under which the rule fails (None: duplicate_ids)
 
 
 def _value(row: Row, key: str) -> Any:
@@ -75,6 +85,39 @@ def _missing_reason(row: Row) -> str:
     return f"{fmt}: {detail}" if fmt else detail
 
 
+def _empty_reason(row: Row) -> str:
+    reasoning = _value(row, "reasoning_tokens")
+    hidden = f" ({reasoning} of them reasoning)" if reasoning is not None else ""
+    return (
+        f"{_value(row, 'format')}: {_value(row, 'completion_tokens')} completion tokens"
+        f"{hidden}, finish {_value(row, 'finish_reason')}, and no visible answer"
+    )
+
+
+# Named conditions the rules (and the tallies) share.
+PARSED = col("parse_error").is_null()
+FOUND = col("count_type").not_null()
+COUNT = col("completion_tokens")
+COUNTED = (col("count_type") == "int") & (COUNT >= 0)  # a valid count: summed
+FAILED = col("failed_request")  # a failed request: its 0 or missing count is its failure
+CHUNK = col("stream_chunk")  # a streamed fragment: not a record
+HAS_TOKENS = col("n_tokens").not_null()
+HAS_MASK = col("loss_len").not_null()
+N_TOKENS = col("n_tokens")
+# The columns of each table the conditions read (responses and tokenized: the token table).
+TABLE_COLUMNS: dict[Table, tuple[str, ...]] = {
+    Table.RESPONSES: RESPONSE_COLUMNS,
+    Table.TOKENIZED: TOKENIZED_COLUMNS,
+    Table.IDS: ("file", "line", "record_id"),
+    Table.FILES: ("file", "role", "records", "error"),
+    Table.DATASET: ("n_done", "n_nonzero"),
+}
+# Named derived columns of each table, in the pandera models too.
+DERIVED: dict[Table, dict[str, Expr]] = {
+    Table.RESPONSES: {"counted": COUNTED},
+    Table.TOKENIZED: {"has_tokens": HAS_TOKENS},
+}
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "malformed_lines",
@@ -83,6 +126,7 @@ RULES: tuple[Rule, ...] = (
         "json_lines_parse",
         "Every complete line is a JSON object or an array of objects.",
         lambda r: f"{_value(r, 'parse_error')} (byte offset {_value(r, 'offset')})",
+        ~PARSED,
     ),
     Rule(
         "missing_tokens",
@@ -90,8 +134,9 @@ RULES: tuple[Rule, ...] = (
         (Table.RESPONSES,),
         "responses_have_valid_token_counts",
         "Every response record (not a failed request, not a stream fragment) carries a "
-        "completion-token count in a declared place.",
+        "completion-token count where its format's declaration says.",
         _missing_reason,
+        PARSED & ~FOUND & ~FAILED & ~CHUNK,
     ),
     Rule(
         "invalid_tokens",
@@ -100,6 +145,7 @@ RULES: tuple[Rule, ...] = (
         "responses_have_valid_token_counts",
         "Every completion-token count found is a JSON integer >= 0.",
         _invalid_reason,
+        FOUND & ~COUNTED,
     ),
     Rule(
         "zero_tokens",
@@ -108,6 +154,7 @@ RULES: tuple[Rule, ...] = (
         "responses_have_nonzero_token_counts",
         "No response reports zero completion tokens (a failed request's 0 is its failure).",
         lambda r: f"{r.get('format')}: completion count is 0",
+        COUNTED & (COUNT == 0) & ~FAILED,
     ),
     Rule(
         "count_mismatch",
@@ -116,6 +163,7 @@ RULES: tuple[Rule, ...] = (
         "token_counts_match_output_ids",
         "A reported count and len(output_ids) differ by at most 1 (the matched EOS).",
         _mismatch_reason,
+        COUNTED & ~(col("format") == "derived") & ((COUNT - col("output_len")).abs() > 1),
     ),
     Rule(
         "failed_requests",
@@ -124,6 +172,7 @@ RULES: tuple[Rule, ...] = (
         "requests_succeeded",
         "No request failed (batch errors, aborts, blocked prompts, failed responses).",
         lambda r: f"{_value(r, 'format')} request failed: {_value(r, 'request_detail')}",
+        FAILED,
     ),
     Rule(
         "empty_outputs",
@@ -131,11 +180,8 @@ RULES: tuple[Rule, ...] = (
         (Table.RESPONSES,),
         "responses_have_visible_output",
         "A response that generated tokens shows a visible answer (not only hidden reasoning).",
-        lambda r: (
-            f"{_value(r, 'format')}: {_value(r, 'completion_tokens')} completion tokens "
-            f"({_value(r, 'reasoning_tokens') or 'unknown'} reasoning), finish "
-            f"{_value(r, 'finish_reason')}, and no visible answer"
-        ),
+        _empty_reason,
+        COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED,
     ),
     Rule(
         "duplicate_ids",
@@ -144,6 +190,7 @@ RULES: tuple[Rule, ...] = (
         "record_ids_unique",
         "No response id (custom_id, id, meta_info.id) appears twice in a dataset.",
         lambda r: f"id {_value(r, 'record_id')!r} was already seen",
+        None,
     ),
     Rule(
         "think_tag_leaks",
@@ -152,6 +199,7 @@ RULES: tuple[Rule, ...] = (
         "no_think_tag_leaks",
         "No chat message content holds </think> while reasoning_content/reasoning is null.",
         lambda r: "</think> in message content while reasoning_content/reasoning is null or absent",
+        col("think_leak"),
     ),
     Rule(
         "tokenized_missing_tokens",
@@ -160,6 +208,7 @@ RULES: tuple[Rule, ...] = (
         "tokenized_rows_have_tokens",
         "Every tokenized record has an input_ids list.",
         lambda r: "input_ids missing or not a list",
+        PARSED & ~HAS_TOKENS,
     ),
     Rule(
         "tokenized_zero_tokens",
@@ -168,6 +217,7 @@ RULES: tuple[Rule, ...] = (
         "tokenized_rows_have_tokens",
         "No tokenized record has an empty input_ids.",
         lambda r: "input_ids is empty",
+        N_TOKENS == 0,
     ),
     Rule(
         "loss_mask_mismatch",
@@ -178,6 +228,7 @@ RULES: tuple[Rule, ...] = (
         lambda r: (
             f"len(input_ids) {_value(r, 'n_tokens')} != len(loss_mask) {_value(r, 'loss_len')}"
         ),
+        HAS_TOKENS & HAS_MASK & (col("loss_len") != N_TOKENS),
     ),
     Rule(
         "no_trainable_tokens",
@@ -186,6 +237,7 @@ RULES: tuple[Rule, ...] = (
         "samples_have_trainable_tokens",
         "A non-empty sample has at least one loss_mask 1.",
         lambda r: f"loss_mask sums to 0 over {_value(r, 'n_tokens')} tokens",
+        HAS_MASK & (N_TOKENS > 0) & (col("loss_sum") == 0),
     ),
     Rule(
         "unreadable_files",
@@ -194,6 +246,7 @@ RULES: tuple[Rule, ...] = (
         "files_readable",
         "Every dataset file can be opened and read.",
         lambda r: str(_value(r, "error")),
+        col("error").not_null(),
     ),
     Rule(
         "empty_files",
@@ -202,6 +255,7 @@ RULES: tuple[Rule, ...] = (
         "files_have_records",
         "A data file holds at least one record (a check never passes on no data).",
         lambda r: "no records yet",
+        col("error").is_null() & (col("records") == 0),
     ),
     Rule(
         "all_tokens_zero_or_missing",
@@ -210,6 +264,7 @@ RULES: tuple[Rule, ...] = (
         "dataset_has_token_counts",
         "A dataset with responses has at least one valid non-zero completion count.",
         lambda r: f"{_value(r, 'n_done')} responses and not one valid non-zero completion count",
+        (col("n_done") > 0) & (col("n_nonzero") == 0),
     ),
 )
 

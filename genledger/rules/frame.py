@@ -1,20 +1,17 @@
-"""Validate token tables with the pandera models and tally the results per file/dataset."""
+"""The rules evaluated with the pandera models: failing rows as counts and examples."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from genledger.ledger.idlist import IdList
-from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally
-from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.rules import models as schemas
 from genledger.rules import validation
 from genledger.rules.catalogue import RULES_BY_NAME, Table, rules_of
+from genledger.rules.result import MAX_EXAMPLES, Ids, RuleTally
 
 # Examples of dataset-level rules name the response files as a whole (a glob, not one file).
 MODELS = {
@@ -55,75 +52,21 @@ def _plain(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v.item() if isinstance(v, np.generic) else v for k, v in data.items()}
 
 
-def tally_responses(frame: pd.DataFrame) -> FileTally:
-    """Counters of one responses table (validated here)."""
-    table, failures = rule_tallies(Table.RESPONSES, frame)
-    parsed = table[~table["malformed_lines"]]
-    records = parsed[~parsed["stream_chunk"]]  # streamed fragments are no records
-    counted = records[records["counted"]]
-    with_id = records[records["record_id"].notna()]
-    reasoning = records["reasoning_tokens"][records["reasoning_tokens"] >= 0]
-    cached = records["cached_tokens"][records["cached_tokens"] >= 0]
-    finishes = records["finish_reason"].tolist() + [
-        reason
-        for more in records["more_finishes"].dropna().tolist()
-        for reason in more.split(FINISH_SEPARATOR)
-    ]
-    return FileTally(
-        records=len(records),
-        counted=len(counted),
-        nonzero=int((counted["completion_tokens"] > 0).sum()),
-        total_comp=_sum(counted["completion_tokens"]),
-        total_prompt=_sum(records["prompt_tokens"][records["prompt_tokens"] >= 0]),
-        total_reasoning=_sum(reasoning),
-        n_reasoning=int(reasoning.notna().sum()),
-        total_cached_prompt=_sum(cached),
-        n_cached=int(cached.notna().sum()),
-        n_samples=int(records["n_samples"].sum()),
-        stream_chunks=int(parsed["stream_chunk"].sum()),
-        formats=_counts(records["format"]),
-        finish_reasons=_counts(pd.Series(finishes, dtype=object)),
-        failures=failures,
-        ids=IdList.of(zip(with_id["line"].tolist(), with_id["record_id"].tolist(), strict=True)),
-    )
-
-
-def tally_tokenized(frame: pd.DataFrame) -> FileTally:
-    """Counters of one tokenized table (validated here)."""
-    table, failures = rule_tallies(Table.TOKENIZED, frame)
-    records = table[~table["malformed_lines"]]
-    with_tokens = records[records["has_tokens"]]
-    return FileTally(
-        records=len(records),
-        counted=len(with_tokens),
-        nonzero=int((with_tokens["n_tokens"] > 0).sum()),
-        total_tokens=_sum(with_tokens["n_tokens"]),
-        total_loss_tokens=_sum(records["loss_sum"]),
-        failures=failures,
-    )
-
-
-def _sum(values: pd.Series) -> int:
-    return int(sum(values.dropna().tolist()))
-
-
-def _counts(values: pd.Series) -> dict[str, int]:
-    return dict(Counter(v for v in values.tolist() if isinstance(v, str)))
-
-
-def id_failures(files: Iterable[tuple[str, FileTally]]) -> dict[str, RuleTally]:
+def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     """The dataset-level duplicate-id rule over all response shards, in file order."""
-    names, lines, ids = [], [], []
-    for name, tally in files:
-        names.extend([name] * len(tally.ids))
-        for line, rid in tally.ids:
+    names: list[str] = []
+    lines: list[int] = []
+    record_ids: list[str] = []
+    for name, ids in files:
+        names.extend([name] * len(ids))
+        for line, rid in ids:
             lines.append(line)
-            ids.append(rid)
+            record_ids.append(rid)
     frame = pd.DataFrame(
         {
             "file": pd.array(names, dtype=object),
             "line": pd.array(lines, dtype="int64"),
-            "record_id": pd.array(ids, dtype=object),
+            "record_id": pd.array(record_ids, dtype=object),
         }
     )
     return rule_tallies(Table.IDS, frame)[1]

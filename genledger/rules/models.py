@@ -1,9 +1,10 @@
 """Pandera models: one per table, each rule a derived boolean column that must be False.
 
-A model's parser derives the rule columns from the fact columns (this is where each rule is
-written, once); `Field(eq=False)` turns every `True` into a failure case. Validating with
-`lazy=True` collects them all. The engine (stats JSON, CLI) and the Dagster checks both call
-`genledger.rules.validation.run` on these models, so their numbers cannot disagree.
+The models state the tables' columns (types, bounds: the column schema the Dagster UI shows);
+their parser derives each rule column from the rule's one condition in
+`genledger.rules.catalogue`, evaluated over pandas columns (`rules.expr.evaluate`), and
+`Field(eq=False)` turns every `True` into a failure case. Validating with `lazy=True`
+collects them all (`rules.validation`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from genledger.rules.catalogue import RULES_BY_NAME
+from genledger.rules.catalogue import DERIVED, RULES_BY_NAME, Table, rules_of
+from genledger.rules.expr import evaluate
 
 COUNT_TYPES = ("int", "bigint", "bool", "float", "string", "array", "object")
 ROLES = ("responses", "tokenized")
@@ -25,9 +27,11 @@ def _rule(name: str) -> Any:
     return pa.Field(eq=False, description=RULES_BY_NAME[name].description)
 
 
-def _flag(values: pd.Series) -> pd.Series:
-    """A nullable boolean result as a plain bool column (NA → False)."""
-    return values.fillna(False).astype(bool)
+def derive(table: Table, df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with the table's derived and rule columns, each from its catalogue condition."""
+    derived = {name: evaluate(expr, df) for name, expr in DERIVED.get(table, {}).items()}
+    rules = {r.name: evaluate(r.when, df) for r in rules_of(table) if r.when is not None}
+    return df.assign(**derived, **rules)
 
 
 class LineRows(pa.DataFrameModel):
@@ -80,25 +84,8 @@ class ResponseTable(LineRows):
     @pa.dataframe_parser
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """DESIGN §3 response rules, stated on the fact columns."""
-        parsed = df["parse_error"].isna()
-        found = df["count_type"].notna()
-        count = df["completion_tokens"]
-        counted = _flag((df["count_type"] == "int") & (count >= 0))
-        reported = counted & (df["format"] != "derived")
-        gap = (count - df["output_len"]).abs()
-        failed = df["failed_request"]
-        return df.assign(
-            counted=counted,
-            malformed_lines=~parsed,
-            missing_tokens=parsed & ~found & ~failed & ~df["stream_chunk"],
-            invalid_tokens=found & ~counted,
-            zero_tokens=counted & _flag(count == 0) & ~failed,
-            count_mismatch=reported & _flag(gap > 1),
-            failed_requests=failed,
-            empty_outputs=counted & _flag(count > 0) & df["empty_output"] & ~failed,
-            think_tag_leaks=df["think_leak"],
-        )
+        """docs/design.md §3 response rules, from their catalogue conditions."""
+        return derive(Table.RESPONSES, df)
 
 
 class TokenizedTable(LineRows):
@@ -120,18 +107,8 @@ class TokenizedTable(LineRows):
     @pa.dataframe_parser
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """DESIGN §3 tokenized rules, stated on the fact columns."""
-        parsed = df["parse_error"].isna()
-        has_tokens = df["n_tokens"].notna()
-        has_mask = df["loss_len"].notna()
-        return df.assign(
-            has_tokens=has_tokens,
-            malformed_lines=~parsed,
-            tokenized_missing_tokens=parsed & ~has_tokens,
-            tokenized_zero_tokens=_flag(df["n_tokens"] == 0),
-            loss_mask_mismatch=has_tokens & has_mask & _flag(df["n_tokens"] != df["loss_len"]),
-            no_trainable_tokens=has_mask & _flag((df["n_tokens"] > 0) & (df["loss_sum"] == 0)),
-        )
+        """docs/design.md §3 tokenized rules, from their catalogue conditions."""
+        return derive(Table.TOKENIZED, df)
 
 
 class IdTable(pa.DataFrameModel):
@@ -169,8 +146,7 @@ class FileTable(pa.DataFrameModel):
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
         """A file that cannot be read is an error; one with no records yet says so."""
-        readable = df["error"].isna()
-        return df.assign(unreadable_files=~readable, empty_files=readable & (df["records"] == 0))
+        return derive(Table.FILES, df)
 
 
 class DatasetTable(pa.DataFrameModel):
@@ -187,4 +163,4 @@ class DatasetTable(pa.DataFrameModel):
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
         """Responses exist, yet not one valid non-zero completion count: the silent zero."""
-        return df.assign(all_tokens_zero_or_missing=(df["n_done"] > 0) & (df["n_nonzero"] == 0))
+        return derive(Table.DATASET, df)

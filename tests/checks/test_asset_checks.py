@@ -12,9 +12,10 @@ from checks.asset_checks import (
     family_result,
     role_failures,
 )
-from genledger.ledger.tally import FileTally, RuleTally
-from genledger.refresh.state import DatasetRecord, DatasetState, FileState
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState
+from genledger.ledger.tally import FileTally
 from genledger.rules.catalogue import FAMILIES, RULES, Table
+from genledger.rules.result import RuleTally
 
 KEY = dg.AssetKey(["ds", "raw_responses"])
 ROWS = Rows(lines=10, records=10, files=1)

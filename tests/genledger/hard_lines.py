@@ -186,7 +186,7 @@ def encodings(value: Any) -> st.SearchStrategy[bytes]:
 RESPONSE_RECORDS = records(RESPONSE_KEYS, ["output_ids", "input_ids"])
 TOKENIZED_RECORDS = records(TOKENIZED_KEYS, ["input_ids", "loss_mask", "attention_mask"])
 
-# --- the typed shapes (genledger/fastshapes.py): near-misses of every shape ----------------
+# --- the typed shapes (genledger/fast/shapes.py): near-misses of every shape --------------
 DIGITS_400 = b"1" * 400
 SHAPE_LINES: list[bytes] = [
     b'{"meta_info": {"completion_tokens": 3, "e2e_latency": ' + DIGITS_400 + b"}}",
@@ -212,7 +212,8 @@ SHAPE_LINES: list[bytes] = [
     b'{"meta_info": {"completion_tokens": 3}, "id": "top"}',
     b'{"meta_info": {"completion_tokens": 3}, "meta_info": {"completion_tokens": 4}}',
     b'{"meta_info": {"completion_tokens": 3}, "meta_info": null, "completion_tokens": 2}',
-    # texts kept raw (genledger/rawtext.py): every way to spell `</think>`, bad strings, non-strings
+    # texts kept raw (genledger/fast/rawtext.py): every way to spell `</think>`, bad strings,
+    # non-strings
     b'{"meta_info": {"completion_tokens": 3}, "text": "x</thin\\u006b>"}',
     b'{"meta_info": {"completion_tokens": 3}, "text": "x\\u003C\\u002F\\u0074hink\\u003e"}',
     b'{"meta_info": {"completion_tokens": 3}, "text": "x\\\\u003c/think>"}',

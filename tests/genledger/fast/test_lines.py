@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from genledger.fast import lines as fastparse
 from genledger.fast import rawtext, vector
-from genledger.fast.lines import general_facts, line_facts
 from genledger.parse.jsonline import Malformed
+from genledger.parse.line import facts_of_line as general_facts
+from genledger.refresh.scan import line_facts
 
 from ..hard_lines import (
     RESPONSE_LINES,

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from genledger.config import Config
+from genledger.config import Config, Switches
 from genledger.fast import parallel, split
 from genledger.fast.parallel import ScanJob, scan_all
 from genledger.refresh.collect import refresh
-from genledger.refresh.scan import scan_file
-from genledger.rules import rows as quickrules
+from genledger.refresh.scan import scan_file, scan_job
 
 from ..conftest import comparable
 from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
@@ -69,38 +68,39 @@ def rerun_alone(request: pytest.FixtureRequest) -> bool:
     return True
 
 
-def stats_with(root: Path, where: Path, workers: str, monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setenv("GENLEDGER_WORKERS", workers)
-    config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "st")
+def stats_with(root: Path, where: Path, switches: Switches) -> dict:
+    config = Config(
+        data_root=root, stats_path=where / "s.json", state_dir=where / "st", switches=switches
+    )
     refresh(config)
     with (root / "b" / "raw_responses_01.jsonl").open("ab") as out:  # finish the torn tail
         out.write(b"\n" + RESPONSE_LINES[0] + b"\n")
     return comparable(refresh(config).stats)
 
 
-@pytest.mark.parametrize("pandera", ["0", "1"])
+@pytest.mark.parametrize("rules", ["rows", "pandera"])
 def test_forked_workers_give_the_same_stats_as_one_process(
     root: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    pandera: str,
+    rules: str,
     request: pytest.FixtureRequest,
 ) -> None:
     if rerun_alone(request):
         return
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(split, "PIECE_BYTES", 1000)  # bigger files go in pieces
-    monkeypatch.setattr(quickrules, "PANDERA", pandera)
     used = []
     real = parallel.scan_all
     monkeypatch.setattr(
-        "genledger.refresh.collect.scan_all", lambda jobs: used.append(real(jobs)) or used[-1]
+        "genledger.refresh.collect.scan_all",
+        lambda jobs, scan, workers: used.append(real(jobs, scan, workers)) or used[-1],
     )
-    forked = stats_with(root, tmp_path / "p", "2", monkeypatch)
+    forked = stats_with(root, tmp_path / "p", Switches(workers=2, rules=rules))
     assert used and all(used)  # both refreshes really went through the workers
     # Restore the file for the serial run (it was appended to above).
     write_root(root)
-    serial = stats_with(root, tmp_path / "s", "1", monkeypatch)
+    serial = stats_with(root, tmp_path / "s", Switches(workers=1, rules=rules))
     assert forked == serial
     assert forked["totals"]["quality"]["malformed_lines"] > 0
 
@@ -119,7 +119,7 @@ def test_scan_all_equals_scan_file_for_every_file(
     ]
     jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
     assert any(split.plan(job.path, None) for job in jobs) == (piece_bytes < 1000)
-    scans = scan_all(jobs, workers=2)
+    scans = scan_all(jobs, scan_job, workers=2)
     assert set(scans) == {job.key for job in jobs}
     for job in jobs:
         alone = scan_file(job.path, job.name, job.role, job.checkpoint)
@@ -130,5 +130,5 @@ def test_scan_all_equals_scan_file_for_every_file(
 
 def test_small_reads_stay_in_process(root: Path) -> None:
     jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
-    assert scan_all(jobs, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
-    assert scan_all(jobs, workers=1) == {}
+    assert scan_all(jobs, scan_job, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
+    assert scan_all(jobs, scan_job, workers=1) == {}

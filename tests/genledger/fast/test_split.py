@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genledger.fast import split
-from genledger.refresh.scan import FileScan, scan_file
+from genledger.ledger.filescan import FileScan
+from genledger.refresh.scan import scan_file
 from genledger.tail.checkpoint import Checkpoint
 
 from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES

@@ -1,4 +1,4 @@
-"""The stats JSON v1 fields (DESIGN §5): expected totals, progress, averages, files, totals."""
+"""The stats JSON v1 fields (docs/design.md §5): expected totals, progress, averages, files."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from genledger.ledger.stats import iso_utc, quality_block
-from genledger.ledger.tally import RuleTally
 from genledger.rules.catalogue import COUNTER_NAMES
+from genledger.rules.result import RuleTally
 
 from ..conftest import collect_tree, jl
 

@@ -6,11 +6,12 @@ import random
 from typing import Any
 
 from genledger.demo import synth
-from genledger.ledger.tally import MAX_EXAMPLES, FileTally, RuleTally, merge_failures
+from genledger.ledger.account import responses_by_frame, tokenized_by_frame
+from genledger.ledger.tally import FileTally
 from genledger.parse.formats import response_facts
 from genledger.parse.table import TableBuilder
 from genledger.parse.tokenized import tokenized_facts
-from genledger.rules.frame import tally_responses, tally_tokenized
+from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
 
 
 def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
@@ -31,7 +32,7 @@ def tally(records: list[dict[str, Any]], first_line: int = 1) -> FileTally:
     builder = TableBuilder("responses", "raw_responses.jsonl")
     for i, record in enumerate(records):
         builder.add(first_line + i, 100 * (first_line + i), 0, response_facts(record))
-    return tally_responses(builder.frame())
+    return responses_by_frame(builder.frame())
 
 
 def test_two_halves_add_up_to_the_whole() -> None:
@@ -72,7 +73,7 @@ def test_tokenized_tallies_merge_too() -> None:
         builder = TableBuilder("tokenized", "tokenized_data.jsonl")
         for i, row in enumerate(part):
             builder.add(first + i, 0, 0, tokenized_facts(row))
-        return tally_tokenized(builder.frame())
+        return tokenized_by_frame(builder.frame())
 
     assert tok(rows[:4], 1) + tok(rows[4:], 5) == tok(rows, 1)
     assert tok(rows, 1).total_tokens == sum(len(r["input_ids"]) for r in rows)

@@ -13,6 +13,7 @@ from genledger.config import ConfigError, load_config
 from genledger.parse.declarations import (
     ACTIVE,
     BUILT_IN,
+    declared,
     use_formats,
     user_declaration,
 )
@@ -141,7 +142,7 @@ def test_a_bad_declaration_in_the_config_is_a_config_error_naming_it(
     entries = "".join(f"{k} = {orjson.dumps(v).decode()}\n" for k, v in table.items())
     config.write_text("[[formats]]\n" + entries)
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config(config, env={})
+        declared(load_config(config, env={}))
 
 
 def test_an_unknown_shape_is_missing_and_its_reason_names_the_keys_it_saw(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""DESIGN §3 format table: which path gives the count, the prompt count and the finish reason."""
+"""docs/design.md §3 format table: which path gives the count, prompt count and finish reason."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tokenized samples: input_ids and loss_mask, one level of [[...]] unwrapped (DESIGN §3)."""
+"""Tokenized samples: input_ids and loss_mask, [[...]] unwrapped once (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import orjson
 
 from genledger.ledger.idlist import IdList
-from genledger.ledger.tally import FileTally, RuleTally
+from genledger.ledger.records import STATE_VERSION, DatasetRecord, FileState
+from genledger.ledger.tally import FileTally
 from genledger.refresh.atomic import STALE_TEMP_S, atomic_write_bytes
-from genledger.refresh.state import STATE_VERSION, DatasetRecord, FileState, StateStore
+from genledger.refresh.state import StateStore
+from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
 

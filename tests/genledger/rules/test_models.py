@@ -244,3 +244,21 @@ def test_dataset_fails_when_records_exist_without_a_nonzero_count(
         schemas.DatasetTable, dataset_frame(n_done, n_nonzero), "all_tokens_zero_or_missing"
     )
     assert rows == ([0] if fails else [])
+
+
+def test_each_model_declares_exactly_its_tables_rule_columns() -> None:
+    from genledger.rules.catalogue import rules_of
+    from genledger.rules.frame import MODELS
+
+    for table, model in MODELS.items():
+        declared = set(model.to_schema().columns)
+        wanted = {rule.name for rule in rules_of(table)}
+        assert wanted <= declared, (table, wanted - declared)
+        other_rules = {r.name for r in rules_of_any()} & declared - wanted
+        assert not other_rules, (table, other_rules)
+
+
+def rules_of_any() -> tuple:
+    from genledger.rules.catalogue import RULES
+
+    return RULES

@@ -1,4 +1,4 @@
-"""DESIGN §3 counting rules end to end: real files, real collect, counters and examples."""
+"""docs/design.md §3 counting rules end to end: real files, real collect, counters and examples."""
 
 from __future__ import annotations
 

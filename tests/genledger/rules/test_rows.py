@@ -1,4 +1,4 @@
-"""The pandas-free rule mirror tallies exactly what the pandera models tally."""
+"""The row evaluation of the rules tallies exactly what the pandera models tally."""
 
 from __future__ import annotations
 
@@ -11,16 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.config import Config
-from genledger.fast.lines import general_facts
+from genledger.config import Config, Switches
+from genledger.ledger import account
 from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
+from genledger.parse.line import facts_of_line as general_facts
 from genledger.parse.table import TableBuilder
 from genledger.refresh import scan
 from genledger.refresh.collect import refresh
 from genledger.rules import frame as quality
-from genledger.rules import rows as quickrules
+from genledger.rules import rows
 
 from ..conftest import comparable
 from ..hard_lines import (
@@ -47,8 +48,8 @@ def builder_of(lines: list[bytes], role: str) -> TableBuilder:
 
 def both(builder: TableBuilder) -> tuple[FileTally, FileTally]:
     if builder.role == "responses":
-        return quickrules.mirror_responses(builder.rows), quality.tally_responses(builder.frame())
-    return quickrules.mirror_tokenized(builder.rows), quality.tally_tokenized(builder.frame())
+        return account.responses_by_rows(builder.rows), account.responses_by_frame(builder.frame())
+    return account.tokenized_by_rows(builder.rows), account.tokenized_by_frame(builder.frame())
 
 
 def test_every_response_defect_tallies_the_same_without_pandera() -> None:
@@ -84,10 +85,8 @@ def test_generated_tables_tally_the_same_without_pandera(data: st.DataObject) ->
     )
 )
 def test_duplicate_ids_across_shards_are_found_alike(shards: list[list[tuple[int, str]]]) -> None:
-    files = [
-        (f"raw_responses_{i}.jsonl", FileTally(ids=IdList.of(s))) for i, s in enumerate(shards)
-    ]
-    assert quickrules.mirror_id_failures(files) == quality.id_failures(files)
+    files = [(f"raw_responses_{i}.jsonl", IdList.of(s)) for i, s in enumerate(shards)]
+    assert rows.id_failures(files) == quality.id_failures(files)
 
 
 FILE_ROWS = [
@@ -98,26 +97,20 @@ FILE_ROWS = [
 
 
 def test_file_rules_agree_including_a_dataset_with_no_data_file() -> None:
-    for rows in (FILE_ROWS, FILE_ROWS[2:], []):
-        assert quickrules.mirror_file_failures(rows) == quality.file_failures(rows)
+    for table in (FILE_ROWS, FILE_ROWS[2:], []):
+        assert rows.file_failures(table) == quality.file_failures(table)
 
 
 def test_the_dataset_rule_agrees() -> None:
     for n_done, n_nonzero in [(0, 0), (3, 0), (3, 1)]:
-        quick = quickrules.mirror_dataset_failures(n_done, n_nonzero)
+        quick = rows.dataset_failures(n_done, n_nonzero)
         assert quick == quality.dataset_failures(n_done, n_nonzero)
-
-
-def test_the_mirror_knows_every_rule_of_the_catalogue() -> None:
-    assert quickrules.mirrors_catalogue()
 
 
 def test_chunked_tallies_add_up_to_the_whole_file() -> None:
     builder = builder_of(RESPONSE_LINES * 3, "responses")
-    whole = quickrules.mirror_responses(builder.rows)
-    parts = [
-        quickrules.mirror_responses(builder.rows[i : i + 7]) for i in range(0, len(builder), 7)
-    ]
+    whole = account.responses_by_rows(builder.rows)
+    parts = [account.responses_by_rows(builder.rows[i : i + 7]) for i in range(0, len(builder), 7)]
     total = sum(parts[1:], parts[0])
     assert total.to_dict() | {"failures": {}} == whole.to_dict() | {"failures": {}}
     assert {k: v.to_dict() for k, v in total.failures.items()} == {
@@ -132,7 +125,7 @@ def test_a_small_append_is_refreshed_without_importing_pandas(tmp_path: Path) ->
         import sys
         from pathlib import Path
         from genledger.refresh.collect import refresh
-        from genledger.config import Config
+        from genledger.config import Config, Switches
         root = Path({str(tmp_path)!r}) / "data"
         (root / "ds").mkdir(parents=True)
         f = root / "ds" / "raw_responses.jsonl"
@@ -151,7 +144,7 @@ def test_a_small_append_is_refreshed_without_importing_pandas(tmp_path: Path) ->
     assert out.stdout.split() == ["False", "1", "1", "1"]
 
 
-def test_refresh_by_mirror_in_chunks_equals_refresh_by_pandera(
+def test_refresh_by_rows_in_chunks_equals_refresh_by_pandera(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "data"
@@ -161,11 +154,15 @@ def test_refresh_by_mirror_in_chunks_equals_refresh_by_pandera(
     (data / "empty").mkdir()
     (data / "empty" / "prompts.jsonl").write_bytes(b"{}\n")
     runs = {}
-    for mode, chunk in (("1", 10**9), ("0", 7)):
-        monkeypatch.setattr(quickrules, "PANDERA", mode)
+    for mode, chunk in (("pandera", 10**9), ("rows", 7)):
         monkeypatch.setattr(scan, "CHUNK_ROWS", chunk)
         where = tmp_path / mode
-        config = Config(data_root=data, stats_path=where / "s.json", state_dir=where / "st")
+        config = Config(
+            data_root=data,
+            stats_path=where / "s.json",
+            state_dir=where / "st",
+            switches=Switches(rules=mode),
+        )
         runs[mode] = comparable(refresh(config).stats)
-    assert runs["0"] == runs["1"]
-    assert runs["0"]["totals"]["quality"]["status"] == "error"
+    assert runs["rows"] == runs["pandera"]
+    assert runs["rows"]["totals"]["quality"]["status"] == "error"

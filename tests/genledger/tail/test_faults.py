@@ -1,5 +1,6 @@
-"""Faults a long run meets (issue 7): SIGKILL mid-collect, torn concurrent writes, unreadable
-files and read-only mounts, and hostile bytes. Each ends with totals equal to a fresh full scan."""
+"""Faults a long run meets (docs/tailing.md): SIGKILL mid-collect, torn concurrent writes,
+unreadable files and read-only mounts, and hostile bytes. Each ends with totals equal to a fresh
+full scan."""
 
 from __future__ import annotations
 

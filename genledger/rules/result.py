@@ -1,0 +1,49 @@
+"""What a rule found: how many rows fail it and the first few of them (mergeable)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+MAX_EXAMPLES = 5
+
+
+@dataclass
+class RuleTally:
+    """How many rows fail one rule, and the first few of them."""
+
+    count: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def __add__(self, other: RuleTally) -> RuleTally:
+        return RuleTally(self.count + other.count, (self.examples + other.examples)[:MAX_EXAMPLES])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"count": self.count, "examples": self.examples}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RuleTally:
+        """Inverse of `to_dict`."""
+        return cls(int(data["count"]), list(data["examples"]))
+
+
+def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str, RuleTally]:
+    """Rule-wise sum of two failure maps."""
+    out = dict(a)
+    for name, tally in b.items():
+        out[name] = out[name] + tally if name in out else tally
+    return out
+
+
+class Ids(Protocol):
+    """A file's record ids with their line numbers (`genledger.ledger.idlist.IdList`)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[tuple[int, str]]: ...
+
+    def encoded(self) -> Iterator[tuple[int, bytes]]:
+        """(line, id as UTF-8 bytes) pairs."""
+        ...
