@@ -130,7 +130,21 @@ def outcome_from_evaluation(evaluation: dg.AssetCheckEvaluation, run_id: str) ->
         rows_checked=_int(meta.get("rows_checked"), None),
         examples=clip_examples([_example(e) for e in examples if e.strip()]),
         run_id=run_id,
+        reasons=_reasons(meta.get("reasons")),
     )
+
+
+def _reasons(value: Any) -> str:
+    """`{"failed_requests": {"errored": 3}}` as `errored 3` (bounded, one line)."""
+    if not isinstance(value, dict):
+        return ""
+    parts = [
+        f"{reason} {count}"
+        for counts in value.values()
+        if isinstance(counts, dict)
+        for reason, count in counts.items()
+    ]
+    return ", ".join(parts)[:200]
 
 
 def _example(line: str) -> str:

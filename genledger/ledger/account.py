@@ -15,7 +15,7 @@ from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS
-from genledger.rules.catalogue import COUNTED, Table
+from genledger.rules.catalogue import COUNTED, EMPTY_OUTPUT, FAILED, Table
 from genledger.rules.expr import RowFunction, condition_function
 from genledger.rules.rows import Failures, failing_rules
 
@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 Values = tuple[Any, ...]
 _counted = condition_function(COUNTED, RESPONSE_COLUMNS)
+# The rules' own conditions: a row's reason is tallied exactly where the rule fails.
+_failed = condition_function(FAILED, RESPONSE_COLUMNS)
+_empty = condition_function(EMPTY_OUTPUT, RESPONSE_COLUMNS)
+NO_FINISH = "no finish reason"
+
+
+def reason_kind(detail: Any) -> str:
+    """A failed request's reason without its free text (`errored`, `status_code 400`)."""
+    return str(detail).split(":", 1)[0][:60] if detail else "unknown"
 
 
 def _position(columns: tuple[str, ...], name: str) -> int:
@@ -34,12 +43,12 @@ def _position(columns: tuple[str, ...], name: str) -> int:
 # path, and only the few that become examples are turned into dicts.
 (
     R_FORMAT, R_COUNT, R_PROMPT, R_FINISH, R_ID, R_LINE, R_REASONING, R_CACHED, R_SAMPLES,
-    R_MORE, R_CHUNK,
+    R_MORE, R_CHUNK, R_DETAIL,
 ) = (
     _position(RESPONSE_COLUMNS, name)
     for name in ("format", "completion_tokens", "prompt_tokens", "finish_reason", "record_id",
                  "line", "reasoning_tokens", "cached_tokens", "n_samples", "more_finishes",
-                 "stream_chunk")
+                 "stream_chunk", "request_detail")
 )  # fmt: skip
 PARSE_ERROR = POSITION.index("parse_error")  # both tables start with the position columns
 T_TOKENS, T_LOSS_SUM = (_position(TOKENIZED_COLUMNS, n) for n in ("n_tokens", "loss_sum"))
@@ -63,6 +72,8 @@ def responses_by_rows(rows: Iterable[Values]) -> FileTally:
     tally = FileTally()
     formats: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    failed_reasons: Counter[str] = Counter()
+    empty_reasons: Counter[str] = Counter()
     failed_of = failing_rules(Table.RESPONSES)
     for v in _records(rows, failures, failed_of, RESPONSE_COLUMNS):
         if v[R_CHUNK]:  # a streamed fragment: counted apart, never a record
@@ -90,9 +101,14 @@ def responses_by_rows(rows: Iterable[Values]) -> FileTally:
             reasons[v[R_FINISH]] += 1
         if isinstance(v[R_MORE], str):  # the later samples' finish reasons
             reasons.update(v[R_MORE].split(FINISH_SEPARATOR))
+        if _failed(v):
+            failed_reasons[reason_kind(v[R_DETAIL])] += 1
+        if _empty(v):
+            empty_reasons[v[R_FINISH] or NO_FINISH] += 1
         if v[R_ID] is not None:
             tally.ids.append(v[R_LINE], v[R_ID])
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
+    tally.failed_reasons, tally.empty_reasons = dict(failed_reasons), dict(empty_reasons)
     tally.failures = failures.tallies()
     return tally
 
@@ -144,6 +160,15 @@ def responses_by_frame(frame: pd.DataFrame) -> FileTally:
         stream_chunks=int(parsed["stream_chunk"].sum()),
         formats=_counts(records["format"]),
         finish_reasons=_counts(finishes),
+        failed_reasons=_counts(
+            [reason_kind(d) for d in records["request_detail"][records["failed_requests"]]]
+        ),
+        empty_reasons=_counts(
+            [
+                f if isinstance(f, str) else NO_FINISH
+                for f in records["finish_reason"][records["empty_outputs"]]
+            ]
+        ),
         failures=failures,
         ids=IdList.of(zip(with_id["line"].tolist(), with_id["record_id"].tolist(), strict=True)),
     )

@@ -90,6 +90,8 @@ def dataset_stats(
         "total_cached_prompt": responses.total_cached_prompt if responses.n_cached else None,
         "n_samples": responses.n_samples,
         "stream_chunks": responses.stream_chunks,
+        "failed_request_reasons": dict(sorted(responses.failed_reasons.items())),
+        "empty_output_reasons": dict(sorted(responses.empty_reasons.items())),
         "n_counted": responses.counted,
         "formats": dict(sorted(responses.formats.items())),
         "finish_reasons": dict(sorted(responses.finish_reasons.items())),
@@ -134,6 +136,8 @@ def totals(datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out["avg_tokens"] = _ratio(out["total_tokens"], out["n_tokens_counted"])
     out["formats"] = _merged(d["formats"] for d in datasets.values())
     out["finish_reasons"] = _merged(d["finish_reasons"] for d in datasets.values())
+    for key in ("failed_request_reasons", "empty_output_reasons"):
+        out[key] = _merged(d[key] for d in datasets.values())
     out["n_datasets"] = len(datasets)
     out["quality"] = _total_quality(datasets)
     out["rate"] = None

@@ -34,9 +34,29 @@ def dataset_line(name: str, data: dict[str, Any]) -> str:
     return f"{name}: {work}  [{status}]{'  ' + failure if failure else ''}"
 
 
+BY_REASON = (
+    ("failed_request_reasons", "failed requests"),
+    ("empty_output_reasons", "empty outputs (no visible answer), by finish"),
+)
+
+
+def reason_lines(data: dict[str, Any]) -> list[str]:
+    """Indented lines naming failed requests and empty outputs by reason, when there are any."""
+    lines = []
+    for key, label in BY_REASON:
+        counts = data.get(key) or {}
+        if counts:
+            top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            lines.append(f"  {label}: " + ", ".join(f"{reason} {n:,}" for reason, n in top))
+    return lines
+
+
 def render(stats: dict[str, Any]) -> str:
-    """All datasets, then the totals line."""
-    lines = [dataset_line(name, data) for name, data in stats["datasets"].items()]
+    """All datasets (with failed requests and empty outputs by reason), then the totals."""
+    lines = []
+    for name, data in stats["datasets"].items():
+        lines.append(dataset_line(name, data))
+        lines.extend(reason_lines(data))
     totals = stats["totals"]
     lines.append(
         f"total: {totals['n_done']:,}/{_count(totals['n_prompts'])} done, "

@@ -35,6 +35,8 @@ class FileTally:
     prompt_lines: int = 0  # non-blank lines of a prompts file
     formats: dict[str, int] = field(default_factory=dict)
     finish_reasons: dict[str, int] = field(default_factory=dict)
+    failed_reasons: dict[str, int] = field(default_factory=dict)  # failed requests by reason
+    empty_reasons: dict[str, int] = field(default_factory=dict)  # empty outputs by finish
     failures: dict[str, RuleTally] = field(default_factory=dict)
     ids: IdList = field(default_factory=IdList)  # record ids and their lines
 
@@ -61,6 +63,8 @@ class FileTally:
             **sums,
             formats=dict(Counter(self.formats) + Counter(other.formats)),
             finish_reasons=dict(Counter(self.finish_reasons) + Counter(other.finish_reasons)),
+            failed_reasons=dict(Counter(self.failed_reasons) + Counter(other.failed_reasons)),
+            empty_reasons=dict(Counter(self.empty_reasons) + Counter(other.empty_reasons)),
             failures=merge_failures(self.failures, other.failures),
             ids=self.ids + other.ids,
         )
@@ -82,6 +86,8 @@ class FileTally:
         data.update(
             formats=self.formats,
             finish_reasons=self.finish_reasons,
+            failed_reasons=self.failed_reasons,
+            empty_reasons=self.empty_reasons,
             failures={k: v.to_dict() for k, v in self.failures.items()},
             ids=self.ids.to_dict(),
         )
@@ -94,6 +100,8 @@ class FileTally:
             **{name: int(data.get(name, 0)) for name in cls._SUMS},
             formats=dict(data.get("formats", {})),
             finish_reasons=dict(data.get("finish_reasons", {})),
+            failed_reasons=dict(data.get("failed_reasons", {})),
+            empty_reasons=dict(data.get("empty_reasons", {})),
             failures={k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()},
             ids=IdList.from_dict(data["ids"]) if "ids" in data else IdList(),
         )

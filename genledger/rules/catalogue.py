@@ -101,6 +101,8 @@ COUNT = col("completion_tokens")
 COUNTED = (col("count_type") == "int") & (COUNT >= 0)  # a valid count: summed
 FAILED = col("failed_request")  # a failed request: its 0 or missing count is its failure
 CHUNK = col("stream_chunk")  # a streamed fragment: not a record
+# Tokens generated, nothing visible to train on (the reasoning budget ran out).
+EMPTY_OUTPUT = COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED
 HAS_TOKENS = col("n_tokens").not_null()
 HAS_MASK = col("loss_len").not_null()
 N_TOKENS = col("n_tokens")
@@ -181,7 +183,7 @@ RULES: tuple[Rule, ...] = (
         "responses_have_visible_output",
         "A response that generated tokens shows a visible answer (not only hidden reasoning).",
         _empty_reason,
-        COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED,
+        EMPTY_OUTPUT,
     ),
     Rule(
         "duplicate_ids",
