@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from genledger.config import Config, ConfigError
@@ -53,10 +54,23 @@ class Declaration:
     inner_formats: tuple[str, ...] = ()
     float_counts: bool = False  # integral JSON floats are valid counts (Cohere's SDK)
     user: bool = False
+    # per detect alternative: the top-level keys it needs (a quick test before the conditions)
+    requires: tuple[frozenset[str], ...] = ()
+
+    def __post_init__(self) -> None:
+        needed = tuple(
+            frozenset(c.path.top for c in conditions if c.op != "absent")
+            for conditions in self.detect
+        )
+        object.__setattr__(self, "requires", needed)
 
     def detects(self, obj: dict[str, Any]) -> bool:
         """Whether the record is of this format."""
-        return any(all(c.holds(obj) for c in conditions) for conditions in self.detect)
+        keys = obj.keys()
+        return any(
+            keys >= needed and all(c.holds(obj) for c in conditions)
+            for needed, conditions in zip(self.requires, self.detect, strict=True)
+        )
 
     def paths(self) -> list[Path]:
         """Every path the declaration reads."""
@@ -451,6 +465,7 @@ def active() -> tuple[Declaration, ...]:
     return ACTIVE.all
 
 
+@cache
 def inner_candidates(names: tuple[str, ...]) -> tuple[Declaration, ...]:
     """The built-in declarations a sub-record may be read as, in table order."""
     wanted = set(names)

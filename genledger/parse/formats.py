@@ -232,7 +232,8 @@ def response_facts(obj: dict[str, Any]) -> ResponseFacts:
     decl, body = outer, obj
     if outer is not None and outer.inner is not None:
         sub = outer.inner.first(obj)
-        inner = find_declaration(sub, inner_candidates(outer.inner_formats)) if sub else None
+        candidates = inner_candidates(outer.inner_formats)
+        inner = find_declaration(sub, candidates) if isinstance(sub, dict) else None
         decl, body = inner, sub
     failure = failure_reason(outer, obj) if outer is not decl else None
     failure = failure or failure_reason(decl, body)

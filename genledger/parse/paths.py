@@ -36,6 +36,11 @@ class Path:
     length: bool = False
 
     @property
+    def simple(self) -> bool:
+        """One key, no list to visit."""
+        return len(self.steps) == 1 and not self.steps[0][1]
+
+    @property
     def top(self) -> str:
         """The record's top-level key this path starts at."""
         return self.steps[0][0]
@@ -48,6 +53,9 @@ class Path:
     def values(self, obj: Any, skip_thoughts: bool = False) -> list[Any]:
         """Every non-null value the path reaches; `skip_thoughts` leaves out list elements
         marked `"thought": true` (Gemini's reasoning parts are no answer)."""
+        if self.simple:  # one key, no list: the common case, without the general walk
+            value = obj.get(self.steps[0][0]) if isinstance(obj, dict) else None
+            return [] if value is None else [value]
         level = [obj]
         for key, each in self.steps:
             nxt = []

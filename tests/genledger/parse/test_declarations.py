@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from genledger.config import ConfigError, load_config
 from genledger.parse.declarations import (
@@ -21,6 +23,7 @@ from genledger.parse.formats import response_facts
 from genledger.parse.paths import PathError, parse_condition, parse_field, parse_path
 
 from ..fast.test_lines import assert_same
+from ..hard_lines import INTS, RESPONSE_RECORDS, SHAPED_RESPONSES, TEXTS, encodings, shaped
 from ..test_cli_collect import run
 
 
@@ -183,3 +186,18 @@ def test_the_same_shape_declared_in_genledger_toml_is_counted(tmp_path: Path) ->
     done = run(*args, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "bad path 'result..n'" in done.stderr
+
+
+DECLARED = shaped(
+    {"uid": TEXTS, "result": shaped({"gen": shaped({"n_tokens": INTS, "thinking": INTS,
+                                                    "text": TEXTS, "stop": TEXTS}),
+                                     "prompt": shaped({"n_tokens": INTS, "cached": INTS})})},
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_declared_format_takes_the_fast_path_with_the_general_facts(data: st.DataObject) -> None:
+    use_formats([user_declaration(MY_PIPELINE, "test")])
+    record = data.draw(st.one_of(DECLARED, SHAPED_RESPONSES, RESPONSE_RECORDS))
+    assert_same(data.draw(encodings(record)), "responses")
