@@ -73,7 +73,7 @@ def _other_api(rec: dict[str, Any]) -> tuple[str, Any] | None:
     return None
 
 
-def _count(rec: dict[str, Any]) -> tuple[str, Any]:
+def _count(rec: dict[str, Any]) -> tuple[str | None, Any]:
     """(format path, completion count) by docs/design.md §3's order."""
     for fmt, path in PATHS[:2]:
         count = _dig(rec, *path)
@@ -87,7 +87,11 @@ def _count(rec: dict[str, Any]) -> tuple[str, Any]:
         if count is not None:
             return fmt, count
     ids = rec.get("output_ids")
-    return "derived", len(ids) if isinstance(ids, list) else None
+    if isinstance(ids, list):
+        return "derived", len(ids)
+    if "custom_id" in rec and rec.get("response") is None:  # a failed batch request
+        return "openai_batch", None
+    return None, None
 
 
 def python_totals(root: Path, loads: Any) -> dict[str, Any]:
@@ -108,6 +112,7 @@ def python_totals(root: Path, loads: Any) -> dict[str, Any]:
                 fmt, count = _count(rec)
                 if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
                     out["total_comp"] += count
+                if fmt is not None:  # every record of a format, failed requests included
                     formats[fmt] += 1
     return {**out, "formats": dict(sorted(formats.items()))}
 
@@ -133,6 +138,7 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
         "usageMetadata": "STRUCT(candidatesTokenCount BIGINT, thoughtsTokenCount BIGINT)",
         "outputs": "STRUCT(token_ids BIGINT[])[]",
         "request_id": "VARCHAR",
+        "custom_id": "VARCHAR",
         "response": f"STRUCT(body STRUCT(usage {usage}), usage {usage})",
         "details": "STRUCT(generated_tokens BIGINT)",
         "completion_tokens": "BIGINT",
@@ -180,13 +186,14 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
             WHEN details.generated_tokens IS NOT NULL THEN 'tgi'
             WHEN vllm_n IS NOT NULL THEN 'vllm_offline'
             WHEN completion_tokens IS NOT NULL THEN 'flat'
-            WHEN output_ids IS NOT NULL THEN 'derived' END AS fmt,
+            WHEN output_ids IS NOT NULL THEN 'derived'
+            WHEN custom_id IS NOT NULL AND response IS NULL THEN 'openai_batch' END AS fmt,
           coalesce(meta_info.completion_tokens, usage.completion_tokens, responses_n,
                    anthropic_n, response.body.usage.completion_tokens, gemini_n, cohere_n,
                    response.usage.completion_tokens, details.generated_tokens, vllm_n,
                    completion_tokens, len(output_ids)) AS n
           FROM v)
-        SELECT fmt, count(*), sum(n) FROM c WHERE n >= 0 GROUP BY fmt
+        SELECT fmt, count(*), sum(CASE WHEN n >= 0 THEN n END) FROM c GROUP BY fmt
         UNION ALL SELECT '*records*', count(*), 0 FROM c
         """
     ).fetchall()
