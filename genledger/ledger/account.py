@@ -15,7 +15,7 @@ from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS
-from genledger.rules.catalogue import COUNTED, EMPTY_OUTPUT, FAILED, Table
+from genledger.rules.catalogue import COUNTED, Table
 from genledger.rules.expr import RowFunction, condition_function
 from genledger.rules.rows import Failures, failing_rules
 
@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 Values = tuple[Any, ...]
 _counted = condition_function(COUNTED, RESPONSE_COLUMNS)
-# The rules' own conditions: a row's reason is tallied exactly where the rule fails.
-_failed = condition_function(FAILED, RESPONSE_COLUMNS)
-_empty = condition_function(EMPTY_OUTPUT, RESPONSE_COLUMNS)
 NO_FINISH = "no finish reason"
 
 
@@ -75,38 +72,52 @@ def responses_by_rows(rows: Iterable[Values]) -> FileTally:
     failed_reasons: Counter[str] = Counter()
     empty_reasons: Counter[str] = Counter()
     failed_of = failing_rules(Table.RESPONSES)
-    for v in _records(rows, failures, failed_of, RESPONSE_COLUMNS):
-        if v[R_CHUNK]:  # a streamed fragment: counted apart, never a record
-            tally.stream_chunks += 1
+    # Plain locals on the hot path; the tally's fields are set once at the end.
+    records = chunks = samples = counted = nonzero = comp = 0
+    prompts = reasoning_sum = reasoning_n = cached_sum = cached_n = 0
+    for v in rows:
+        failed = failed_of(v)
+        if failed:
+            failures.add(v, failed, RESPONSE_COLUMNS)
+            # the rules' own verdicts say which rows to tally by reason
+            if "failed_requests" in failed:
+                failed_reasons[reason_kind(v[R_DETAIL])] += 1
+            if "empty_outputs" in failed:
+                empty_reasons[v[R_FINISH] or NO_FINISH] += 1
+        if v[PARSE_ERROR] is not None:
             continue
-        tally.records += 1
-        tally.n_samples += v[R_SAMPLES]
+        if v[R_CHUNK]:  # a streamed fragment: counted apart, never a record
+            chunks += 1
+            continue
+        records += 1
+        samples += v[R_SAMPLES]
         if _counted(v):
             count = v[R_COUNT]
-            tally.counted += 1
-            tally.nonzero += count > 0
-            tally.total_comp += count
+            counted += 1
+            nonzero += count > 0
+            comp += count
         prompt, reasoning, cached = v[R_PROMPT], v[R_REASONING], v[R_CACHED]
         if prompt is not None and prompt >= 0:
-            tally.total_prompt += prompt
+            prompts += prompt
         if reasoning is not None and reasoning >= 0:  # reported: the total is known
-            tally.total_reasoning += reasoning
-            tally.n_reasoning += 1
+            reasoning_sum += reasoning
+            reasoning_n += 1
         if cached is not None and cached >= 0:
-            tally.total_cached_prompt += cached
-            tally.n_cached += 1
+            cached_sum += cached
+            cached_n += 1
         if isinstance(v[R_FORMAT], str):
             formats[v[R_FORMAT]] += 1
         if isinstance(v[R_FINISH], str):
             reasons[v[R_FINISH]] += 1
         if isinstance(v[R_MORE], str):  # the later samples' finish reasons
             reasons.update(v[R_MORE].split(FINISH_SEPARATOR))
-        if _failed(v):
-            failed_reasons[reason_kind(v[R_DETAIL])] += 1
-        if _empty(v):
-            empty_reasons[v[R_FINISH] or NO_FINISH] += 1
         if v[R_ID] is not None:
             tally.ids.append(v[R_LINE], v[R_ID])
+    tally.records, tally.stream_chunks, tally.n_samples = records, chunks, samples
+    tally.counted, tally.nonzero, tally.total_comp = counted, nonzero, comp
+    tally.total_prompt = prompts
+    tally.total_reasoning, tally.n_reasoning = reasoning_sum, reasoning_n
+    tally.total_cached_prompt, tally.n_cached = cached_sum, cached_n
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
     tally.failed_reasons, tally.empty_reasons = dict(failed_reasons), dict(empty_reasons)
     tally.failures = failures.tallies()

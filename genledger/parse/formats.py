@@ -208,10 +208,28 @@ def find_declaration(
     obj: dict[str, Any], candidates: tuple[Declaration, ...] | None = None
 ) -> Declaration | None:
     """The first declaration whose detect holds."""
-    for decl in active() if candidates is None else candidates:
+    pool = active() if candidates is None else candidates
+    for decl in _possible(pool, obj):
         if decl.detects(obj):
             return decl
     return None
+
+
+# Records of one format share their keys: the declarations whose detect can hold for a key set
+# (its keys include what a detect alternative needs) are worked out once per key set.
+_POSSIBLE: dict[tuple[int, frozenset[str]], tuple[tuple[Declaration, ...], Any]] = {}
+
+
+def _possible(pool: tuple[Declaration, ...], obj: dict[str, Any]) -> tuple[Declaration, ...]:
+    key = (id(pool), frozenset(obj))
+    hit = _POSSIBLE.get(key)
+    if hit is None or hit[1] is not pool:  # the pool object itself: ids may be reused
+        keys = key[1]
+        found = tuple(d for d in pool if any(keys >= need for need in d.requires))
+        if len(_POSSIBLE) >= 4096:  # hostile key sets must not grow it without bound
+            _POSSIBLE.clear()
+        hit = _POSSIBLE[key] = (found, pool)
+    return hit[0]
 
 
 def _fragment(obj: dict[str, Any]) -> bool:

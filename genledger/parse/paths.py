@@ -12,6 +12,7 @@ A text that does not parse raises `PathError` naming what is wrong.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,20 @@ class PathError(ValueError):
     """A declaration path that cannot be read; the message says why."""
 
 
+def _plain_getter(keys: tuple[str, ...]) -> Callable[[Any], Any]:
+    """A function following `keys` through dicts (None when a step is absent, null or not a
+    dict), compiled once: record facts read a dozen paths per record."""
+    lines = ["def get(o):"]
+    for key in keys:
+        lines += ["    if not isinstance(o, dict):", "        return None"]
+        lines.append(f"    o = o.get({key!r})")
+    lines.append("    return o")
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # keys are checked names (KEY), quoted by repr
+    getter: Callable[[Any], Any] = scope["get"]
+    return getter
+
+
 @dataclass(frozen=True, slots=True)
 class Path:
     """A parsed path: keys, whether each is a list to visit (`[]`), and `len(...)`."""
@@ -34,11 +49,12 @@ class Path:
     text: str
     steps: tuple[tuple[str, bool], ...]
     length: bool = False
+    get: Callable[[Any], Any] | None = None  # no list to visit: the compiled walk
 
     @property
     def simple(self) -> bool:
-        """One key, no list to visit."""
-        return len(self.steps) == 1 and not self.steps[0][1]
+        """No list to visit."""
+        return self.get is not None
 
     @property
     def top(self) -> str:
@@ -53,8 +69,8 @@ class Path:
     def values(self, obj: Any, skip_thoughts: bool = False) -> list[Any]:
         """Every non-null value the path reaches; `skip_thoughts` leaves out list elements
         marked `"thought": true` (Gemini's reasoning parts are no answer)."""
-        if self.simple:  # one key, no list: the common case, without the general walk
-            value = obj.get(self.steps[0][0]) if isinstance(obj, dict) else None
+        if self.get is not None:  # no list: the common case, without the general walk
+            value = self.get(obj)
             return [] if value is None else [value]
         level = [obj]
         for key, each in self.steps:
@@ -79,18 +95,25 @@ class Path:
 
     def first(self, obj: Any) -> Any:
         """The first value reached, or None."""
+        if self.get is not None:
+            return self.get(obj)
         found = self.values(obj)
         return found[0] if found else None
 
     def exists(self, obj: Any) -> bool:
         """Whether the last key exists (even with null) somewhere the path reaches."""
         key = self.steps[-1][0]
-        owners = [obj] if len(self.steps) == 1 else Path(self.text, self.steps[:-1]).values(obj)
+        owners = [obj] if len(self.steps) == 1 else _parent(self).values(obj)
         return any(isinstance(o, dict) and key in o for o in owners)
 
     def raw(self, obj: Any, floats: bool) -> Any:
         """The count this path gives: an int, or the first value that is no count (for the
         invalid-count examples); None when absent."""
+        if self.get is not None:
+            value = self.get(obj)
+            if value is None:
+                return None
+            return as_count(_length(value) if self.length else value, floats)
         found = self.values(obj)
         if not found:
             return None
@@ -99,6 +122,12 @@ class Path:
         if len(found) == 1 and not self.spreads:
             return as_count(found[0], floats)
         return total(found, floats)
+
+
+def _parent(path: Path) -> Path:
+    """The path without its last key."""
+    keys = ".".join(k + ("[]" if each else "") for k, each in path.steps[:-1])
+    return parse_path(keys)
 
 
 def _length(value: Any) -> Any:
@@ -144,7 +173,9 @@ def parse_path(text: str) -> Path:
         if not KEY.fullmatch(key):
             raise PathError(f"bad path {text!r}: key {part!r} is not a name (or name[])")
         steps.append((key, each))
-    return Path(text.strip(), tuple(steps), length)
+    spread = any(each for _, each in steps)
+    getter = None if spread else _plain_getter(tuple(key for key, _ in steps))
+    return Path(text.strip(), tuple(steps), length, getter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +239,9 @@ class Condition:
         """Whether the record satisfies the condition."""
         if self.op == "has":
             return self.path.exists(obj)
+        get = self.path.get
+        if get is not None and self.op in ("present", "absent"):
+            return (get(obj) is not None) is (self.op == "present")
         found = self.path.values(obj)
         if self.op == "present":
             return bool(found)
