@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.config import ConfigError, load_config
+from genledger.config import Config, ConfigError, load_config
 from genledger.parse.declarations import (
     ACTIVE,
     BUILT_IN,
@@ -21,6 +22,7 @@ from genledger.parse.declarations import (
 )
 from genledger.parse.formats import response_facts
 from genledger.parse.paths import PathError, parse_condition, parse_field, parse_path
+from genledger.refresh.collect import refresh
 
 from ..fast.test_lines import assert_same
 from ..hard_lines import INTS, RESPONSE_RECORDS, SHAPED_RESPONSES, TEXTS, encodings, shaped
@@ -201,3 +203,19 @@ def test_a_declared_format_takes_the_fast_path_with_the_general_facts(data: st.D
     use_formats([user_declaration(MY_PIPELINE, "test")])
     record = data.draw(st.one_of(DECLARED, SHAPED_RESPONSES, RESPONSE_RECORDS))
     assert_same(data.draw(encodings(record)), "responses")
+
+
+def test_new_declarations_read_every_file_again(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    records = [my_record("u1", 10), my_record("u2", 30)]
+    (root / "ds" / "raw_responses.jsonl").write_bytes(
+        b"".join(orjson.dumps(r) + b"\n" for r in records)
+    )
+    config = Config(data_root=root, stats_path=tmp_path / "s.json", state_dir=tmp_path / "st")
+    before = refresh(config).stats["datasets"]["ds"]
+    assert (before["total_comp"], before["quality"]["missing_tokens"]) == (0, 2)
+    declared_config = replace(config, formats=(MY_PIPELINE,))
+    after = refresh(declared_config).stats["datasets"]["ds"]
+    assert (after["total_comp"], after["quality"]["missing_tokens"]) == (40, 0)
+    assert refresh(config).stats["datasets"]["ds"]["total_comp"] == 0  # and back again
