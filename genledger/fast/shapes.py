@@ -267,18 +267,6 @@ class _Usage(_Shape):
     completion_tokens_details: _CompletionDetails | None = None
     prompt_tokens_details: _PromptDetails | None = None
 
-    def reasoning(self) -> int | None:
-        """`completion_tokens_details.reasoning_tokens`, else `reasoning_tokens`."""
-        details = self.completion_tokens_details
-        if details is not None and details.reasoning_tokens is not None:
-            return details.reasoning_tokens
-        return self.reasoning_tokens
-
-    def cached(self) -> int | None:
-        """`prompt_tokens_details.cached_tokens`."""
-        details = self.prompt_tokens_details
-        return None if details is None else details.cached_tokens
-
 
 class Chat(_Shape):
     """An OpenAI chat completion with `usage`."""
@@ -292,14 +280,19 @@ class Chat(_Shape):
     system_fingerprint: str | None = None
     service_tier: str | None = None
 
-    def finishes(self, plain: bool) -> list[str]:
-        """Every choice's finish reason; checks every choice's texts."""
-        if not self.choices or self.object == "chat.completion.chunk":
+    def finishes(self, plain: bool) -> tuple[str | None, str | None]:
+        """The first finish reason and the later ones joined; checks every choice's texts."""
+        choices = self.choices
+        if not choices or self.object == "chat.completion.chunk":
             raise Unusual  # no answer place, or a stream's last chunk: the general path
-        for choice in self.choices:
+        if len(choices) == 1:  # the common case, without building lists
+            choice = choices[0]
             choice.message.check(plain)
-        reasons = (_reason(choice.finish_reason) for choice in self.choices)
-        return [r for r in reasons if r is not None]
+            return _reason(choice.finish_reason), None
+        for choice in choices:
+            choice.message.check(plain)
+        found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
+        return (found[0] if found else None), FINISH_SEPARATOR.join(found[1:]) or None
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
@@ -308,28 +301,30 @@ class Chat(_Shape):
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
+_NEW = tuple.__new__
+
+
 def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> ResponseFacts:
-    finishes = chat.finishes(plain)
-    return ResponseFacts(
-        record_id=record_id,
-        format=fmt,
-        count_type="int",
-        completion_tokens=chat.usage.completion_tokens,
-        count_raw=None,
-        prompt_tokens=chat.usage.prompt_tokens,
-        reasoning_tokens=chat.usage.reasoning(),
-        cached_tokens=chat.usage.cached(),
-        n_samples=len(chat.choices),
-        finish_reason=finishes[0] if finishes else None,
-        more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,
-        output_len=None,
-        failed_request=False,
-        request_detail=None,
-        think_leak=False,
-        empty_output=False,  # every choice shows a non-empty content (checked)
-        stream_chunk=False,
-        missing_detail=None,
-    )
+    first, more = chat.finishes(plain)
+    usage = chat.usage
+    details = usage.completion_tokens_details
+    reasoning = details.reasoning_tokens if details is not None else None
+    if reasoning is None:
+        reasoning = usage.reasoning_tokens
+    prompt_details = usage.prompt_tokens_details
+    # Positional, in ResponseFacts' field order (a hot path: one record per chat line):
+    # record_id, format, count_type, completion_tokens, count_raw, prompt_tokens,
+    # reasoning_tokens, cached_tokens, n_samples, finish_reason, more_finishes, output_len,
+    # failed_request, request_detail, think_leak, empty_output (every choice shows a non-empty
+    # content: checked), stream_chunk, missing_detail.
+    return _NEW(  # type: ignore[no-any-return]
+        ResponseFacts,
+        (
+            record_id, fmt, "int", usage.completion_tokens, None, usage.prompt_tokens,
+            reasoning, None if prompt_details is None else prompt_details.cached_tokens,
+            len(chat.choices), first, more, None, False, None, False, False, False, None,
+        ),
+    )  # fmt: skip
 
 
 class _BatchResponse(_Shape):
