@@ -249,6 +249,6 @@ def fast_facts(
             decoder = _DECODERS[key] = _Decoder(role)
         try:
             return decoder.decode(content)
-        except (msgspec.DecodeError, _Unusual):
+        except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
             pass
     return None
