@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import msgspec
 
 from genledger.fast.vector import count_commas
-from genledger.parse.formats import FINISH_SEPARATOR, ResponseFacts
+from genledger.parse.formats import ResponseFacts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, TokenizedFacts
 
 Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
@@ -292,7 +292,7 @@ class Chat(_Shape):
         for choice in choices:
             choice.message.check(plain)
         found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
-        return (found[0] if found else None), FINISH_SEPARATOR.join(found[1:]) or None
+        return (found[0] if found else None), None  # a record's first: chat counts records
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""

@@ -53,6 +53,7 @@ class Declaration:
     inner: Path | None = None  # the sub-record read as one of `inner_formats`
     inner_formats: tuple[str, ...] = ()
     float_counts: bool = False  # integral JSON floats are valid counts (Cohere's SDK)
+    each_finish: bool = False  # every sample's finish reason counts (else the record's first)
     user: bool = False
     # per detect alternative: the top-level keys it needs (a quick test before the conditions)
     requires: tuple[frozenset[str], ...] = ()
@@ -114,6 +115,7 @@ def declare(
     inner: str | None = None,
     inner_formats: tuple[str, ...] = (),
     float_counts: bool = False,
+    each_finish: bool = False,
     user: bool = False,
 ) -> Declaration:
     """A declaration from path texts (raises `PathError` on a bad one)."""
@@ -133,6 +135,7 @@ def declare(
         inner=None if inner is None else parse_path(inner),
         inner_formats=inner_formats,
         float_counts=float_counts,
+        each_finish=each_finish,
         user=user,
     )
 
@@ -316,6 +319,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         id="request_id",
         answer=("outputs[].text",),
         samples="len(outputs)",
+        each_finish=True,
     ),
     declare(
         "flat",

@@ -298,8 +298,9 @@ def _samples(decl: Declaration | None, body: Any, failed: bool) -> int:
 def _finishes(decl: Declaration | None, body: Any) -> list[str]:
     if decl is None or decl.finish is None:
         return []
-    names = (reason_name(v) for v in decl.finish.all_values(body))
-    return [n for n in names if n is not None]
+    names = [n for n in (reason_name(v) for v in decl.finish.all_values(body)) if n is not None]
+    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs §3)
+    return names if decl.each_finish else names[:1]
 
 
 def _output_len(obj: dict[str, Any]) -> int | None:
