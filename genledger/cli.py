@@ -10,6 +10,17 @@ from pathlib import Path
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
+def _positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="genledger", description="Token accounting and data quality for generation runs."
@@ -49,6 +60,15 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=7, help="random seed of the writer")
     demo.add_argument("--collect-interval", type=float, default=5.0, help="--no-ui: seconds")
     demo.add_argument("--keep", action="store_true", help="keep the temp dir on exit")
+    demo.add_argument(
+        "--refresh",
+        type=_positive_int,
+        metavar="SECONDS",
+        help="seconds between sensor ticks (default 30; replaces $GENLEDGER_CONFIG)",
+    )
+    demo.add_argument(
+        "--log", type=Path, help="Dagster's log file (default: beside the temp dir, kept)"
+    )
     return parser
 
 

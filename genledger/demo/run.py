@@ -1,7 +1,9 @@
 """`genledger demo`: lay out a simulated run, keep it growing, serve the Dagster UI on it.
 
-Everything started here (the writer thread, `dagster dev` in its own process group) is stopped
-on Ctrl-C (SIGINT) or SIGTERM.
+The terminal shows only genledger's lines (paths, the UI address, one summary per rewrite of
+the stats JSON); Dagster's own output goes to a log file. Everything started here (the writer
+thread, `dagster dev` in its own session) is stopped on Ctrl-C (SIGINT) or SIGTERM, and the
+demo then says goodbye in one line and exits 0: stopping is how a demo ends, not a failure.
 """
 
 from __future__ import annotations
@@ -22,11 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from genledger.config import ENV_DATA_ROOT, ENV_STATE_DIR, ENV_STATS_PATH, Config
+from genledger.config import ENV_CONFIG, ENV_DATA_ROOT, ENV_STATE_DIR, ENV_STATS_PATH, Config
+from genledger.demo.watch import StatsWatch
 from genledger.demo.writer import DemoWriter, demo_plan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STOP_GRACE_S = 20.0
+DRAIN_S = 15.0  # a run in progress takes seconds: let it finish rather than interrupt it
+POLL_S = 0.5
+PREFIX = "genledger demo:"
+# SIGHUP too: a closed terminal must not leave `dagster dev` (another session) running.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,11 @@ class DemoPaths:
         """DAGSTER_HOME, with the project's dagster.yaml."""
         return self.base / "dagster_home"
 
+    @property
+    def config(self) -> Path:
+        """The genledger.toml written for `--refresh`."""
+        return self.base / "genledger.toml"
+
     def env(self) -> dict[str, str]:
         """The environment variables that point genledger and Dagster here."""
         return {
@@ -65,14 +78,32 @@ class DemoPaths:
         }
 
 
-def prepare(paths: DemoPaths, writer: DemoWriter) -> None:
-    """Create the data root with its first records and a DAGSTER_HOME with dagster.yaml."""
+def default_log(base: Path, created: bool) -> Path:
+    """Dagster's log: beside a temp run (so it outlives the run's removal), else inside it."""
+    return base.with_name(f"{base.name}-dagster.log") if created else base / "dagster.log"
+
+
+def prepare(paths: DemoPaths, writer: DemoWriter, refresh_s: int | None = None) -> None:
+    """Create the data root with its first records and a DAGSTER_HOME with dagster.yaml.
+
+    With `refresh_s`, also a genledger.toml setting the sensor's interval to it.
+    """
     paths.data.mkdir(parents=True, exist_ok=True)
     writer.setup()
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
     instance_yaml = PROJECT_ROOT / "dagster.yaml"
     if instance_yaml.is_file():
         shutil.copy(instance_yaml, paths.dagster_home / "dagster.yaml")
+    if refresh_s is not None:
+        paths.config.write_text(f"[dagster]\nsensor_interval_s = {refresh_s}\n")
+
+
+def dagster_env(paths: DemoPaths) -> dict[str, str]:
+    """The environment of `dagster dev`: ours, pointed at the demo (and its config, if any)."""
+    env = {**os.environ, **paths.env()}
+    if paths.config.is_file():
+        env[ENV_CONFIG] = str(paths.config)
+    return env
 
 
 @contextmanager
@@ -80,7 +111,7 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -88,13 +119,26 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def start_dagster(paths: DemoPaths, port: int) -> subprocess.Popen[bytes]:
-    """`dagster dev` on 127.0.0.1:port in its own process group, from the project root."""
+def start_dagster(paths: DemoPaths, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """`dagster dev` on 127.0.0.1:port in its own session, from the project root.
+
+    Its own session keeps the terminal's Ctrl-C away from Dagster's processes (run workers
+    would die mid-run with a traceback): the demo alone gets it and stops them in order.
+    Everything they print (webserver, daemon, code server, runs) is appended to `log`.
+    """
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)]
-    return subprocess.Popen(
-        command, cwd=PROJECT_ROOT, env={**os.environ, **paths.env()}, start_new_session=True
-    )
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            command,
+            cwd=PROJECT_ROOT,
+            env=dagster_env(paths),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def group_members(pgid: int) -> list[int]:
@@ -116,18 +160,45 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM the process group of `proc` (run workers too), SIGKILL what outlives `grace_s`."""
+def _wait_group(pgid: int, seconds: float) -> bool:
+    """Wait up to `seconds` for group `pgid` to empty; True if it did."""
+    deadline = time.monotonic() + seconds
+    while group_members(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def stop_group(
+    proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S, drain_s: float = DRAIN_S
+) -> None:
+    """Stop `proc` and its process group in order, leaving nothing behind.
+
+    1. SIGTERM the leader alone: `dagster dev` shuts its webserver, daemon and code server down.
+    2. Let the runs already going (same group, orphaned now) finish, up to `drain_s`: a SIGTERM
+       would interrupt them mid-step (DagsterExecutionInterruptedError, run marked failed).
+    3. SIGTERM the group, then SIGKILL whatever outlives `grace_s`.
+    """
     pgid = proc.pid  # start_new_session made it the group leader
-    _signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
-    # dagster dev may exit before the runs it launched: they share its group.
-    while group_members(pgid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    _signal_group(pgid, signal.SIGKILL)
-    proc.wait()
+    if not _wait_group(pgid, drain_s):
+        _signal_group(pgid, signal.SIGTERM)
+        if not _wait_group(pgid, grace_s):
+            _signal_group(pgid, signal.SIGKILL)
+            _wait_group(pgid, grace_s)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+
+
+def say(text: str) -> None:
+    """One line of the demo's own on stdout."""
+    # After a SIGHUP or a closed pipe there is no one to tell, but everything must still stop.
+    with contextlib.suppress(OSError):
+        print(f"{PREFIX} {text}", flush=True)
 
 
 def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> None:
@@ -142,40 +213,62 @@ def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> 
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    """Run the demo until Ctrl-C; 0 on a clean stop, 2 if `dagster dev` could not run."""
-    created = args.dir is None
-    base = Path(tempfile.mkdtemp(prefix="genledger-demo-")) if created else args.dir
-    paths = DemoPaths(base)
-    writer = DemoWriter(paths.data, demo_plan(args.records), seed=args.seed)
-    prepare(paths, writer)
+    """Run the demo until Ctrl-C or SIGTERM; 0 on a clean stop, 2 if `dagster dev` failed."""
     stop = threading.Event()
-    thread = threading.Thread(target=writer.run, args=(stop, args.rate), daemon=True)
-    print(f"genledger demo: simulated run in {paths.data}", flush=True)
-    for name, value in paths.env().items():
-        print(f"  {name}={value}", flush=True)
-    status = 0
+    # Installed first, so a Ctrl-C at any moment (start-up, shutdown) ends in the goodbye.
     with _stop_on_signals(stop):
-        thread.start()
+        created = args.dir is None
+        base = Path(tempfile.mkdtemp(prefix="genledger-demo-")) if created else args.dir
+        log = None if args.no_ui else (args.log or default_log(base, created))
         try:
-            if args.no_ui:
-                collect_loop(paths, stop, args.collect_interval)
-            else:
-                status = _serve(paths, args.port, stop)
+            status = _run(args, DemoPaths(base), log, stop)
         finally:
-            stop.set()
-            thread.join(timeout=5)
             if created and not args.keep:
                 shutil.rmtree(base, ignore_errors=True)
+        say(f"stopped; Dagster's log is kept in {log}" if log else "stopped")
     return status
 
 
-def _serve(paths: DemoPaths, port: int, stop: threading.Event) -> int:
-    proc = start_dagster(paths, port)
-    print(f"genledger demo: Dagster UI at http://127.0.0.1:{port} (Ctrl-C stops)", flush=True)
+def _run(
+    args: argparse.Namespace, paths: DemoPaths, log: Path | None, stop: threading.Event
+) -> int:
+    writer = DemoWriter(paths.data, demo_plan(args.records), seed=args.seed)
+    prepare(paths, writer, args.refresh)
+    thread = threading.Thread(target=writer.run, args=(stop, args.rate), daemon=True)
+    say(f"simulated run in {paths.data}")
+    for name, value in paths.env().items():
+        print(f"  {name}={value}", flush=True)
+    thread.start()
     try:
-        while not stop.wait(0.5):
+        if stop.is_set():  # Ctrl-C during the set-up: start nothing more
+            return 0
+        if log is None:
+            collect_loop(paths, stop, args.collect_interval)
+            return 0
+        return _serve(paths, args.port, log, stop)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def _serve(paths: DemoPaths, port: int, log: Path, stop: threading.Event) -> int:
+    from genledger.ledger.summary import refresh_line
+
+    say(f"Dagster's log (webserver, daemon, runs) goes to {log}")
+    proc = start_dagster(paths, port, log)
+    say(f"Dagster UI at http://127.0.0.1:{port} (Ctrl-C stops)")
+    watch = StatsWatch(paths.stats)
+    try:
+        while not stop.wait(POLL_S):
+            stats = watch.poll()
+            if stats is not None:
+                say(f"refresh {time.strftime('%H:%M:%S')}: {refresh_line(stats)}")
             if proc.poll() is not None:
-                print(f"genledger demo: dagster dev exited ({proc.returncode})", file=sys.stderr)
+                print(
+                    f"{PREFIX} dagster dev exited ({proc.returncode}); see {log}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return 2
         return 0
     finally:

@@ -64,3 +64,24 @@ def render(stats: dict[str, Any]) -> str:
         f"[{totals['quality']['status'].upper()}]"
     )
     return "\n".join(lines)
+
+
+def failing_checks(quality: dict[str, Any]) -> str:
+    """Every failing check as 'name SEVERITY count', most severe first; 'none' when clean."""
+    failures = quality.get("failures") or []
+    if not failures:
+        return "none"
+    return ", ".join(f"{f['check']} {f['severity'].upper()} {f['count']:,}" for f in failures)
+
+
+def refresh_line(stats: dict[str, Any]) -> str:
+    """One line for one refresh: datasets, progress, tokens and the failing checks."""
+    totals = stats["totals"]
+    progress = totals.get("progress")
+    pct = f" ({progress:.1%})" if progress is not None else ""
+    return (
+        f"{len(stats['datasets'])} datasets, "
+        f"{totals['n_done']:,}/{_count(totals['n_prompts'])} done{pct}, "
+        f"{totals['total_comp']:,} completion tokens, {totals['n_tokenized']:,} tokenized "
+        f"[{totals['quality']['status'].upper()}]; failing: {failing_checks(totals['quality'])}"
+    )

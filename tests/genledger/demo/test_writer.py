@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import threading
 import time
@@ -9,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from genledger.config import Config
-from genledger.demo.run import DemoPaths, group_members, prepare, stop_group
+from genledger.config import Config, load_config
+from genledger.demo.run import (
+    DemoPaths,
+    dagster_env,
+    default_log,
+    group_members,
+    prepare,
+    stop_group,
+)
 from genledger.demo.writer import DemoWriter, demo_plan
 from genledger.refresh.collect import refresh
 from genledger.tail.discovery import discover
@@ -109,13 +117,53 @@ def test_prepare_gives_the_demo_a_dagster_home_with_the_projects_instance_config
     assert paths.env()["GENLEDGER_DATA_ROOT"] == str(paths.data)
 
 
+def test_refresh_gives_dagster_a_config_with_that_sensor_interval_and_only_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GENLEDGER_CONFIG", "/elsewhere/genledger.toml")
+    plain = DemoPaths(tmp_path / "plain")
+    prepare(plain, DemoWriter(plain.data, demo_plan(N)))
+    assert dagster_env(plain)["GENLEDGER_CONFIG"] == "/elsewhere/genledger.toml"
+    fast = DemoPaths(tmp_path / "fast")
+    prepare(fast, DemoWriter(fast.data, demo_plan(N)), refresh_s=3)
+    env = dagster_env(fast)
+    assert env["GENLEDGER_CONFIG"] == str(fast.config)
+    assert load_config(env=env).dagster.sensor_interval_s == 3
+    assert env["GENLEDGER_DATA_ROOT"] == str(fast.data)
+
+
+def test_the_dagster_log_outlives_a_temp_run_and_stays_inside_a_chosen_one(
+    tmp_path: Path,
+) -> None:
+    temp = tmp_path / "genledger-demo-abc"
+    assert default_log(temp, created=True) == tmp_path / "genledger-demo-abc-dagster.log"
+    assert default_log(temp, created=False) == temp / "dagster.log"
+
+
 @pytest.mark.timeout(60)
 def test_stop_group_ends_the_whole_process_group() -> None:
     proc = subprocess.Popen(
         ["sh", "-c", "trap '' TERM; sleep 30 & sleep 30 & wait"], start_new_session=True
     )
     time.sleep(0.3)
-    stop_group(proc, grace_s=1.0)
+    stop_group(proc, grace_s=1.0, drain_s=0.5)
     time.sleep(0.2)
     assert proc.returncode is not None
+    assert group_members(proc.pid) == []
+
+
+@pytest.mark.timeout(60)
+def test_stop_group_lets_work_in_progress_finish_before_it_signals_the_group(
+    tmp_path: Path,
+) -> None:
+    # The leader stands for `dagster dev`, the subshell for a run worker it launched: the
+    # worker must finish its step, not be interrupted by a SIGTERM to the whole group.
+    marker = shlex.quote(str(tmp_path / "marker"))
+    worker = f"(trap 'echo interrupted >> {marker}; exit 1' TERM; sleep 1; echo done >> {marker})"
+    proc = subprocess.Popen(["sh", "-c", f"{worker} & exec sleep 30"], start_new_session=True)
+    time.sleep(0.3)
+    started = time.monotonic()
+    stop_group(proc, grace_s=5.0, drain_s=10.0)
+    assert time.monotonic() - started < 5.0
+    assert (tmp_path / "marker").read_text() == "done\n"
     assert group_members(proc.pid) == []
