@@ -68,10 +68,14 @@ class Declaration:
     def detects(self, obj: dict[str, Any]) -> bool:
         """Whether the record is of this format."""
         keys = obj.keys()
-        return any(
-            keys >= needed and all(c.holds(obj) for c in conditions)
-            for needed, conditions in zip(self.requires, self.detect, strict=True)
-        )
+        for needed, conditions in zip(self.requires, self.detect, strict=True):
+            if keys >= needed:  # plain loops: this runs for every record
+                for condition in conditions:
+                    if not condition.holds(obj):
+                        break
+                else:
+                    return True
+        return False
 
     def paths(self) -> list[Path]:
         """Every path the declaration reads."""

@@ -240,8 +240,15 @@ class Condition:
         if self.op == "has":
             return self.path.exists(obj)
         get = self.path.get
-        if get is not None and self.op in ("present", "absent"):
-            return (get(obj) is not None) is (self.op == "present")
+        if get is not None:  # no list to visit: one value or none
+            value = get(obj)
+            if self.op == "present":
+                return value is not None
+            if self.op == "absent":
+                return value is None
+            if value is None:
+                return False
+            return _same(value, self.value) is (self.op == "eq")
         found = self.path.values(obj)
         if self.op == "present":
             return bool(found)
