@@ -349,25 +349,14 @@ STREAM_FRAGMENTS = _detect(
     "object=chat.completion.chunk & !usage",
     "has(token) & has(index) & !details & !choices",  # TGI's token events
 )
-FORMATS: tuple[str, ...] = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 
 
 # --- user declarations (genledger.toml `[[formats]]`) ---------------------------------------
 
-USER_KEYS = {
-    "name": "name",
-    "completion_tokens": "completion",
-    "prompt_tokens": "prompt",
-    "reasoning_tokens": "reasoning",
-    "cached_tokens": "cached",
-    "finish_reason": "finish",
-    "id": "id",
-    "text": "answer",
-    "detect": "detect",
-    "failed_when": "failed_when",
-    "samples": "samples",
-    "float_counts": "float_counts",
-}
+USER_KEYS = (
+    "name", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
+    "finish_reason", "id", "text", "detect", "failed_when", "samples", "float_counts",
+)  # fmt: skip
 
 
 def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
@@ -405,7 +394,7 @@ def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
             samples=_optional(raw.get("samples"), "samples"),
             failures=()
             if failed_when is None
-            else (_fail(_string(failed_when, "failed_when"), "failed {" + failed_when + "}"),),
+            else (_fail(_string(failed_when, "failed_when"), f"failed_when {failed_when}"),),
             float_counts=float_counts,
             user=True,
         )

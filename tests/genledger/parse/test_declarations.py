@@ -219,3 +219,12 @@ def test_new_declarations_read_every_file_again(tmp_path: Path) -> None:
     after = refresh(declared_config).stats["datasets"]["ds"]
     assert (after["total_comp"], after["quality"]["missing_tokens"]) == (40, 0)
     assert refresh(config).stats["datasets"]["ds"]["total_comp"] == 0  # and back again
+
+
+def test_a_declared_failure_rule_makes_failed_requests() -> None:
+    table = {**MY_PIPELINE, "failed_when": "result.status=error"}
+    use_formats([user_declaration(table, "test")])
+    record = {**my_record("u1", 0), "result": {"status": "error", "gen": {"n_tokens": 0}}}
+    facts = response_facts(record)
+    assert facts.failed_request and facts.request_detail == "failed_when result.status=error"
+    assert (facts.format, facts.completion_tokens, facts.n_samples) == ("my_pipeline", 0, 0)
