@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from genledger.config import Config
+from genledger.fast.lines import fast_facts
+from genledger.parse.line import facts_of_line
 from genledger.refresh.collect import refresh
 
 from ..fast.test_lines import assert_same
@@ -85,3 +87,14 @@ def test_each_format_and_dump_mode_is_counted_exactly(name: str, tmp_path: Path)
 def test_the_fast_path_gives_the_general_facts_on_every_sdk_line(name: str) -> None:
     for line in DATASETS[name]().lines:
         assert_same(line, "responses")
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_every_format_takes_the_fast_path(name: str) -> None:
+    # Guards the lever: a record of any format (failed requests and unknown shapes aside,
+    # which the general path words) is decoded by the fast tiers, never left to the general.
+    for line in DATASETS[name]().lines:
+        facts = facts_of_line(line, "responses")
+        if any(f.failed_request or f.missing_detail for f in facts):
+            continue
+        assert fast_facts(line, "responses") == facts, line[:120]
