@@ -74,7 +74,16 @@ def _role_events(
     )
     for family in families_for(role):
         if dg.AssetCheckKey(key, family) in selected_checks:
-            yield family_result(key, role, family, failures, spec.name, rows, items)
+            reasons = _reasons(block)
+            yield family_result(key, role, family, failures, spec.name, rows, reasons, items)
+
+
+def _reasons(block: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Failed requests and empty outputs by reason, from the dataset's stats block."""
+    return {
+        "failed_requests": block.get("failed_request_reasons") or {},
+        "empty_outputs": block.get("empty_output_reasons") or {},
+    }
 
 
 def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefinition:

@@ -35,6 +35,10 @@ def _number(value: float | None) -> dg.MetadataValue | None:
     return dg.MetadataValue.float(float(value))
 
 
+def _share(part: int | None, whole: int) -> float | None:
+    return part / whole if part is not None and whole else None
+
+
 def _role_files(block: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
     return {name: f for name, f in block["files"].items() if f.get("role") == role}
 
@@ -49,6 +53,14 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             "avg_comp": block["avg_comp"],
             "total_prompt": block["total_prompt"],
             "n_counted": block["n_counted"],
+            # null (not plotted) when no record reports them, never a made-up 0
+            "total_reasoning": block.get("total_reasoning"),
+            "total_cached_prompt": block.get("total_cached_prompt"),
+            "reasoning_share": _share(block.get("total_reasoning"), block["total_comp"]),
+            "n_samples": block.get("n_samples"),
+            "stream_chunks": block.get("stream_chunks"),
+            "failed_requests": block["quality"].get("failed_requests"),
+            "empty_outputs": block["quality"].get("empty_outputs"),
         }
     return {
         "records": block["n_tokenized"],
@@ -106,4 +118,7 @@ def file_asset_metadata(
         for fmt, count in block["formats"].items():
             metadata[f"format/{fmt}"] = dg.MetadataValue.int(count)
         metadata["finish_reasons"] = dg.MetadataValue.json(block["finish_reasons"])
+        for key in ("failed_request_reasons", "empty_output_reasons"):
+            if block.get(key):
+                metadata[key] = dg.MetadataValue.json(block[key])
     return metadata

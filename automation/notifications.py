@@ -132,6 +132,7 @@ def outcome_from_evaluation(evaluation: dg.AssetCheckEvaluation, run_id: str) ->
         rows_checked=_int(meta.get("rows_checked"), None),
         examples=clip_examples([_example(e) for e in examples if e.strip()]),
         run_id=run_id,
+        reasons=_reasons(meta.get("reasons")),
         items=_items(meta.get("items")),
     )
 
@@ -139,6 +140,19 @@ def outcome_from_evaluation(evaluation: dg.AssetCheckEvaluation, run_id: str) ->
 def _items(value: Any) -> tuple[str, ...]:
     """The `items` metadata (a JSON list of names), if any."""
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _reasons(value: Any) -> str:
+    """`{"failed_requests": {"errored": 3}}` as `errored 3` (bounded, one line)."""
+    if not isinstance(value, dict):
+        return ""
+    parts = [
+        f"{reason} {count}"
+        for counts in value.values()
+        if isinstance(counts, dict)
+        for reason, count in counts.items()
+    ]
+    return ", ".join(parts)[:200]
 
 
 def _example(line: str) -> str:

@@ -53,14 +53,45 @@ PATHS = (
 )
 
 
-def _count(rec: dict[str, Any]) -> tuple[str, Any]:
+def _other_api(rec: dict[str, Any]) -> tuple[str, Any] | None:
+    """The v2 formats (Responses, Anthropic, Gemini, Cohere, vLLM n>1), by their paths."""
+    output = _dig(rec, "usage", "output_tokens")
+    if output is not None and rec.get("object") == "response":
+        return "openai_responses", output
+    if output is not None and rec.get("type") == "message":
+        return "anthropic_message", output
+    usage = rec.get("usageMetadata")
+    if isinstance(usage, dict):
+        parts = [usage.get(k) for k in ("candidatesTokenCount", "thoughtsTokenCount")]
+        return "gemini", sum(p for p in parts if isinstance(p, int))
+    cohere = _dig(rec, "usage", "tokens", "output_tokens")
+    if isinstance(cohere, float):
+        return "cohere_chat", int(cohere)
+    outputs = rec.get("outputs")
+    if isinstance(outputs, list) and ("request_id" in rec or "prompt_token_ids" in rec):
+        return "vllm_offline", sum(len(o.get("token_ids") or []) for o in outputs)
+    return None
+
+
+def _count(rec: dict[str, Any]) -> tuple[str | None, Any]:
     """(format path, completion count) by docs/design.md §3's order."""
-    for fmt, path in PATHS:
+    for fmt, path in PATHS[:2]:
+        count = _dig(rec, *path)
+        if count is not None:
+            return fmt, count
+    other = _other_api(rec)
+    if other is not None:
+        return other
+    for fmt, path in PATHS[2:]:
         count = _dig(rec, *path)
         if count is not None:
             return fmt, count
     ids = rec.get("output_ids")
-    return "derived", len(ids) if isinstance(ids, list) else None
+    if isinstance(ids, list):
+        return "derived", len(ids)
+    if "custom_id" in rec and rec.get("response") is None:  # a failed batch request
+        return "openai_batch", None
+    return None, None
 
 
 def python_totals(root: Path, loads: Any) -> dict[str, Any]:
@@ -81,6 +112,7 @@ def python_totals(root: Path, loads: Any) -> dict[str, Any]:
                 fmt, count = _count(rec)
                 if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
                     out["total_comp"] += count
+                if fmt is not None:  # every record of a format, failed requests included
                     formats[fmt] += 1
     return {**out, "formats": dict(sorted(formats.items()))}
 
@@ -99,7 +131,14 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
     usage = "STRUCT(completion_tokens BIGINT, prompt_tokens BIGINT)"
     columns = {
         "meta_info": "STRUCT(completion_tokens BIGINT, prompt_tokens BIGINT)",
-        "usage": usage,
+        "usage": "STRUCT(completion_tokens BIGINT, prompt_tokens BIGINT, output_tokens BIGINT,"
+        " tokens STRUCT(output_tokens DOUBLE))",
+        "object": "VARCHAR",
+        "type": "VARCHAR",
+        "usageMetadata": "STRUCT(candidatesTokenCount BIGINT, thoughtsTokenCount BIGINT)",
+        "outputs": "STRUCT(token_ids BIGINT[])[]",
+        "request_id": "VARCHAR",
+        "custom_id": "VARCHAR",
         "response": f"STRUCT(body STRUCT(usage {usage}), usage {usage})",
         "details": "STRUCT(generated_tokens BIGINT)",
         "completion_tokens": "BIGINT",
@@ -123,19 +162,38 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
     rows = con.execute(
         f"""
         WITH r AS ({" UNION ALL ".join(parts)}),
+        v AS (SELECT *,
+            CASE WHEN usage.output_tokens IS NOT NULL AND object = 'response'
+                 THEN usage.output_tokens END AS responses_n,
+            CASE WHEN usage.output_tokens IS NOT NULL AND type = 'message'
+                 THEN usage.output_tokens END AS anthropic_n,
+            CASE WHEN usageMetadata IS NOT NULL
+                 THEN coalesce(usageMetadata.candidatesTokenCount, 0)
+                      + coalesce(usageMetadata.thoughtsTokenCount, 0) END AS gemini_n,
+            CAST(usage.tokens.output_tokens AS BIGINT) AS cohere_n,
+            CASE WHEN outputs IS NOT NULL AND request_id IS NOT NULL
+                 THEN list_sum(list_transform(outputs, lambda o: len(o.token_ids))) END AS vllm_n
+          FROM r),
         c AS (SELECT CASE
             WHEN meta_info.completion_tokens IS NOT NULL THEN 'sglang_generate'
             WHEN usage.completion_tokens IS NOT NULL THEN 'openai'
+            WHEN responses_n IS NOT NULL THEN 'openai_responses'
+            WHEN anthropic_n IS NOT NULL THEN 'anthropic_message'
             WHEN response.body.usage.completion_tokens IS NOT NULL THEN 'openai_batch'
+            WHEN gemini_n IS NOT NULL THEN 'gemini'
+            WHEN cohere_n IS NOT NULL THEN 'cohere_chat'
             WHEN response.usage.completion_tokens IS NOT NULL THEN 'wrapped_openai'
             WHEN details.generated_tokens IS NOT NULL THEN 'tgi'
+            WHEN vllm_n IS NOT NULL THEN 'vllm_offline'
             WHEN completion_tokens IS NOT NULL THEN 'flat'
-            WHEN output_ids IS NOT NULL THEN 'derived' END AS fmt,
-          coalesce(meta_info.completion_tokens, usage.completion_tokens,
-                   response.body.usage.completion_tokens, response.usage.completion_tokens,
-                   details.generated_tokens, completion_tokens, len(output_ids)) AS n
-          FROM r)
-        SELECT fmt, count(*), sum(n) FROM c WHERE n >= 0 GROUP BY fmt
+            WHEN output_ids IS NOT NULL THEN 'derived'
+            WHEN custom_id IS NOT NULL AND response IS NULL THEN 'openai_batch' END AS fmt,
+          coalesce(meta_info.completion_tokens, usage.completion_tokens, responses_n,
+                   anthropic_n, response.body.usage.completion_tokens, gemini_n, cohere_n,
+                   response.usage.completion_tokens, details.generated_tokens, vllm_n,
+                   completion_tokens, len(output_ids)) AS n
+          FROM v)
+        SELECT fmt, count(*), sum(CASE WHEN n >= 0 THEN n END) FROM c GROUP BY fmt
         UNION ALL SELECT '*records*', count(*), 0 FROM c
         """
     ).fetchall()
@@ -143,12 +201,17 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
     total = sum(int(s) for fmt, _, s in rows if fmt != "*records*" and s is not None)
     records = next(int(n) for fmt, n, _ in rows if fmt == "*records*")
     tok = [str(p) for p in data_files(root) if p.name.startswith("tokenized")]
-    tokenized, tokens, loss = con.execute(
-        """SELECT count(*), sum(len(input_ids)), sum(list_sum(loss_mask))
+    tokenized, tokens, loss = (
+        (0, 0, 0)
+        if not tok
+        else con.execute(
+            """SELECT count(*), sum(len(input_ids)), sum(list_sum(loss_mask))
            FROM read_json(?, columns={'input_ids': 'BIGINT[]', 'loss_mask': 'BIGINT[]'},
                           maximum_object_size=1000000000, ignore_errors=true)""",
-        [tok],
-    ).fetchone() or (0, 0, 0)
+            [tok],
+        ).fetchone()
+        or (0, 0, 0)
+    )
     return {
         "records": records,
         "total_comp": total,

@@ -110,10 +110,12 @@ def family_result(
     failures: dict[str, RuleTally],
     dataset: str,
     rows: Rows,
+    reasons: dict[str, dict[str, int]] | None = None,
     items: Sequence[str] = (),
 ) -> dg.AssetCheckResult:
-    """Pass/fail, severity and metadata of one family on one file asset; `items`: every
-    failing thing by name (unrecognised paths), so notifications can tell a new one."""
+    """Pass/fail, severity and metadata of one family on one file asset; `reasons`: failing
+    rows by reason for the rules that have them (failed requests, empty outputs); `items`:
+    every failing thing by name (unrecognised paths), so notifications can tell a new one."""
     rules = _family_rules(role, family)
     failing = [r for r in rules if r.name in failures and failures[r.name].count > 0]
     severity = (
@@ -131,6 +133,9 @@ def family_result(
         ),
         "examples": dg.MetadataValue.md(_examples_md(examples)),
     }
+    by_reason = {r.name: (reasons or {})[r.name] for r in failing if (reasons or {}).get(r.name)}
+    if by_reason:
+        metadata["reasons"] = dg.MetadataValue.json(by_reason)
     if rows.records == 0 and not failing:
         metadata["note"] = "no records yet: nothing to check (files_have_records says so)"
     if failing and items:

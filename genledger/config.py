@@ -119,6 +119,9 @@ class Config:
     notify: NotifySettings = field(default_factory=NotifySettings)
     switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
+    # user-declared record formats (`[[formats]]` tables), tried first; read and checked by
+    # `genledger.parse.declarations.declared` when a refresh starts
+    formats: tuple[dict[str, Any], ...] = ()
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -228,7 +231,11 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
+    formats = raw.get("formats", [])
+    if not isinstance(formats, list) or not all(isinstance(f, dict) for f in formats):
+        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
     return Config(
+        formats=tuple(formats),
         data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),

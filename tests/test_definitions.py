@@ -19,7 +19,6 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 # The snapshot: renaming an asset or a check breaks dashboards and alerts, so it must be deliberate.
 RESPONSE_CHECKS = [
-    "batch_requests_succeeded",
     "dataset_has_token_counts",
     "files_have_records",
     "files_readable",
@@ -27,8 +26,10 @@ RESPONSE_CHECKS = [
     "json_lines_parse",
     "no_think_tag_leaks",
     "record_ids_unique",
+    "requests_succeeded",
     "responses_have_nonzero_token_counts",
     "responses_have_valid_token_counts",
+    "responses_have_visible_output",
     "token_counts_match_output_ids",
 ]
 TOKENIZED_CHECKS = [
@@ -121,3 +122,9 @@ def test_dagster_definitions_validate_passes(tmp_path: Path, with_root: bool) ->
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_bad_declared_format_is_named_when_the_location_loads(tmp_path: Path) -> None:
+    config = Config(data_root=tmp_path, formats=({"name": "mine", "completion_tokens": "a..b"},))
+    location = load_location(config, env={"DAGSTER_HOME": str(tmp_path)})
+    assert location.problem is not None and "bad path 'a..b'" in location.problem

@@ -127,7 +127,7 @@ def wrapped_openai(rid: str, prompt: int, completion: int, rng: random.Random) -
 
 
 def vllm(rid: str, prompt: int, completion: int, rng: random.Random) -> dict[str, Any]:
-    """A vLLM offline `RequestOutput` dump: the count is `len(outputs[0].token_ids)`."""
+    """A vLLM offline `RequestOutput` dump: the count is Σ `len(outputs[i].token_ids)`."""
     return {
         "request_id": rid,
         "prompt_token_ids": _ids(rng, prompt),

@@ -5,18 +5,18 @@ definition of correct) whenever they return None.
 
 1. Typed shapes (`genledger.fast.shapes`): the line decodes into one of the common record
    shapes, typed key by key at every level, and the facts are written down directly.
-2. Stand-ins: a msgspec decoder declares the top-level keys the fact functions read and keeps
-   the big id arrays as raw bytes (`msgspec.Raw`): a flat array's length is its comma count
-   plus one, a 0/1 loss mask's sum is its count of `1`. The unchanged fact functions then run
-   on a record whose arrays are stand-ins of the same length (and the same 0/1 counts).
+2. Stand-ins: msgspec splits the line into its top-level values (`msgspec.Raw`); each is
+   decoded by orjson exactly as the general path decodes it, except the big id arrays, which
+   become stand-ins of the same length (a flat array's length is its comma count plus one, a
+   0/1 loss mask's sum its count of `1`). The unchanged fact functions, driven by the format
+   declarations, then run on that record: every format, built-in or declared, takes this
+   tier without code of its own.
 
-A line leaves tier 2 for the general path when anything is unusual: an unknown top-level key
-(so every string of the line is decoded, hence UTF-8-checked), strings, exponents, true/false
-or nested lists inside an id array (decoded exactly instead), a count that is not a valid int,
-an int beyond int64 anywhere (msgspec keeps it exact, orjson makes it a double or refuses it),
-a failed request. Known limit: an integer literal of 309+ digits inside an id array is counted
-as one element by the tiers, while orjson rejects the line (it overflows a double); no JSON
-writer produces one.
+A line leaves tier 2 for the general path when anything is unusual: strings, exponents,
+true/false or nested lists inside an id array (decoded exactly instead), a count that is not
+a valid int, a failed request, a non-ASCII key, a value orjson refuses. Known limit: an integer
+literal of 309+ digits inside an id array is counted as one element by the tiers, while orjson
+rejects the line (it overflows a double); no JSON writer produces one.
 """
 
 from __future__ import annotations
@@ -35,37 +35,42 @@ from genledger.fast.shapes import (
     Unusual,
     flat_len,
 )
+from genledger.parse.declarations import BUILT_IN, active
 from genledger.parse.formats import response_facts
-from genledger.parse.tokenized import INT64_MAX, INT64_MIN, tokenized_facts
+from genledger.parse.tokenized import tokenized_facts
 
 Facts = tuple[Any, ...]
 ON = Switches()
-UNSET = msgspec.UNSET
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {
-    "responses": ("output_ids", "input_ids"),
+    "responses": ("output_ids", "input_ids", "prompt_token_ids"),
     "tokenized": ("input_ids", "loss_mask", "attention_mask", "labels", "position_ids"),
 }
 UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped, yet checked
-# Top-level keys decoded as plain values. Any other key sends the line to the general path.
-PLAIN_KEYS = {
-    "responses": (
-        "id", "custom_id", "object", "created", "model", "system_fingerprint", "service_tier",
-        "choices", "usage", "meta_info", "response", "error", "details", "outputs",
-        "text", "generated_text", "reasoning_content", "reasoning", "completion_tokens",
-        "prompt_tokens", "finish_reason", "request_id", "prompt", "prompt_token_ids",
-        "finished", "index", "meta", "status", "messages", "metrics", "logprobs",
-    ),
-    "tokenized": ("id", "text", "conversations", "messages", "source", "length"),
-}  # fmt: skip
 WHITESPACE = b" \t\r\n"
+Values = dict[str, msgspec.Raw]
 
 
-def _struct(role: str) -> type[msgspec.Struct]:
-    fields: list[tuple[str, Any, Any]] = [(k, Any, UNSET) for k in PLAIN_KEYS[role]]
-    fields += [(k, msgspec.Raw, msgspec.Raw()) for k in RAW_KEYS[role]]
-    return msgspec.defstruct(f"Fast_{role}", fields, forbid_unknown_fields=True)
+def raw_keys(role: str) -> frozenset[str]:
+    """The id arrays kept raw: those no declaration in force reads other than by `len(...)`
+    or by presence (a stand-in has the same length and presence, not the same ids)."""
+    keys = set(RAW_KEYS[role])
+    if role == "responses":
+        for decl in active():
+            keys -= {p.top for p in decl.paths() if not p.length and len(p.steps) > 1}
+            keys -= {p.top for p in _value_paths(decl) if not p.length}
+    return frozenset(keys)
+
+
+def _value_paths(decl: Any) -> list[Any]:
+    """The paths whose values (not only presence) a declaration reads."""
+    fields = (decl.completion, decl.prompt, decl.reasoning, decl.cached, decl.finish, decl.id)
+    paths = [p for f in fields if f is not None for p in f.paths]
+    paths += [*decl.answer, *(p for p in (decl.messages, decl.samples, decl.inner) if p)]
+    paths += [f.detail for f in decl.failures if f.detail is not None]
+    paths += [c.path for alt in decl.detect for c in alt if c.op in ("eq", "ne")]
+    return paths
 
 
 class _Unusual(Exception):
@@ -73,13 +78,17 @@ class _Unusual(Exception):
 
 
 class _Decoder:
-    """Decodes one role's lines (an object, or an array of objects) into fact tuples."""
+    """Decodes one role's lines (an object, or an array of objects) into fact tuples: each
+    top-level value decoded by orjson exactly as the general path decodes it, except the id
+    arrays, which become stand-ins of the same length."""
 
     def __init__(self, role: str) -> None:
-        struct = _struct(role)
-        self.plain, self.raw = PLAIN_KEYS[role], RAW_KEYS[role]  # the struct's field order
-        self.one = msgspec.json.Decoder(struct)
-        self.many = msgspec.json.Decoder(list[struct])  # type: ignore[valid-type]
+        self.raw = raw_keys(role)
+        # A line spelling none of these has no id array worth a stand-in: it is decoded whole,
+        # as the general path decodes it (so a key written with escapes costs speed, not truth).
+        self.markers = (b'_ids"', b"_mask", b'labels"') if self.raw else ()
+        self.one = msgspec.json.Decoder(Values)
+        self.many = msgspec.json.Decoder(list[Values])
         self.facts: Callable[[dict[str, Any]], Facts] = (
             response_facts if role == "responses" else tokenized_facts
         )
@@ -89,51 +98,46 @@ class _Decoder:
 
     def decode(self, content: bytes) -> list[Facts]:
         first = content.lstrip(WHITESPACE)[:1]
-        if first == b"{":
-            structs = [self.one.decode(content)]
-        elif first == b"[":
-            structs = self.many.decode(content)
-        else:
+        if first not in (b"{", b"["):
             raise _Unusual
+        if not any(key in content for key in self.markers):
+            return self._whole(content)  # no id array to stand in for: one orjson call
+        objects = [self.one.decode(content)] if first == b"{" else self.many.decode(content)
         out = []
-        for struct in structs:
-            facts = self.facts(self._record(struct))
+        for values in objects:
+            facts = self.facts(self._record(values))
             if self.check is not None:
                 self.check(facts)
             out.append(facts)
         return out
 
-    def _record(self, struct: msgspec.Struct) -> dict[str, Any]:
-        values = msgspec.structs.astuple(struct)
-        split = len(self.plain)
-        if _has_big_int(values[:split]):
-            raise _Unusual
-        record = {k: v for k, v in zip(self.plain, values[:split], strict=True) if v is not UNSET}
-        for name, raw in zip(self.raw, values[split:], strict=True):
-            if raw:  # an absent key keeps the empty default
+    def _whole(self, content: bytes) -> list[Facts]:
+        """A line without id arrays, decoded as the general path decodes it."""
+        value = _exact(content)
+        records = value if isinstance(value, list) else [value]
+        if not records and isinstance(value, list):
+            return []
+        if not all(isinstance(r, dict) for r in records):
+            raise _Unusual  # not a record: the general path names it malformed
+        out = [self.facts(r) for r in records]
+        if self.check is not None:
+            for facts in out:
+                self.check(facts)
+        return out
+
+    def _record(self, values: Values) -> dict[str, Any]:
+        record: dict[str, Any] = {}
+        for name, raw in values.items():
+            if not name.isascii():  # a key orjson might refuse (a lone surrogate): the general
+                raise _Unusual  # path decides
+            if name in self.unread:
+                _checked(bytes(raw))
+            elif name in self.raw:
                 data = bytes(raw)
-                if name in self.unread:
-                    _checked(data)
-                else:
-                    record[name] = _mask(data) if name == self.mask_key else _array(data)
+                record[name] = _mask(data) if name == self.mask_key else _array(data)
+            else:
+                record[name] = _exact(raw)
         return record
-
-
-def _has_big_int(values: tuple[Any, ...]) -> bool:
-    """An int beyond int64 anywhere in the plain values: msgspec keeps it exact, while orjson
-    reads it as a double or, past 308 digits, refuses the line."""
-    stack = list(values)
-    while stack:
-        value = stack.pop()
-        kind = type(value)
-        if kind is int:
-            if not INT64_MIN <= value <= INT64_MAX:
-                return True
-        elif kind is dict:
-            stack.extend(value.values())
-        elif kind is list:
-            stack.extend(value)
-    return False
 
 
 def _array(data: bytes) -> Any:
@@ -160,24 +164,24 @@ def _checked(data: bytes) -> None:
         _exact(data)
 
 
-def _exact(data: bytes) -> Any:
+def _exact(data: bytes | msgspec.Raw) -> Any:
     try:
-        return orjson.loads(data)
+        return orjson.loads(memoryview(data))  # a Raw is a buffer: no copy
     except orjson.JSONDecodeError:
         raise _Unusual from None
 
 
 def _check_response(facts: Facts) -> None:
-    """Values whose type msgspec and orjson decode differently (ints beyond 64 bits)."""
-    record_id, count_raw, failed = facts[0], facts[4], facts[8]
+    """Facts a stand-in could make differ from the general path's: they take that path."""
+    record_id, count_raw, failed = facts[0], facts[4], facts[12]
     # An unusable count or a failed request is rare: its printed value must be orjson's.
-    if count_raw is not None or failed:
+    if count_raw is not None or failed or facts[17] is not None:
         raise _Unusual
     if record_id is not None and len(record_id) >= 19 and record_id.lstrip("-").isdigit():
         raise _Unusual
 
 
-_DECODERS: dict[str, _Decoder] = {}
+_DECODERS: dict[tuple[str, int], _Decoder] = {}  # by role and declarations in force
 
 
 class _Typed:
@@ -248,16 +252,19 @@ def fast_facts(
     """The facts of every record of a non-blank line, equal to `parse.line.facts_of_line`'s,
     or None when only the general path can tell (an unusual line, or a malformed one).
     `flags`: what the line's read may hold (`genledger.fast.rawtext`)."""
-    if switches.typed_shapes:
+    declarations = active()
+    # The typed shapes are the built-in formats': a user's declarations are tried first.
+    if switches.typed_shapes and (role != "responses" or declarations is BUILT_IN):
         facts = _typed(role).decode(content, flags)
         if facts is not None:
             return facts
     if switches.stand_ins:
-        decoder = _DECODERS.get(role)
+        key = (role, id(declarations))
+        decoder = _DECODERS.get(key)
         if decoder is None:
-            decoder = _DECODERS[role] = _Decoder(role)
+            decoder = _DECODERS[key] = _Decoder(role)
         try:
             return decoder.decode(content)
-        except (msgspec.DecodeError, _Unusual):
+        except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
             pass
     return None

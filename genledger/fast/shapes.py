@@ -100,6 +100,17 @@ def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
         raise Unusual from None
 
 
+def _shows_text(raw: msgspec.Raw) -> bool:
+    """A JSON string other than `""` (absent, null and `""` show nothing)."""
+    return bool(raw) and memoryview(raw)[0] == QUOTE and len(raw) > 2
+
+
+def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
+    """A raw completion's `text`: checked to be a valid string or null; whether it is `""`."""
+    _think_close_in(raw, plain)  # never a leak, yet it must be a valid string
+    return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
+
+
 def _no_think(raw: msgspec.Raw, plain: bool) -> None:
     # A `</think>` may be a leak (formats.think_leak): the general path decides.
     if _think_close_in(raw, plain):
@@ -114,12 +125,14 @@ NO_TEXT = msgspec.Raw()
 
 
 class _SGLangMeta(_Shape):
-    completion_tokens: Int64  # required: then the sglang_generate path wins (COUNT_PATHS[0])
+    completion_tokens: Int64  # required: then sglang_generate is detected (the first format)
     id: str = ""
     prompt_tokens: Int64 | None = None
     finish_reason: Finish = None
     weight_version: str | None = None
+    reasoning_tokens: Int64 | None = None
     cached_tokens: Int64 | None = None
+    cached_tokens_details: None = None
     e2e_latency: float | None = None
 
 
@@ -133,7 +146,9 @@ class SGLang(_Shape):
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
         meta = self.meta_info
-        _no_think(self.text, plain)
+        finish = _reason(meta.finish_reason)
+        if finish == "abort":
+            raise Unusual  # a failed request
         return ResponseFacts(
             record_id=meta.id or None,  # no custom_id / id: meta_info.id when non-empty
             format="sglang_generate",
@@ -141,12 +156,18 @@ class SGLang(_Shape):
             completion_tokens=meta.completion_tokens,
             count_raw=None,
             prompt_tokens=meta.prompt_tokens,
-            # the path's finish; when None, every other finish path is absent here
-            finish_reason=_reason(meta.finish_reason),
+            reasoning_tokens=meta.reasoning_tokens,
+            cached_tokens=meta.cached_tokens,
+            n_samples=1,
+            finish_reason=finish,
+            more_finishes=None,
             output_len=_ids_len(self.output_ids),
             failed_request=False,
             request_detail=None,
-            think_leak=False,
+            think_leak=False,  # raw text carries the trace by design
+            empty_output=_raw_text_empty(self.text, plain),
+            stream_chunk=False,
+            missing_detail=None,
         )
 
 
@@ -167,7 +188,7 @@ class Flat(_Shape):
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        _no_think(self.text, plain)
+        empty = _raw_text_empty(self.text, plain)
         output_len = _ids_len(self.output_ids)
         input_len = _ids_len(self.input_ids)  # checked even when unused: orjson must accept it
         if self.completion_tokens is not None:
@@ -176,6 +197,7 @@ class Flat(_Shape):
             fmt, count, prompt = "derived", output_len, input_len
         else:
             raise Unusual  # no count at all (or output_ids null)
+        finish = _reason(self.finish_reason)  # the only finish path present
         return ResponseFacts(
             record_id=self.id or None,
             format=fmt,
@@ -183,11 +205,18 @@ class Flat(_Shape):
             completion_tokens=count,
             count_raw=None,
             prompt_tokens=prompt,
-            finish_reason=_reason(self.finish_reason),  # the only finish path present
+            reasoning_tokens=None,
+            cached_tokens=None,
+            n_samples=1,
+            finish_reason=finish,
+            more_finishes=None,
             output_len=output_len,
             failed_request=False,
             request_detail=None,
-            think_leak=False,
+            think_leak=False,  # raw text carries the trace by design
+            empty_output=empty,
+            stream_chunk=False,
+            missing_detail=None,
         )
 
 
@@ -202,7 +231,10 @@ class _Message(_Shape):
     refusal: Text = NO_TEXT
 
     def check(self, plain: bool) -> None:
-        """Every text is a valid string or null; `content` holds no `</think>`."""
+        """Every text is a valid string or null; `content` is a non-empty string without
+        `</think>` (an empty answer or a possible leak: the general path decides)."""
+        if not _shows_text(self.content):
+            raise Unusual
         _no_think(self.content, plain)
         for text in (self.reasoning_content, self.reasoning, self.refusal):
             _think_close_in(text, plain)
@@ -215,10 +247,25 @@ class _Choice(_Shape):
     logprobs: None = None
 
 
+class _CompletionDetails(_Shape):
+    reasoning_tokens: Int64 | None = None
+    audio_tokens: Int64 | None = None
+    accepted_prediction_tokens: Int64 | None = None
+    rejected_prediction_tokens: Int64 | None = None
+
+
+class _PromptDetails(_Shape):
+    cached_tokens: Int64 | None = None
+    audio_tokens: Int64 | None = None
+
+
 class _Usage(_Shape):
     completion_tokens: Int64
     prompt_tokens: Int64 | None = None
     total_tokens: Int64 | None = None
+    reasoning_tokens: Int64 | None = None  # SGLang's server
+    completion_tokens_details: _CompletionDetails | None = None
+    prompt_tokens_details: _PromptDetails | None = None
 
 
 class Chat(_Shape):
@@ -233,34 +280,51 @@ class Chat(_Shape):
     system_fingerprint: str | None = None
     service_tier: str | None = None
 
-    def finish(self, plain: bool) -> str | None:
-        """The first choice's finish reason; checks every choice's texts."""
-        for choice in self.choices:
+    def finishes(self, plain: bool) -> tuple[str | None, str | None]:
+        """The first finish reason and the later ones joined; checks every choice's texts."""
+        choices = self.choices
+        if not choices or self.object == "chat.completion.chunk":
+            raise Unusual  # no answer place, or a stream's last chunk: the general path
+        if len(choices) == 1:  # the common case, without building lists
+            choice = choices[0]
             choice.message.check(plain)
-        return _reason(self.choices[0].finish_reason) if self.choices else None
+            return _reason(choice.finish_reason), None
+        for choice in choices:
+            choice.message.check(plain)
+        found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
+        return (found[0] if found else None), None  # a record's first: chat counts records
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        # formats._openai_kind: choices always hold a `message`, so only `object` can say
-        # "text_completion".
+        # choices always hold a `message`, so only `object` can say "text_completion".
         fmt = "openai_completion" if self.object == "text_completion" else "openai_chat"
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
+_NEW = tuple.__new__
+
+
 def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> ResponseFacts:
-    return ResponseFacts(
-        record_id=record_id,
-        format=fmt,
-        count_type="int",
-        completion_tokens=chat.usage.completion_tokens,
-        count_raw=None,
-        prompt_tokens=chat.usage.prompt_tokens,
-        finish_reason=chat.finish(plain),
-        output_len=None,
-        failed_request=False,
-        request_detail=None,
-        think_leak=False,
-    )
+    first, more = chat.finishes(plain)
+    usage = chat.usage
+    details = usage.completion_tokens_details
+    reasoning = details.reasoning_tokens if details is not None else None
+    if reasoning is None:
+        reasoning = usage.reasoning_tokens
+    prompt_details = usage.prompt_tokens_details
+    # Positional, in ResponseFacts' field order (a hot path: one record per chat line):
+    # record_id, format, count_type, completion_tokens, count_raw, prompt_tokens,
+    # reasoning_tokens, cached_tokens, n_samples, finish_reason, more_finishes, output_len,
+    # failed_request, request_detail, think_leak, empty_output (every choice shows a non-empty
+    # content: checked), stream_chunk, missing_detail.
+    return _NEW(  # type: ignore[no-any-return]
+        ResponseFacts,
+        (
+            record_id, fmt, "int", usage.completion_tokens, None, usage.prompt_tokens,
+            reasoning, None if prompt_details is None else prompt_details.cached_tokens,
+            len(chat.choices), first, more, None, False, None, False, False, False, None,
+        ),
+    )  # fmt: skip
 
 
 class _BatchResponse(_Shape):
@@ -305,6 +369,7 @@ class _TGIDetails(_Shape):
     generated_tokens: Int64
     finish_reason: Finish = None
     seed: Int64 | None = None
+    input_length: Int64 | None = None
 
 
 class TGI(_Shape):
@@ -315,19 +380,25 @@ class TGI(_Shape):
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        _no_think(self.generated_text, plain)
         return ResponseFacts(
             record_id=None,  # none of custom_id, id, meta_info.id
             format="tgi",
             count_type="int",
             completion_tokens=self.details.generated_tokens,
             count_raw=None,
-            prompt_tokens=None,  # tgi has no prompt path
+            prompt_tokens=self.details.input_length,
+            reasoning_tokens=None,
+            cached_tokens=None,
+            n_samples=1,
             finish_reason=_reason(self.details.finish_reason),
+            more_finishes=None,
             output_len=None,
             failed_request=False,
             request_detail=None,
-            think_leak=False,
+            think_leak=False,  # raw text carries the trace by design
+            empty_output=_raw_text_empty(self.generated_text, plain),
+            stream_chunk=False,
+            missing_detail=None,
         )
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
+from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.table import POSITION, RESPONSE_COLUMNS, TOKENIZED_COLUMNS
 from genledger.rules.catalogue import COUNTED, Table
 from genledger.rules.expr import RowFunction, condition_function
@@ -23,6 +24,12 @@ if TYPE_CHECKING:
 
 Values = tuple[Any, ...]
 _counted = condition_function(COUNTED, RESPONSE_COLUMNS)
+NO_FINISH = "no finish reason"
+
+
+def reason_kind(detail: Any) -> str:
+    """A failed request's reason without its free text (`errored`, `status_code 400`)."""
+    return str(detail).split(":", 1)[0][:60] if detail else "unknown"
 
 
 def _position(columns: tuple[str, ...], name: str) -> int:
@@ -31,10 +38,14 @@ def _position(columns: tuple[str, ...], name: str) -> int:
 
 # Row positions of the builder's tuples (genledger.parse.table): rows stay tuples on the hot
 # path, and only the few that become examples are turned into dicts.
-R_FORMAT, R_COUNT, R_PROMPT, R_FINISH, R_ID, R_LINE = (
+(
+    R_FORMAT, R_COUNT, R_PROMPT, R_FINISH, R_ID, R_LINE, R_REASONING, R_CACHED, R_SAMPLES,
+    R_MORE, R_CHUNK, R_DETAIL,
+) = (
     _position(RESPONSE_COLUMNS, name)
     for name in ("format", "completion_tokens", "prompt_tokens", "finish_reason", "record_id",
-                 "line")
+                 "line", "reasoning_tokens", "cached_tokens", "n_samples", "more_finishes",
+                 "stream_chunk", "request_detail")
 )  # fmt: skip
 PARSE_ERROR = POSITION.index("parse_error")  # both tables start with the position columns
 T_TOKENS, T_LOSS_SUM = (_position(TOKENIZED_COLUMNS, n) for n in ("n_tokens", "loss_sum"))
@@ -58,24 +69,57 @@ def responses_by_rows(rows: Iterable[Values]) -> FileTally:
     tally = FileTally()
     formats: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    failed_reasons: Counter[str] = Counter()
+    empty_reasons: Counter[str] = Counter()
     failed_of = failing_rules(Table.RESPONSES)
-    for v in _records(rows, failures, failed_of, RESPONSE_COLUMNS):
-        tally.records += 1
+    # Plain locals on the hot path; the tally's fields are set once at the end.
+    records = chunks = samples = counted = nonzero = comp = 0
+    prompts = reasoning_sum = reasoning_n = cached_sum = cached_n = 0
+    for v in rows:
+        failed = failed_of(v)
+        if failed:
+            failures.add(v, failed, RESPONSE_COLUMNS)
+            # the rules' own verdicts say which rows to tally by reason
+            if "failed_requests" in failed:
+                failed_reasons[reason_kind(v[R_DETAIL])] += 1
+            if "empty_outputs" in failed:
+                empty_reasons[v[R_FINISH] or NO_FINISH] += 1
+        if v[PARSE_ERROR] is not None:
+            continue
+        if v[R_CHUNK]:  # a streamed fragment: counted apart, never a record
+            chunks += 1
+            continue
+        records += 1
+        samples += v[R_SAMPLES]
         if _counted(v):
             count = v[R_COUNT]
-            tally.counted += 1
-            tally.nonzero += count > 0
-            tally.total_comp += count
-        prompt = v[R_PROMPT]
+            counted += 1
+            nonzero += count > 0
+            comp += count
+        prompt, reasoning, cached = v[R_PROMPT], v[R_REASONING], v[R_CACHED]
         if prompt is not None and prompt >= 0:
-            tally.total_prompt += prompt
+            prompts += prompt
+        if reasoning is not None and reasoning >= 0:  # reported: the total is known
+            reasoning_sum += reasoning
+            reasoning_n += 1
+        if cached is not None and cached >= 0:
+            cached_sum += cached
+            cached_n += 1
         if isinstance(v[R_FORMAT], str):
             formats[v[R_FORMAT]] += 1
         if isinstance(v[R_FINISH], str):
             reasons[v[R_FINISH]] += 1
+        if isinstance(v[R_MORE], str):  # the later samples' finish reasons
+            reasons.update(v[R_MORE].split(FINISH_SEPARATOR))
         if v[R_ID] is not None:
             tally.ids.append(v[R_LINE], v[R_ID])
+    tally.records, tally.stream_chunks, tally.n_samples = records, chunks, samples
+    tally.counted, tally.nonzero, tally.total_comp = counted, nonzero, comp
+    tally.total_prompt = prompts
+    tally.total_reasoning, tally.n_reasoning = reasoning_sum, reasoning_n
+    tally.total_cached_prompt, tally.n_cached = cached_sum, cached_n
     tally.formats, tally.finish_reasons = dict(formats), dict(reasons)
+    tally.failed_reasons, tally.empty_reasons = dict(failed_reasons), dict(empty_reasons)
     tally.failures = failures.tallies()
     return tally
 
@@ -102,17 +146,40 @@ def responses_by_frame(frame: pd.DataFrame) -> FileTally:
     from genledger.rules.frame import rule_tallies
 
     table, failures = rule_tallies(Table.RESPONSES, frame)
-    records = table[~table["malformed_lines"]]
+    parsed = table[~table["malformed_lines"]]
+    records = parsed[~parsed["stream_chunk"]]  # streamed fragments are no records
     counted = records[records["counted"]]
     with_id = records[records["record_id"].notna()]
+    reasoning = records["reasoning_tokens"][records["reasoning_tokens"] >= 0]
+    cached = records["cached_tokens"][records["cached_tokens"] >= 0]
+    finishes = records["finish_reason"].tolist() + [
+        reason
+        for more in records["more_finishes"].dropna().tolist()
+        for reason in more.split(FINISH_SEPARATOR)
+    ]
     return FileTally(
         records=len(records),
         counted=len(counted),
         nonzero=int((counted["completion_tokens"] > 0).sum()),
         total_comp=_sum(counted["completion_tokens"]),
         total_prompt=_sum(records["prompt_tokens"][records["prompt_tokens"] >= 0]),
+        total_reasoning=_sum(reasoning),
+        n_reasoning=len(reasoning.dropna()),
+        total_cached_prompt=_sum(cached),
+        n_cached=len(cached.dropna()),
+        n_samples=int(records["n_samples"].sum()),
+        stream_chunks=int(parsed["stream_chunk"].sum()),
         formats=_counts(records["format"]),
-        finish_reasons=_counts(records["finish_reason"]),
+        finish_reasons=_counts(finishes),
+        failed_reasons=_counts(
+            [reason_kind(d) for d in records["request_detail"][records["failed_requests"]]]
+        ),
+        empty_reasons=_counts(
+            [
+                f if isinstance(f, str) else NO_FINISH
+                for f in records["finish_reason"][records["empty_outputs"]]
+            ]
+        ),
         failures=failures,
         ids=IdList.of(zip(with_id["line"].tolist(), with_id["record_id"].tolist(), strict=True)),
     )
@@ -139,5 +206,6 @@ def _sum(values: pd.Series) -> int:
     return int(sum(values.dropna().tolist()))
 
 
-def _counts(values: pd.Series) -> dict[str, int]:
-    return dict(Counter(v for v in values.tolist() if isinstance(v, str)))
+def _counts(values: pd.Series | list[Any]) -> dict[str, int]:
+    items = values if isinstance(values, list) else values.tolist()
+    return dict(Counter(v for v in items if isinstance(v, str)))

@@ -12,10 +12,11 @@ from typing import Any
 import orjson
 
 from genledger.ledger.tally import FileTally
+from genledger.parse import declarations
 from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
-STATE_VERSION = 2  # 2: ids as one compact IdList form
+STATE_VERSION = 3  # 2: ids as one compact IdList form; 3: v2 facts (reasoning, samples...)
 
 
 @dataclass
@@ -102,6 +103,7 @@ class DatasetRecord:
                 "version": STATE_VERSION,
                 "name": self.name,
                 "data_root": self.data_root,
+                "formats": declarations.signature(),
                 "files": {k: v.to_dict() for k, v in self.files.items()},
                 "rules": self.rules.to_dict(),
                 "history": self.history,
@@ -110,13 +112,14 @@ class DatasetRecord:
 
     @classmethod
     def from_bytes(cls, raw: bytes, name: str, data_root: str) -> DatasetRecord:
-        """Parse; a record of another version, dataset or data root is a fresh one."""
+        """Parse; a record of another version, dataset, data root or set of declared formats
+        is a fresh one (counts made with other declarations are read again)."""
         data = orjson.loads(raw)
         if (data.get("version"), data.get("name"), data.get("data_root")) != (
             STATE_VERSION,
             name,
             data_root,
-        ):
+        ) or data.get("formats", "[]") != declarations.signature():
             return cls(name, data_root)
         return cls(
             name=name,

@@ -90,6 +90,12 @@ def dataset_stats(
         "total_comp": responses.total_comp,
         "avg_comp": _ratio(responses.total_comp, responses.counted),
         "total_prompt": responses.total_prompt,
+        "total_reasoning": responses.total_reasoning if responses.n_reasoning else None,
+        "total_cached_prompt": responses.total_cached_prompt if responses.n_cached else None,
+        "n_samples": responses.n_samples,
+        "stream_chunks": responses.stream_chunks,
+        "failed_request_reasons": dict(sorted(responses.failed_reasons.items())),
+        "empty_output_reasons": dict(sorted(responses.empty_reasons.items())),
         "n_counted": responses.counted,
         "formats": dict(sorted(responses.formats.items())),
         "finish_reasons": dict(sorted(responses.finish_reasons.items())),
@@ -123,7 +129,10 @@ SUMMED = (
     "total_tokens",
     "total_loss_tokens",
     "n_tokens_counted",
+    "n_samples",
+    "stream_chunks",
 )
+KNOWN_OR_NULL = ("total_reasoning", "total_cached_prompt")  # null when no record reports them
 
 
 def totals(
@@ -131,6 +140,9 @@ def totals(
 ) -> dict[str, Any]:
     """The same counters summed over datasets (`outside`: failures of files in no dataset)."""
     out: dict[str, Any] = {key: sum(d[key] for d in datasets.values()) for key in SUMMED}
+    for key in KNOWN_OR_NULL:
+        known = [d[key] for d in datasets.values() if d[key] is not None]
+        out[key] = sum(known) if known else None
     inference = [d for d in datasets.values() if d["kind"] == "inference"]
     known = [d["n_prompts"] for d in inference]
     out["n_prompts"] = sum(known) if inference and None not in known else None
@@ -139,6 +151,8 @@ def totals(
     out["avg_tokens"] = _ratio(out["total_tokens"], out["n_tokens_counted"])
     out["formats"] = _merged(d["formats"] for d in datasets.values())
     out["finish_reasons"] = _merged(d["finish_reasons"] for d in datasets.values())
+    for key in ("failed_request_reasons", "empty_output_reasons"):
+        out[key] = _merged(d[key] for d in datasets.values())
     out["n_datasets"] = len(datasets)
     out["quality"] = _total_quality(datasets, outside or {})
     out["rate"] = None

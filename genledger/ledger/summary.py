@@ -47,12 +47,30 @@ def unrecognised_line(where: str, block: dict[str, Any] | None) -> str | None:
     return f"  {where}: {count} unrecognised {noun} (matching no pattern): {', '.join(paths)}{more}"
 
 
+BY_REASON = (
+    ("failed_request_reasons", "failed requests"),
+    ("empty_output_reasons", "empty outputs (no visible answer), by finish"),
+)
+
+
+def reason_lines(data: dict[str, Any]) -> list[str]:
+    """Indented lines naming failed requests and empty outputs by reason, when there are any."""
+    lines = []
+    for key, label in BY_REASON:
+        counts = data.get(key) or {}
+        if counts:
+            top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            lines.append(f"  {label}: " + ", ".join(f"{reason} {n:,}" for reason, n in top))
+    return lines
+
+
 def render(stats: dict[str, Any]) -> str:
-    """All datasets (each followed by its unrecognised files), the files outside every
-    dataset, then the totals line."""
+    """All datasets (with failed requests and empty outputs by reason, and unrecognised
+    files), the files outside every dataset, then the totals."""
     lines: list[str] = []
     for name, data in stats["datasets"].items():
         lines.append(dataset_line(name, data))
+        lines.extend(reason_lines(data))
         extra = unrecognised_line(name, data.get("unrecognised"))
         if extra:
             lines.append(extra)

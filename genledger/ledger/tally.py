@@ -24,11 +24,19 @@ class FileTally:
     nonzero: int = 0  # valid counts > 0
     total_comp: int = 0
     total_prompt: int = 0
+    total_reasoning: int = 0
+    n_reasoning: int = 0  # records reporting reasoning tokens (none: the total is unknown)
+    total_cached_prompt: int = 0
+    n_cached: int = 0  # records reporting cached prompt tokens
+    n_samples: int = 0  # completions (several per record with n > 1)
+    stream_chunks: int = 0  # streamed fragments (not records)
     total_tokens: int = 0
     total_loss_tokens: int = 0
     prompt_lines: int = 0  # non-blank lines of a prompts file
     formats: dict[str, int] = field(default_factory=dict)
     finish_reasons: dict[str, int] = field(default_factory=dict)
+    failed_reasons: dict[str, int] = field(default_factory=dict)  # failed requests by reason
+    empty_reasons: dict[str, int] = field(default_factory=dict)  # empty outputs by finish
     failures: dict[str, RuleTally] = field(default_factory=dict)
     ids: IdList = field(default_factory=IdList)  # record ids and their lines
 
@@ -38,6 +46,12 @@ class FileTally:
         "nonzero",
         "total_comp",
         "total_prompt",
+        "total_reasoning",
+        "n_reasoning",
+        "total_cached_prompt",
+        "n_cached",
+        "n_samples",
+        "stream_chunks",
         "total_tokens",
         "total_loss_tokens",
         "prompt_lines",
@@ -49,6 +63,8 @@ class FileTally:
             **sums,
             formats=dict(Counter(self.formats) + Counter(other.formats)),
             finish_reasons=dict(Counter(self.finish_reasons) + Counter(other.finish_reasons)),
+            failed_reasons=dict(Counter(self.failed_reasons) + Counter(other.failed_reasons)),
+            empty_reasons=dict(Counter(self.empty_reasons) + Counter(other.empty_reasons)),
             failures=merge_failures(self.failures, other.failures),
             ids=self.ids + other.ids,
         )
@@ -70,6 +86,8 @@ class FileTally:
         data.update(
             formats=self.formats,
             finish_reasons=self.finish_reasons,
+            failed_reasons=self.failed_reasons,
+            empty_reasons=self.empty_reasons,
             failures={k: v.to_dict() for k, v in self.failures.items()},
             ids=self.ids.to_dict(),
         )
@@ -82,6 +100,8 @@ class FileTally:
             **{name: int(data.get(name, 0)) for name in cls._SUMS},
             formats=dict(data.get("formats", {})),
             finish_reasons=dict(data.get("finish_reasons", {})),
+            failed_reasons=dict(data.get("failed_reasons", {})),
+            empty_reasons=dict(data.get("empty_reasons", {})),
             failures={k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()},
             ids=IdList.from_dict(data["ids"]) if "ids" in data else IdList(),
         )

@@ -54,6 +54,7 @@ class Column:
     max_width: int = 40
     min_width: int = 0  # > 0: the column may shrink to this (with an ellipsis) to fit
     keep_share: float = 0.0  # ...but never below this share of the terminal's width
+    only_if: Callable[[Row], bool] | None = None  # shown when some row has something to show
 
 
 def _name(row: Row) -> str:
@@ -123,6 +124,18 @@ def _formats(row: Row) -> str:
     return ", ".join(f"{name} {n / total:.0%}" for name, n in top) or fmt.DASH
 
 
+def _has_reasoning(row: Row) -> bool:
+    return isinstance(row.data.get("total_reasoning"), int)
+
+
+def _reasoning(row: Row) -> str:
+    """The share of completion tokens that were hidden reasoning, where the records say."""
+    reasoning, total = row.data.get("total_reasoning"), row.data.get("total_comp")
+    if not isinstance(reasoning, int) or not isinstance(total, int) or not total:
+        return fmt.DASH
+    return f"{reasoning / total:.0%}"
+
+
 def _status(row: Row) -> str:
     status = row.status.upper()
     if row.is_total:
@@ -143,6 +156,7 @@ COLUMNS = (
     Column("avg", "avg", 8, _avg),
     Column("speed", "tok/s", 3, _speed),
     Column("eta", "ETA", 4, _eta),
+    Column("reasoning", "think", 10, _reasoning, only_if=_has_reasoning),
     Column("formats", "formats", 9, _formats, "left", 32, min_width=12),
     Column("status", "status", 2, _status, "left", 48, min_width=5),
 )
@@ -156,29 +170,35 @@ KEY_FIGURES = 4  # name, percent, status, tok/s, ETA: what a frame is for
 WIDEN_LATE = {"dataset": KEY_FIGURES + 0.5}
 
 
+def shown(rows: list[Row]) -> tuple[Column, ...]:
+    """The columns with something to show for these rows (a reasoning share only when known)."""
+    return tuple(c for c in COLUMNS if c.only_if is None or any(c.only_if(r) for r in rows))
+
+
 def _natural(rows: list[Row]) -> dict[str, int]:
     return {
         c.key: min(c.max_width, max(cell_len(c.header), *(cell_len(c.cell(r)) for r in rows)))
-        for c in COLUMNS
+        for c in shown(rows)
     }
 
 
 def width_for_key_figures(rows: list[Row], gap: int = 1) -> int:
     """How wide a frame must be to show the key-figure columns uncut."""
     natural = _natural(rows)
-    key = [natural[c.key] for c in COLUMNS if c.priority <= KEY_FIGURES]
+    key = [natural[c.key] for c in shown(rows) if c.priority <= KEY_FIGURES]
     return sum(key) + gap * (len(key) - 1)
 
 
 def fit(rows: list[Row], width: int, gap: int = 1) -> list[tuple[Column, int]]:
     """The columns that fit in `width` (by priority), with their widths, in display order."""
-    by_priority = sorted(COLUMNS, key=lambda c: c.priority)
+    columns = shown(rows)
+    by_priority = sorted(columns, key=lambda c: c.priority)
     natural = _natural(rows)
     floor = {
         c.key: min(natural[c.key], max(c.min_width, int(c.keep_share * width)))
         if c.min_width
         else natural[c.key]
-        for c in COLUMNS
+        for c in columns
     }
     chosen: dict[str, int] = {}
 
@@ -189,7 +209,7 @@ def fit(rows: list[Row], width: int, gap: int = 1) -> list[tuple[Column, int]]:
     for column in by_priority:  # the essentials first, as narrow as they may be
         if column.priority <= ESSENTIAL and floor[column.key] <= spare(joining=True):
             chosen[column.key] = floor[column.key]
-    steps = sorted(COLUMNS, key=lambda c: WIDEN_LATE.get(c.key, c.priority))
+    steps = sorted(columns, key=lambda c: WIDEN_LATE.get(c.key, c.priority))
     for column in steps:
         if column.key in chosen:  # then the essentials widen, in order of priority
             grow = natural[column.key] - chosen[column.key]
@@ -198,4 +218,4 @@ def fit(rows: list[Row], width: int, gap: int = 1) -> list[tuple[Column, int]]:
             size = min(natural[column.key], spare(joining=True))
             if size >= floor[column.key]:
                 chosen[column.key] = size
-    return [(c, chosen[c.key]) for c in COLUMNS if c.key in chosen]
+    return [(c, chosen[c.key]) for c in columns if c.key in chosen]

@@ -112,4 +112,5 @@ def _alert(
         rows_checked=outcome.rows_checked,
         examples=outcome.examples if kind != Kind.RESOLVED else (),
         run_id=outcome.run_id,
+        detail=outcome.reasons if kind != Kind.RESOLVED else "",
     )

@@ -39,6 +39,7 @@ class CheckOutcome:
     rows_checked: int | None
     examples: tuple[str, ...]
     run_id: str
+    reasons: str = ""  # failing rows by reason (`errored 3, expired 1`), where the check says
     items: tuple[str, ...] = ()  # every failing thing by name (unrecognised file paths)
 
     @property

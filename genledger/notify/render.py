@@ -92,7 +92,8 @@ def alert_line(alert: Alert) -> str:
         return f"{where}: {verb} (was {alert.previous_count} failing)"
     was = f", was {alert.previous_count}" if alert.kind == Kind.WORSE else ""
     rows = f" of {alert.rows_checked} rows" if alert.rows_checked is not None else ""
-    return f"{where}: {verb} [{alert.severity.upper()}] — {alert.failure_count}{rows}{was}"
+    why = f" ({alert.detail})" if alert.detail else ""  # failing rows by reason
+    return f"{where}: {verb} [{alert.severity.upper()}] — {alert.failure_count}{rows}{was}{why}"
 
 
 def text(message: Message, ui_url: str | None) -> str:

@@ -1,18 +1,31 @@
-"""Record formats: find the completion-token count of a response record (docs/design.md §3).
+"""Record formats: the facts of one response record, read by the declarations (docs/design.md §3).
 
 Every function here reads a parsed JSON object defensively: any field may be absent, `null`
 or of another type. Nothing here decides what is a defect; it only reports facts (which
-path matched, the JSON type of the value found, lengths). The rules live in `genledger.rules`.
+declaration matched, the JSON type of the value found, lengths, what failed). The rules live
+in `genledger.rules`; where each format keeps its fields lives in `genledger.parse.declarations`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
+from genledger.parse.declarations import (
+    STREAM_FRAGMENTS,
+    Declaration,
+    active,
+    inner_candidates,
+)
+from genledger.parse.paths import MAX_DEPTH, in_int64, parse_path
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 
 THINK_CLOSE = "</think>"
 REASONING_KEYS = ("reasoning_content", "reasoning")
+ID_FALLBACK = ("custom_id", "id")
+MAX_KEYS = 24  # keys named in a missing-count reason
+FINISH_SEPARATOR = "\n"  # joins the finish reasons of a record's later samples
+CHAT_MESSAGES = parse_path("choices[].message")  # where a record without a count has messages
 
 
 def dig(obj: Any, *path: str | int) -> Any:
@@ -57,166 +70,46 @@ def reason_name(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class CountPath(NamedTuple):
-    """Where one format keeps its completion count, prompt count and finish reason."""
-
-    format: str
-    completion: tuple[str | int, ...]
-    prompt: tuple[str | int, ...] | None
-    finish: tuple[str | int, ...]
-
-
-# Order matters: the first path whose key is present with a non-null value wins.
-COUNT_PATHS: tuple[CountPath, ...] = (
-    CountPath(
-        "sglang_generate",
-        ("meta_info", "completion_tokens"),
-        ("meta_info", "prompt_tokens"),
-        ("meta_info", "finish_reason"),
-    ),
-    CountPath(
-        "openai_chat",
-        ("usage", "completion_tokens"),
-        ("usage", "prompt_tokens"),
-        ("choices", 0, "finish_reason"),
-    ),
-    CountPath(
-        "openai_batch",
-        ("response", "body", "usage", "completion_tokens"),
-        ("response", "body", "usage", "prompt_tokens"),
-        ("response", "body", "choices", 0, "finish_reason"),
-    ),
-    CountPath(
-        "wrapped_openai",
-        ("response", "usage", "completion_tokens"),
-        ("response", "usage", "prompt_tokens"),
-        ("response", "choices", 0, "finish_reason"),
-    ),
-    CountPath("tgi", ("details", "generated_tokens"), None, ("details", "finish_reason")),
-    CountPath("flat", ("completion_tokens",), ("prompt_tokens",), ("finish_reason",)),
-)
-DERIVED_FINISH: tuple[tuple[str | int, ...], ...] = (
-    ("finish_reason",),
-    ("outputs", 0, "finish_reason"),
-    ("meta_info", "finish_reason"),
-)
-FORMATS: tuple[str, ...] = (
-    "sglang_generate",
-    "openai_chat",
-    "openai_completion",
-    "openai_batch",
-    "wrapped_openai",
-    "tgi",
-    "flat",
-    "derived",
-)
-
-
 class ResponseFacts(NamedTuple):
     """What one response record says about its tokens (one row of the token table)."""
 
     record_id: str | None
     format: str | None
-    count_type: str | None  # JSON type of the completion count found; None: no path
+    count_type: str | None  # JSON type of the completion count found; None: no count
     completion_tokens: int | None  # the count when it is a JSON int in int64 range
     count_raw: str | None  # short repr of a count that is not an int, for examples
     prompt_tokens: int | None
+    reasoning_tokens: int | None  # a part of the completion tokens, where reported
+    cached_tokens: int | None  # a part of the prompt tokens, where reported
+    n_samples: int  # completions in the record (0 for a stream fragment or a failed request)
     finish_reason: str | None
+    more_finishes: str | None  # the later samples' finish reasons, FINISH_SEPARATOR-joined
     output_len: int | None  # len(output_ids) when it is a list
     failed_request: bool
-    request_detail: str | None
+    request_detail: str | None  # why the request failed
     think_leak: bool
-
-
-def record_id(obj: dict[str, Any]) -> str | None:
-    """`custom_id`, else `id`, else `meta_info.id` (non-empty strings and ints only)."""
-    for value in (obj.get("custom_id"), obj.get("id"), dig(obj, "meta_info", "id")):
-        if isinstance(value, str) and value:
-            return value
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-    return None
-
-
-def _is_batch_line(obj: dict[str, Any]) -> bool:
-    """An OpenAI Batch output line: a `custom_id`, a `status_code`, or `response` beside `error`."""
-    if "response" not in obj:
-        return False
-    response = obj["response"]
-    return (
-        "custom_id" in obj
-        or "error" in obj
-        or (isinstance(response, dict) and "status_code" in response)
-    )
-
-
-def batch_failure(obj: dict[str, Any]) -> str | None:
-    """Why an OpenAI Batch output line failed (`response: null` or non-200), else None."""
-    if not _is_batch_line(obj):
-        return None
-    response = obj["response"]
-    if response is None:
-        code = dig(obj, "error", "code")
-        return f"no response (error {code})" if code else "no response"
-    if isinstance(response, dict) and response.get("status_code", 200) != 200:
-        return f"status_code {short_repr(response.get('status_code'))}"
-    return None
+    empty_output: bool  # the record has an answer place, and nothing visible in it
+    stream_chunk: bool  # a streamed fragment: not a record
+    missing_detail: str | None  # with no count: what was looked for and which keys were seen
 
 
 def _valid_int(value: Any) -> int | None:
     """`value` when it is a JSON integer in int64 range (bools excluded), else None."""
-    if isinstance(value, int) and not isinstance(value, bool) and json_type(value) == "int":
-        return value
+    return value if in_int64(value) else None
+
+
+def record_id(obj: dict[str, Any], decl: Declaration | None = None) -> str | None:
+    """The format's id, else `custom_id`, else `id`, else `meta_info.id` (non-empty strings
+    and ints only)."""
+    found = [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
+    found += [obj.get(k) for k in ID_FALLBACK]
+    found.append(dig(obj, "meta_info", "id"))
+    for value in found:
+        if isinstance(value, str) and value:
+            return value
+        if type(value) is int:
+            return str(value)
     return None
-
-
-def _derived_count(obj: dict[str, Any]) -> Any:
-    """`output_ids`, else vLLM's `outputs[0].token_ids`: the list whose length is the count."""
-    ids = obj.get("output_ids")
-    if ids is None:
-        ids = dig(obj, "outputs", 0, "token_ids")
-    return _ids(ids)
-
-
-def _ids(value: Any) -> Any:
-    """A token-id list with a saved tensor's `[[...]]` unwrapped; other values unchanged."""
-    ids = unwrap(value)
-    return value if ids is None else ids
-
-
-def _openai_kind(choices_owner: dict[str, Any]) -> str:
-    """Chat vs legacy completions, by `object` or by the shape of the first choice."""
-    kind = choices_owner.get("object")
-    if kind == "text_completion":
-        return "openai_completion"
-    if kind == "chat.completion":
-        return "openai_chat"
-    first = dig(choices_owner, "choices", 0)
-    if isinstance(first, dict) and "text" in first and "message" not in first:
-        return "openai_completion"
-    return "openai_chat"
-
-
-def _texts_with_reasoning(obj: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
-    """(text, the object holding its reasoning fields) for every place text can sit."""
-    owners: list[Any] = [obj, obj.get("response"), dig(obj, "response", "body")]
-    found: list[tuple[Any, dict[str, Any]]] = []
-    for owner in owners:
-        if not isinstance(owner, dict):
-            continue
-        found.extend((owner.get(key), owner) for key in ("text", "generated_text"))
-        for choice in _dicts(owner.get("choices")):
-            message = choice.get("message")
-            if isinstance(message, dict):
-                found.append((message.get("content"), message))
-            found.append((choice.get("text"), choice))
-    found.extend((output.get("text"), output) for output in _dicts(obj.get("outputs")))
-    return found
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    """The dict elements of `value` when it is a list, else nothing."""
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _has_think_close(text: Any) -> bool:
@@ -230,69 +123,194 @@ def _has_think_close(text: Any) -> bool:
     return False
 
 
-def think_leak(obj: dict[str, Any]) -> bool:
-    """Content or text holds `</think>` while its reasoning field is null or absent."""
-    for text, owner in _texts_with_reasoning(obj):
-        if _has_think_close(text) and all(owner.get(k) is None for k in REASONING_KEYS):
+def think_leak(decl: Declaration | None, obj: Any) -> bool:
+    """A chat message's content holds `</think>` while its reasoning field is null or absent.
+    Raw completions (`text`) carry the whole trace by design and are never leaks."""
+    messages = CHAT_MESSAGES if decl is None else decl.messages  # no count: read as chat
+    if messages is None:
+        return False
+    for message in messages.values(obj):
+        if (
+            isinstance(message, dict)
+            and _has_think_close(message.get("content"))
+            and all(message.get(k) is None for k in REASONING_KEYS)
+        ):
             return True
     return False
 
 
-def _finish(obj: dict[str, Any], paths: tuple[tuple[str | int, ...], ...]) -> str | None:
-    """The first finish reason found along `paths`."""
-    for path in paths:
-        reason = reason_name(dig(obj, *path))
-        if reason is not None:
+def _visible(value: Any, depth: int = 0) -> bool:
+    """Whether an answer value shows something: a non-empty string, a part with text, a tool
+    call; reasoning parts (`"thought": true`) show nothing."""
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, list):
+        return depth < MAX_DEPTH and any(_visible(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        if value.get("thought") is True:
+            return False
+        if "text" in value:
+            return depth < MAX_DEPTH and _visible(value["text"], depth + 1)
+        return True
+    return value is not None
+
+
+def empty_output(decl: Declaration | None, obj: Any) -> bool:
+    """The record has a place for its answer (the answer paths' top key) and nothing visible
+    there."""
+    if decl is None or not decl.answer:
+        return False
+    if not any(obj.get(p.top) is not None for p in decl.answer):
+        return False
+    return not any(_visible(v) for p in decl.answer for v in p.values(obj, skip_thoughts=True))
+
+
+TEMPLATE = re.compile(r"\{([^{}]+)\}")
+
+
+def _fill(label: str, obj: Any) -> str:
+    def value(match: re.Match[str]) -> str:
+        found = parse_path(match.group(1)).first(obj)
+        return "?" if found is None else str(found)[:60]
+
+    return TEMPLATE.sub(value, label).replace(" ?", "")
+
+
+def failure_reason(decl: Declaration | None, obj: Any) -> str | None:
+    """Why the request failed, by the first failure rule that holds; None when none does."""
+    if decl is None:
+        return None
+    for failure in decl.failures:
+        if failure.when.holds(obj):
+            reason = _fill(failure.label, obj)
+            detail = failure.detail.first(obj) if failure.detail is not None else None
+            if isinstance(detail, str) and detail:
+                reason = f"{reason}: {detail[:100]}"
             return reason
     return None
 
 
-ALL_FINISH_PATHS = tuple(p.finish for p in COUNT_PATHS) + DERIVED_FINISH
+def keys_seen(obj: dict[str, Any]) -> str:
+    """`keys: id, type, usage{input_tokens, output_tokens}, content`: what the record holds,
+    two levels deep, so a user can declare it."""
+    parts = []
+    for key, value in list(obj.items())[:MAX_KEYS]:
+        if isinstance(value, dict) and value:
+            inner = ", ".join(list(value)[:MAX_KEYS])
+            parts.append(f"{key}{{{inner}}}")
+        else:
+            parts.append(key)
+    more = ", …" if len(obj) > MAX_KEYS else ""
+    return "keys: " + ", ".join(parts) + more if parts else "keys: none (an empty object)"
+
+
+def find_declaration(
+    obj: dict[str, Any], candidates: tuple[Declaration, ...] | None = None
+) -> Declaration | None:
+    """The first declaration whose detect holds."""
+    pool = active() if candidates is None else candidates
+    for decl in _possible(pool, obj):
+        if decl.detects(obj):
+            return decl
+    return None
+
+
+# Records of one format share their keys: the declarations whose detect can hold for a key set
+# (its keys include what a detect alternative needs) are worked out once per key set.
+_POSSIBLE: dict[tuple[int, frozenset[str]], tuple[tuple[Declaration, ...], Any]] = {}
+
+
+def _possible(pool: tuple[Declaration, ...], obj: dict[str, Any]) -> tuple[Declaration, ...]:
+    key = (id(pool), frozenset(obj))
+    hit = _POSSIBLE.get(key)
+    if hit is None or hit[1] is not pool:  # the pool object itself: ids may be reused
+        keys = key[1]
+        found = tuple(d for d in pool if any(keys >= need for need in d.requires))
+        if len(_POSSIBLE) >= 4096:  # hostile key sets must not grow it without bound
+            _POSSIBLE.clear()
+        hit = _POSSIBLE[key] = (found, pool)
+    return hit[0]
+
+
+def _fragment(obj: dict[str, Any]) -> bool:
+    return any(all(c.holds(obj) for c in conditions) for conditions in STREAM_FRAGMENTS)
+
+
+FRAGMENT = ResponseFacts(
+    None, None, None, None, None, None, None, None, 0, None, None, None,
+    False, None, False, False, True, None,
+)  # fmt: skip
 
 
 def response_facts(obj: dict[str, Any]) -> ResponseFacts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record."""
-    ids = _ids(obj.get("output_ids"))
-    output_len = len(ids) if isinstance(ids, list) else None
-    failure = batch_failure(obj)
-    fmt: str | None = None
-    raw: Any = None
-    prompt: Any = None
-    finish: str | None = None
-    if failure is None:
-        fmt, raw, prompt, finish = _resolve(obj)
-    count_type = None if fmt is None else json_type(raw)
+    outer = find_declaration(obj)
+    if outer is None and _fragment(obj):
+        return FRAGMENT
+    decl, body = outer, obj
+    if outer is not None and outer.inner is not None:
+        sub = outer.inner.first(obj)
+        candidates = inner_candidates(outer.inner_formats)
+        inner = find_declaration(sub, candidates) if isinstance(sub, dict) else None
+        decl, body = inner, sub
+    failure = failure_reason(outer, obj) if outer is not decl else None
+    failure = failure or failure_reason(decl, body)
+    floats = decl is not None and decl.float_counts
+    raw = None if decl is None or decl.completion is None else decl.completion.raw(body, floats)
     completion = _valid_int(raw)
+    finishes = _finishes(decl, body)
     return ResponseFacts(
-        record_id=record_id(obj),
-        format=fmt,
-        count_type=count_type,
+        record_id=record_id(obj, outer),
+        format=None if outer is None else outer.name,
+        count_type=None if raw is None else json_type(raw),
         completion_tokens=completion,
-        count_raw=None if fmt is None or completion is not None else short_repr(raw),
-        prompt_tokens=_valid_int(prompt),
-        finish_reason=finish if finish is not None else _finish(obj, ALL_FINISH_PATHS),
-        output_len=output_len,
+        count_raw=None if raw is None or completion is not None else short_repr(raw),
+        prompt_tokens=_count(decl, "prompt", body, floats),
+        reasoning_tokens=_count(decl, "reasoning", body, floats),
+        cached_tokens=_count(decl, "cached", body, floats),
+        n_samples=_samples(decl, body, failed=failure is not None),
+        finish_reason=finishes[0] if finishes else None,
+        more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,
+        output_len=_output_len(obj),
         failed_request=failure is not None,
         request_detail=failure,
-        think_leak=think_leak(obj),
+        think_leak=think_leak(decl, body),
+        empty_output=empty_output(decl, body),
+        stream_chunk=False,
+        missing_detail=None if raw is not None or failure else _missing(outer, decl, obj),
     )
 
 
-def _resolve(obj: dict[str, Any]) -> tuple[str | None, Any, Any, str | None]:
-    """(format, raw completion, raw prompt, finish reason) of the first match, docs/design.md §3."""
-    for path in COUNT_PATHS:
-        raw = dig(obj, *path.completion)
-        if raw is None:
-            continue
-        fmt = path.format
-        if fmt == "openai_chat":
-            fmt = _openai_kind(obj)
-        prompt = dig(obj, *path.prompt) if path.prompt else None
-        return fmt, raw, prompt, _finish(obj, (path.finish,))
-    ids = _derived_count(obj)
-    if ids is None:
-        return None, None, None, None
-    count: Any = len(ids) if isinstance(ids, list) else ids
-    input_ids = _ids(obj.get("input_ids"))
-    prompt = len(input_ids) if isinstance(input_ids, list) else None
-    return "derived", count, prompt, _finish(obj, DERIVED_FINISH)
+def _count(decl: Declaration | None, name: str, body: Any, floats: bool) -> int | None:
+    spec = None if decl is None else getattr(decl, name)
+    return None if spec is None else _valid_int(spec.raw(body, floats))
+
+
+def _samples(decl: Declaration | None, body: Any, failed: bool) -> int:
+    """len(choices) or len(outputs) where declared, else 1; 0 for a failed request (nothing
+    usable was completed)."""
+    if failed:
+        return 0
+    n = None if decl is None or decl.samples is None else decl.samples.raw(body, False)
+    return n if isinstance(n, int) and in_int64(n) and n > 0 else 1
+
+
+def _finishes(decl: Declaration | None, body: Any) -> list[str]:
+    if decl is None or decl.finish is None:
+        return []
+    names = [n for n in (reason_name(v) for v in decl.finish.all_values(body)) if n is not None]
+    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs §3)
+    return names if decl.each_finish else names[:1]
+
+
+def _output_len(obj: dict[str, Any]) -> int | None:
+    ids = unwrap(obj.get("output_ids"))
+    return len(ids) if ids is not None else None
+
+
+def _missing(outer: Declaration | None, decl: Declaration | None, obj: dict[str, Any]) -> str:
+    if decl is not None and decl.completion is not None:
+        return f"no {decl.completion.text}; {keys_seen(obj)}"
+    if outer is not None and outer.inner is not None:
+        return f"no known record under {outer.inner.text}; {keys_seen(obj)}"
+    return f"no known format; {keys_seen(obj)}"

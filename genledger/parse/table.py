@@ -13,12 +13,16 @@ from genledger.parse.tokenized import TokenizedFacts
 POSITION = ("file", "line", "offset", "item", "parse_error")
 RESPONSE_COLUMNS = POSITION + ResponseFacts._fields
 TOKENIZED_COLUMNS = POSITION + TokenizedFacts._fields
-INT_COLUMNS = frozenset({"line", "offset", "item"})
+INT_COLUMNS = frozenset({"line", "offset", "item", "n_samples"})
 NULLABLE_INT_COLUMNS = frozenset(
-    {"completion_tokens", "prompt_tokens", "output_len", "n_tokens", "loss_len", "loss_sum"}
+    {"completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens", "output_len"}
+    | {"n_tokens", "loss_len", "loss_sum"}
 )
-BOOL_COLUMNS = frozenset({"failed_request", "think_leak"})
-EMPTY_RESPONSE = ResponseFacts(None, None, None, None, None, None, None, None, False, None, False)
+BOOL_COLUMNS = frozenset({"failed_request", "think_leak", "empty_output", "stream_chunk"})
+EMPTY_RESPONSE = ResponseFacts._make(
+    0 if name == "n_samples" else False if name in BOOL_COLUMNS else None
+    for name in ResponseFacts._fields
+)
 EMPTY_TOKENIZED = TokenizedFacts(None, None, None)
 
 if TYPE_CHECKING:

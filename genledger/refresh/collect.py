@@ -19,6 +19,7 @@ from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally, RuleTally
+from genledger.parse.declarations import declared, use_formats
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.scan import SETTLE_SECONDS, scan_file, scan_job
 from genledger.refresh.state import StateStore
@@ -51,6 +52,8 @@ class Refresh:
 
 
 def _store(config: Config) -> StateStore:
+    # The config's declared formats are in force for this refresh (and its forked workers).
+    use_formats(declared(config))
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
     return StateStore(config.resolved_state_dir(), root_id(config.data_root))

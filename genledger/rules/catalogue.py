@@ -79,13 +79,31 @@ def _mismatch_reason(row: Row) -> str:
     )
 
 
-_MISSING = "no completion-token field in any known format"
+def _missing_reason(row: Row) -> str:
+    """What was looked for and which keys the record has, so a user can declare it."""
+    detail = _value(row, "missing_detail") or "no completion-token field in any known format"
+    fmt = _value(row, "format")
+    return f"{fmt}: {detail}" if fmt else detail
+
+
+def _empty_reason(row: Row) -> str:
+    reasoning = _value(row, "reasoning_tokens")
+    hidden = f" ({reasoning} of them reasoning)" if reasoning is not None else ""
+    return (
+        f"{_value(row, 'format')}: {_value(row, 'completion_tokens')} completion tokens"
+        f"{hidden}, finish {_value(row, 'finish_reason')}, and no visible answer"
+    )
+
 
 # Named conditions the rules (and the tallies) share.
 PARSED = col("parse_error").is_null()
 FOUND = col("count_type").not_null()
 COUNT = col("completion_tokens")
 COUNTED = (col("count_type") == "int") & (COUNT >= 0)  # a valid count: summed
+FAILED = col("failed_request")  # a failed request: its 0 or missing count is its failure
+CHUNK = col("stream_chunk")  # a streamed fragment: not a record
+# Tokens generated, nothing visible to train on (the reasoning budget ran out).
+EMPTY_OUTPUT = COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED
 HAS_TOKENS = col("n_tokens").not_null()
 HAS_MASK = col("loss_len").not_null()
 N_TOKENS = col("n_tokens")
@@ -119,9 +137,10 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         (Table.RESPONSES,),
         "responses_have_valid_token_counts",
-        "Every response record carries a completion-token count in a known place.",
-        lambda r: _MISSING,
-        PARSED & ~FOUND & ~col("failed_request"),
+        "Every response record (not a failed request, not a stream fragment) carries a "
+        "completion-token count where its format's declaration says.",
+        _missing_reason,
+        PARSED & ~FOUND & ~FAILED & ~CHUNK,
     ),
     Rule(
         "invalid_tokens",
@@ -137,9 +156,9 @@ RULES: tuple[Rule, ...] = (
         Severity.ERROR,
         (Table.RESPONSES,),
         "responses_have_nonzero_token_counts",
-        "No response reports zero completion tokens.",
+        "No response reports zero completion tokens (a failed request's 0 is its failure).",
         lambda r: f"{r.get('format')}: completion count is 0",
-        COUNTED & (COUNT == 0),
+        COUNTED & (COUNT == 0) & ~FAILED,
     ),
     Rule(
         "count_mismatch",
@@ -154,10 +173,19 @@ RULES: tuple[Rule, ...] = (
         "failed_requests",
         Severity.WARN,
         (Table.RESPONSES,),
-        "batch_requests_succeeded",
-        "Every OpenAI Batch line has a response with status_code 200.",
-        lambda r: f"batch request failed: {_value(r, 'request_detail')}",
-        col("failed_request"),
+        "requests_succeeded",
+        "No request failed (batch errors, aborts, blocked prompts, failed responses).",
+        lambda r: f"{_value(r, 'format')} request failed: {_value(r, 'request_detail')}",
+        FAILED,
+    ),
+    Rule(
+        "empty_outputs",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "responses_have_visible_output",
+        "A response that generated tokens shows a visible answer (not only hidden reasoning).",
+        _empty_reason,
+        EMPTY_OUTPUT,
     ),
     Rule(
         "duplicate_ids",
@@ -173,8 +201,8 @@ RULES: tuple[Rule, ...] = (
         Severity.WARN,
         (Table.RESPONSES,),
         "no_think_tag_leaks",
-        "No content holds </think> while reasoning_content/reasoning is null or absent.",
-        lambda r: "</think> in content while reasoning_content/reasoning is null or absent",
+        "No chat message content holds </think> while reasoning_content/reasoning is null.",
+        lambda r: "</think> in message content while reasoning_content/reasoning is null or absent",
         col("think_leak"),
     ),
     Rule(

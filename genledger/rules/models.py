@@ -15,7 +15,6 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from genledger.parse.formats import FORMATS
 from genledger.rules.catalogue import DERIVED, RULES_BY_NAME, Table, rules_of
 from genledger.rules.expr import evaluate
 
@@ -52,16 +51,23 @@ class ResponseTable(LineRows):
     """One row per response record of a responses file; a malformed line is a row too."""
 
     record_id: Series[str] = pa.Field(nullable=True)
-    format: Series[str] = pa.Field(nullable=True, isin=list(FORMATS))
+    format: Series[str] = pa.Field(nullable=True)  # built-in or user-declared names
     count_type: Series[str] = pa.Field(nullable=True, isin=list(COUNT_TYPES))
     completion_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
     count_raw: Series[str] = pa.Field(nullable=True)
     prompt_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    reasoning_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    cached_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
+    n_samples: Series[int] = pa.Field(ge=0)
     finish_reason: Series[str] = pa.Field(nullable=True)
+    more_finishes: Series[str] = pa.Field(nullable=True)
     output_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
     failed_request: Series[bool]
     request_detail: Series[str] = pa.Field(nullable=True)
     think_leak: Series[bool]
+    empty_output: Series[bool]
+    stream_chunk: Series[bool]
+    missing_detail: Series[str] = pa.Field(nullable=True)
     counted: Series[bool] = pa.Field(description="The completion count is valid and summed.")
     malformed_lines: Series[bool] = _rule("malformed_lines")
     missing_tokens: Series[bool] = _rule("missing_tokens")
@@ -69,6 +75,7 @@ class ResponseTable(LineRows):
     zero_tokens: Series[bool] = _rule("zero_tokens")
     count_mismatch: Series[bool] = _rule("count_mismatch")
     failed_requests: Series[bool] = _rule("failed_requests")
+    empty_outputs: Series[bool] = _rule("empty_outputs")
     think_tag_leaks: Series[bool] = _rule("think_tag_leaks")
 
     class Config:

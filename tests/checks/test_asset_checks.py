@@ -82,3 +82,16 @@ def test_every_dataset_present_names_the_missing_dataset() -> None:
     assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
     assert result.metadata["missing"].value == ["b c"]
     assert every_dataset_present({"datasets": {"a": {}}}, ["a"]).passed
+
+
+def test_failed_requests_and_empty_outputs_carry_their_reasons_in_the_check_metadata() -> None:
+    failures = {"failed_requests": RuleTally(4, [example(1)])}
+    reasons = {"failed_requests": {"errored": 3, "expired": 1}, "empty_outputs": {"length": 2}}
+    result = family_result(KEY, "responses", "requests_succeeded", failures, "ds", ROWS, reasons)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["reasons"].value == {"failed_requests": {"errored": 3, "expired": 1}}
+    empty = {"empty_outputs": RuleTally(2, [example(5)])}
+    family = "responses_have_visible_output"
+    result = family_result(KEY, "responses", family, empty, "ds", ROWS, reasons)
+    assert result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["reasons"].value == {"empty_outputs": {"length": 2}}

@@ -22,8 +22,75 @@ def _dumps(record: Any) -> bytes:
 
 SYNTH = [_dumps(w(f"id-{i}", 5 + i, 9 + i, RNG)) for i, w in enumerate(synth.WRITERS.values())]
 CHAT = synth.openai_chat("c1", 3, 4, RNG)
+# v2 formats: one line of each (docs/formats.md), their failures, stream pieces, odd counts
+V2_LINES: list[bytes] = [
+    b'{"id": "resp_1", "object": "response", "status": "completed", "error": null, "output": '
+    b'[{"type": "reasoning", "id": "rs_1", "summary": []}, {"type": "message", "content": '
+    b'[{"type": "output_text", "text": "4"}]}], "usage": {"input_tokens": 812, '
+    b'"input_tokens_details": {"cached_tokens": 512}, "output_tokens": 1533, '
+    b'"output_tokens_details": {"reasoning_tokens": 1280}}}',
+    b'{"id": "resp_2", "object": "response", "status": "failed", "error": {"code": "x", '
+    b'"message": "m"}, "output": [], "usage": {"input_tokens": 8, "output_tokens": 0}}',
+    b'{"id": "resp_3", "object": "response", "status": "incomplete", "incomplete_details": '
+    b'{"reason": "max_output_tokens"}, "output": [{"type": "reasoning", "summary": []}], '
+    b'"usage": {"input_tokens": 8, "output_tokens": 64}}',
+    b'{"id": "msg_1", "type": "message", "content": [{"type": "thinking", "thinking": "..."}, '
+    b'{"type": "text", "text": "4"}], "stop_reason": "end_turn", "usage": {"input_tokens": 300, '
+    b'"cache_creation_input_tokens": null, "cache_read_input_tokens": 2048, "output_tokens": 497, '
+    b'"output_tokens_details": {"thinking_tokens": 328}}}',
+    b'{"id": "msg_2", "type": "message", "content": [{"type": "thinking", "thinking": "..."}], '
+    b'"stop_reason": "max_tokens", "usage": {"input_tokens": 3, "output_tokens": 99}}',
+    b'{"custom_id": "r1", "result": {"type": "succeeded", "message": {"id": "m", "type": '
+    b'"message", "content": [], "usage": {"input_tokens": 1, "output_tokens": 2}}}}',
+    b'{"custom_id": "r2", "result": {"type": "errored", "error": {"type": "error", "error": '
+    b'{"type": "invalid_request_error", "message": "prompt is too long"}}}}',
+    b'{"custom_id": "r3", "result": {"type": "canceled"}}',
+    b'{"custom_id": "r4", "result": {"type": "expired"}}',
+    b'{"candidates": [{"content": {"role": "model", "parts": [{"text": "...", "thought": true}, '
+    b'{"text": "4"}]}, "finishReason": "STOP"}], "responseId": "g1", "usageMetadata": '
+    b'{"promptTokenCount": 2472, "cachedContentTokenCount": 1024, "candidatesTokenCount": 2353, '
+    b'"thoughtsTokenCount": 4507}}',
+    b'{"candidates": [{"content": {"parts": [{"text": "t", "thought": true}]}, "finish_reason": '
+    b'"MAX_TOKENS"}], "usage_metadata": {"prompt_token_count": 4, "thoughts_token_count": 90}}',
+    b'{"prompt_feedback": {"block_reason": "SAFETY"}, "usage_metadata": {"prompt_token_count": 4}}',
+    b'{"key": "k1", "response": {"usageMetadata": {"candidatesTokenCount": 3}}}',
+    b'{"key": "k2", "error": {"code": 3, "message": "bad"}}',
+    b'{"id": "co-1", "finish_reason": "COMPLETE", "message": {"content": [{"type": "text", '
+    b'"text": "4"}]}, "usage": {"tokens": {"input_tokens": 1456.0, "output_tokens": 2295.0}}}',
+    b'{"usage": {"tokens": {"input_tokens": 1.5, "output_tokens": 22.5}}}',
+    b'{"usage": {"tokens": {"output_tokens": 1e30}}}',
+    b'{"request_id": "0", "prompt_token_ids": [1, 2, 3], "outputs": [{"token_ids": [5, 6, 7], '
+    b'"finish_reason": "stop", "text": ""}, {"token_ids": [8, 9], "finish_reason": "length"}], '
+    b'"num_cached_tokens": 2}',
+    b'{"request_id": "1", "outputs": [{"token_ids": [1]}, {"token_ids": "x"}]}',
+    b'{"request_id": "2", "outputs": [{"token_ids": [[1, 2]]}, {"token_ids": null}]}',
+    b'{"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
+    b'{"content": "Hi"}, "finish_reason": null}], "usage": null}',
+    b'{"id": "s", "object": "chat.completion.chunk", "choices": [], "usage": '
+    b'{"prompt_tokens": 9, "completion_tokens": 3}}',
+    b'{"index": 1, "token": {"id": 5, "text": " P", "special": false}, "generated_text": null, '
+    b'"details": null}',
+    b'{"index": 3, "token": {"id": 2}, "generated_text": "a</think>b", "details": '
+    b'{"finish_reason": "eos_token", "generated_tokens": 3, "input_length": 531}}',
+    b'{"text": "<think>r</think>4", "meta_info": {"id": "a", "completion_tokens": 0, '
+    b'"finish_reason": {"type": "abort", "message": "Abort in waiting queue"}}}',
+    b'{"text": "", "meta_info": {"id": "b", "completion_tokens": 40, "reasoning_tokens": 40, '
+    b'"finish_reason": {"type": "length", "length": 40}}}',
+    b'{"choices": [{"message": {"content": "", "reasoning_content": "r"}, "finish_reason": '
+    b'"length"}], "usage": {"completion_tokens": 9, "completion_tokens_details": '
+    b'{"reasoning_tokens": 9}, "prompt_tokens_details": {"cached_tokens": 4}}}',
+    b'{"choices": [{"message": {"content": null, "tool_calls": [{"id": "t"}]}}], "usage": '
+    b'{"completion_tokens": 9}}',
+    b'{"choices": [{"message": {"content": "a"}}, {"message": {"content": "b"}}], "usage": '
+    b'{"completion_tokens": 9, "reasoning_tokens": 2}}',
+    b'{"id": "x", "type": "thing", "usage": {"input_tokens": 1, "output_tokens": 2}, '
+    b'"content": "hi"}',
+    b'{"custom_id": "b5", "response": {"status_code": 200, "body": {"object": "response", '
+    b'"status": "completed", "output": [], "usage": {"input_tokens": 3, "output_tokens": 4}}}}',
+]
 RESPONSE_LINES: list[bytes] = [
     *SYNTH,
+    *V2_LINES,
     _dumps([synth.sglang_generate(f"b{i}", 2, 3, RNG) for i in range(3)]),  # an SGLang batch
     b"[]",
     b'[{"completion_tokens": 1}, 5]',
@@ -147,7 +214,9 @@ JSON = st.recursive(
             st.sampled_from(
                 ["completion_tokens", "prompt_tokens", "finish_reason", "type", "id", "text",
                  "content", "message", "reasoning_content", "reasoning", "usage", "body",
-                 "choices", "status_code", "code", "generated_tokens", "token_ids", "x"]
+                 "choices", "status_code", "code", "generated_tokens", "token_ids", "x",
+                 "output_tokens", "input_tokens", "tokens", "candidatesTokenCount",
+                 "thoughtsTokenCount", "thought", "parts", "reasoning_tokens", "cached_tokens"]
             ),
             inner,
             max_size=4,
@@ -158,7 +227,9 @@ JSON = st.recursive(
 RESPONSE_KEYS = [
     "id", "custom_id", "object", "choices", "usage", "meta_info", "response", "error", "details",
     "outputs", "text", "generated_text", "reasoning_content", "completion_tokens",
-    "prompt_tokens", "finish_reason", "model", "zzz_unknown",
+    "prompt_tokens", "finish_reason", "model", "zzz_unknown", "type", "content", "stop_reason",
+    "usageMetadata", "candidates", "key", "result", "output", "request_id", "status",
+    "prompt_token_ids", "num_cached_tokens", "token", "index", "promptFeedback",
 ]  # fmt: skip
 TOKENIZED_KEYS = ["id", "text", "zzz_unknown"]
 
@@ -372,7 +443,8 @@ def shaped(
 
 META = shaped(
     {"completion_tokens": INTS, "id": TEXTS, "prompt_tokens": INTS, "finish_reason": FINISHES,
-     "weight_version": TEXTS, "cached_tokens": INTS, "e2e_latency": st.floats(width=32)},
+     "weight_version": TEXTS, "cached_tokens": INTS, "e2e_latency": st.floats(width=32),
+     "reasoning_tokens": INTS, "cached_tokens_details": st.none()},
     ("completion_tokens",),
 )  # fmt: skip
 SGLANG = shaped({"meta_info": META, "text": TEXTS, "output_ids": IDS}, ("meta_info",))
@@ -389,11 +461,17 @@ CHOICE = shaped(
     ("message",),
 )
 USAGE = shaped(
-    {"completion_tokens": INTS, "prompt_tokens": INTS, "total_tokens": INTS}, ("completion_tokens",)
-)
+    {"completion_tokens": INTS, "prompt_tokens": INTS, "total_tokens": INTS,
+     "reasoning_tokens": INTS,
+     "completion_tokens_details": shaped({"reasoning_tokens": INTS, "audio_tokens": INTS}),
+     "prompt_tokens_details": shaped({"cached_tokens": INTS, "audio_tokens": INTS})},
+    ("completion_tokens",),
+)  # fmt: skip
 CHAT = shaped(
     {"usage": USAGE, "choices": st.lists(CHOICE, max_size=3), "id": TEXTS,
-     "object": st.sampled_from(["chat.completion", "text_completion", "other"]),
+     "object": st.sampled_from(
+         ["chat.completion", "text_completion", "other", "chat.completion.chunk"]
+     ),
      "created": INTS, "model": TEXTS, "system_fingerprint": TEXTS, "service_tier": TEXTS},
     ("usage",),
 )  # fmt: skip
@@ -411,10 +489,75 @@ BATCH = shaped(
 )
 WRAPPED = shaped({"response": CHAT, "id": TEXTS}, ("response",))
 TGI = shaped(
-    {"details": shaped({"generated_tokens": INTS, "finish_reason": FINISHES, "seed": INTS},
-                       ("generated_tokens",)),
+    {"details": shaped({"generated_tokens": INTS, "finish_reason": FINISHES, "seed": INTS,
+                        "input_length": INTS}, ("generated_tokens",)),
      "generated_text": TEXTS},
     ("details",),
 )  # fmt: skip
-SHAPED_RESPONSES = st.one_of(SGLANG, FLAT, CHAT, BATCH, WRAPPED, TGI)
+PARTS = st.lists(
+    shaped({"type": st.sampled_from(["text", "thinking", "output_text"]), "text": TEXTS,
+            "thought": st.booleans()}),
+    max_size=3,
+)  # fmt: skip
+RESPONSES_API = shaped(
+    {"object": st.just("response"), "status": st.sampled_from(["completed", "failed"]),
+     "error": st.none(), "id": TEXTS,
+     "output": st.lists(shaped({"type": st.just("message"), "content": PARTS}), max_size=2),
+     "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
+                      "output_tokens_details": shaped({"reasoning_tokens": INTS}),
+                      "input_tokens_details": shaped({"cached_tokens": INTS})},
+                     ("output_tokens",))},
+    ("usage", "object"),
+)  # fmt: skip
+ANTHROPIC = shaped(
+    {"type": st.just("message"), "id": TEXTS, "content": PARTS,
+     "stop_reason": st.sampled_from(["end_turn", "max_tokens"]),
+     "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
+                      "cache_creation_input_tokens": INTS, "cache_read_input_tokens": INTS},
+                     ("output_tokens",))},
+    ("usage", "type"),
+)  # fmt: skip
+ANTHROPIC_BATCH = shaped(
+    {"custom_id": TEXTS,
+     "result": shaped({"type": st.sampled_from(["succeeded", "errored", "expired"]),
+                       "message": ANTHROPIC}, ("type",))},
+    ("custom_id", "result"),
+)  # fmt: skip
+GEMINI = shaped(
+    {"candidates": st.lists(shaped({"content": shaped({"parts": PARTS}),
+                                    "finishReason": TEXTS}), max_size=2),
+     "responseId": TEXTS,
+     "usageMetadata": shaped({"candidatesTokenCount": INTS, "thoughtsTokenCount": INTS,
+                              "promptTokenCount": INTS, "cachedContentTokenCount": INTS}),
+     "promptFeedback": shaped({"blockReason": TEXTS})},
+    ("usageMetadata",),
+)  # fmt: skip
+FLOATS = st.one_of(INTS, st.floats(allow_nan=False, allow_infinity=False), st.just(47.0))
+COHERE = shaped(
+    {"id": TEXTS, "finish_reason": TEXTS,
+     "message": shaped({"content": PARTS}),
+     "usage": shaped({"tokens": shaped({"output_tokens": FLOATS, "input_tokens": FLOATS},
+                                       ("output_tokens",))}, ("tokens",))},
+    ("usage",),
+)  # fmt: skip
+VLLM = shaped(
+    {"request_id": TEXTS, "prompt_token_ids": IDS, "num_cached_tokens": INTS,
+     "outputs": st.lists(shaped({"token_ids": IDS, "text": TEXTS, "finish_reason": FINISHES}),
+                         max_size=4)},
+    ("request_id", "outputs"),
+)  # fmt: skip
+SHAPED_RESPONSES = st.one_of(
+    SGLANG,
+    FLAT,
+    CHAT,
+    BATCH,
+    WRAPPED,
+    TGI,
+    RESPONSES_API,
+    ANTHROPIC,
+    ANTHROPIC_BATCH,
+    GEMINI,
+    COHERE,
+    VLLM,
+)
 SHAPED_TOKENIZED = shaped({"id": st.one_of(TEXTS, INTS), "input_ids": IDS, "loss_mask": MASKS})

@@ -137,3 +137,18 @@ def test_a_stats_json_of_another_shape_still_renders(tmp_path: Path) -> None:
     stats = {"datasets": {"odd": {"kind": "inference"}, "odder": {}}, "generated_at": 5}
     text = frame(MonitorState(tmp_path / "s.json", stats, T0))
     assert "odd" in row(text, "odd") and "odder" in row(text, "odder")
+
+
+def test_the_reasoning_share_shows_only_where_records_report_it(tmp_path: Path) -> None:
+    from tests.genledger.parse import sdk_records as sdk
+    from tests.genledger.parse.test_sdk_formats import collect
+
+    lines = sdk.openai_chat_dataset(sdk.PYDANTIC_DUMPS["model_dump_json"]).lines
+    stats = collect(tmp_path, lines)
+    block = stats["datasets"]["ds"]
+    share = f"{block['total_reasoning'] / block['total_comp']:.0%}"
+    text = frame(_state(stats, T0, tmp_path / "stats.json"), width=200)
+    assert " think " in text.splitlines()[2] and share in row(text, "ds")
+    plain = collect(tmp_path / "other", sdk.vllm_dataset().lines)
+    text = frame(_state(plain, T0, tmp_path / "stats.json"), width=200)
+    assert " think " not in text.splitlines()[2]

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from genledger.demo import synth
-from genledger.parse.formats import batch_failure, record_id, response_facts, think_leak
+from genledger.parse.formats import record_id, response_facts
 
 RNG = random.Random(3)
 
@@ -72,7 +72,7 @@ OUTPUT_IDS = '{"input_ids": [1, 2], "output_ids": [9, 8, 7], "finish_reason": {"
         (WRAPPED, "wrapped_openai", 9, 11, "tool_calls", "w-1"),
         (TGI, "tgi", 6, None, "eos_token", None),
         (FLAT, "flat", 4, 3, "stop", "B2-000123"),
-        (VLLM, "derived", 4, None, "length", None),
+        (VLLM, "vllm_offline", 4, 3, "length", "0"),
         (OUTPUT_IDS, "derived", 3, 2, "stop", None),
     ],
 )
@@ -113,14 +113,14 @@ def test_synth_writers_produce_the_format_they_are_named_for() -> None:
         "think_leak": "openai_chat",
         "openai_completion": "openai_completion",
         "wrapped_openai": "wrapped_openai",
-        "vllm": "derived",
+        "vllm": "vllm_offline",
     }
     for writer, fmt in expected.items():
         facts = response_facts(synth.WRITERS[writer]("r", 10, 17, RNG))
         assert (facts.format, facts.completion_tokens) == (fmt, 17)
         assert facts.think_leak is (writer == "think_leak")
     failed = response_facts(synth.failed_batch("r", 10, 17, RNG))
-    assert (failed.format, failed.failed_request, failed.record_id) == (None, True, "r")
+    assert (failed.format, failed.failed_request, failed.record_id) == ("openai_batch", True, "r")
     missing = response_facts(synth.no_tokens("r", 10, 17, RNG))
     assert (missing.format, missing.failed_request) == (None, False)
 
@@ -146,10 +146,11 @@ def test_null_count_skips_to_the_next_path() -> None:
     assert (facts.format, facts.completion_tokens, facts.finish_reason) == ("tgi", 8, "length")
 
 
-def test_null_output_ids_falls_back_to_vllm_token_ids() -> None:
+def test_outputs_without_a_request_id_or_prompt_ids_are_no_vllm_dump() -> None:
     record = {"output_ids": None, "outputs": [{"token_ids": [1, 2], "finish_reason": "stop"}]}
     facts = response_facts(record)
-    assert (facts.format, facts.completion_tokens, facts.output_len) == ("derived", 2, None)
+    assert (facts.format, facts.completion_tokens, facts.output_len) == (None, None, None)
+    assert facts.missing_detail == "no known format; keys: output_ids, outputs"
 
 
 def test_mistyped_parent_is_not_a_present_path() -> None:
@@ -233,15 +234,16 @@ def test_record_id_prefers_custom_id_then_id_then_meta_info_id() -> None:
         {"id": "batch_req_1", "response": {"status_code": 400, "body": {"error": {}}}},
     ],
 )
-def test_failed_batch_lines_are_failed_requests_without_a_format(record: dict[str, Any]) -> None:
+def test_failed_batch_lines_are_failed_requests_without_a_count(record: dict[str, Any]) -> None:
     facts = response_facts(record)
-    assert facts.failed_request and batch_failure(record)
-    assert (facts.format, facts.count_type) == (None, None)
+    assert facts.failed_request and facts.request_detail
+    assert (facts.format, facts.count_type, facts.n_samples) == ("openai_batch", None, 0)
+    assert facts.missing_detail is None
 
 
 def test_successful_batch_and_wrapped_lines_are_not_failed_requests() -> None:
-    assert batch_failure(orjson.loads(BATCH)) is None
-    assert batch_failure(orjson.loads(WRAPPED)) is None
+    assert not facts_of(BATCH).failed_request
+    assert not facts_of(WRAPPED).failed_request
 
 
 @pytest.mark.parametrize(
@@ -252,19 +254,41 @@ def test_successful_batch_and_wrapped_lines_are_not_failed_requests() -> None:
         ({"choices": [{"message": {"content": "a</think>b", "reasoning_content": "r"}}]}, False),
         ({"choices": [{"message": {"content": "a</think>b", "reasoning": "r"}}]}, False),
         ({"choices": [{"message": {"content": "no tag", "reasoning_content": None}}]}, False),
-        ({"choices": [{"text": "a</think>b"}], "object": "text_completion"}, True),
-        ({"text": "a</think>b", "meta_info": {"completion_tokens": 3}}, True),
-        ({"text": "a</think>b", "reasoning_content": "r"}, False),
-        ({"response": {"choices": [{"message": {"content": "</think>x"}}]}}, True),
-        ({"response": {"body": {"choices": [{"message": {"content": "</think>x"}}]}}}, True),
-        ({"outputs": [{"text": "</think>x", "token_ids": [1]}]}, True),
+        # raw completions carry the whole trace by design: never a leak
+        ({"choices": [{"text": "a</think>b"}], "object": "text_completion"}, False),
+        ({"text": "a</think>b", "meta_info": {"completion_tokens": 3}}, False),
+        ({"text": "a</think>b", "completion_tokens": 3}, False),
+        ({"generated_text": "a</think>b", "details": {"generated_tokens": 3}}, False),
+        ({"request_id": "r", "outputs": [{"text": "</think>x", "token_ids": [1]}]}, False),
+        (
+            {
+                "id": "w",
+                "response": {
+                    "choices": [{"message": {"content": "</think>x"}}],
+                    "usage": {"completion_tokens": 2},
+                },
+            },
+            True,
+        ),
+        (
+            {
+                "custom_id": "b",
+                "response": {
+                    "status_code": 200,
+                    "body": {
+                        "choices": [{"message": {"content": "</think>x"}}],
+                        "usage": {"completion_tokens": 2},
+                    },
+                },
+            },
+            True,
+        ),
         ({"choices": [{"message": {"content": None, "reasoning_content": None}}]}, False),
     ],
 )
 def test_think_leak_needs_a_closing_tag_and_no_reasoning(
     record: dict[str, Any], leaks: bool
 ) -> None:
-    assert think_leak(record) is leaks
     assert response_facts(record).think_leak is leaks
 
 

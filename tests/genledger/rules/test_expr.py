@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from genledger.parse.formats import ResponseFacts
 from genledger.parse.table import TableBuilder
 from genledger.rules.catalogue import DERIVED, RULES, TABLE_COLUMNS, Table, rules_of
 from genledger.rules.expr import Expr, col, condition_function, evaluate, row_function
@@ -81,20 +82,28 @@ def test_any_condition_agrees_row_by_row_and_over_columns(
 
 
 def _response_rows() -> st.SearchStrategy[tuple[Any, ...]]:
-    facts = st.tuples(
-        st.one_of(st.none(), st.text(max_size=3)),  # record_id
-        st.one_of(st.none(), st.sampled_from(["flat", "derived", "openai_chat"])),  # format
-        st.one_of(st.none(), st.sampled_from(["int", "bigint", "bool", "float", "string"])),
-        INTS,  # completion_tokens
-        st.one_of(st.none(), st.just("true")),  # count_raw
-        INTS,  # prompt_tokens
-        st.one_of(st.none(), st.just("stop")),  # finish_reason
-        st.one_of(st.none(), st.integers(0, 5)),  # output_len
-        st.booleans(),  # failed_request
-        st.one_of(st.none(), st.just("status_code 400")),  # request_detail
-        st.booleans(),  # think_leak
+    reasons = st.one_of(st.none(), st.just("stop"))
+    return st.builds(
+        ResponseFacts,
+        record_id=st.one_of(st.none(), st.text(max_size=3)),
+        format=st.one_of(st.none(), st.sampled_from(["flat", "derived", "openai_chat"])),
+        count_type=st.one_of(st.none(), st.sampled_from(["int", "bigint", "bool", "float"])),
+        completion_tokens=INTS,
+        count_raw=st.one_of(st.none(), st.just("true")),
+        prompt_tokens=INTS,
+        reasoning_tokens=INTS,
+        cached_tokens=INTS,
+        n_samples=st.integers(0, 4),
+        finish_reason=reasons,
+        more_finishes=reasons,
+        output_len=st.one_of(st.none(), st.integers(0, 5)),
+        failed_request=st.booleans(),
+        request_detail=st.one_of(st.none(), st.just("status_code 400")),
+        think_leak=st.booleans(),
+        empty_output=st.booleans(),
+        stream_chunk=st.booleans(),
+        missing_detail=st.one_of(st.none(), st.just("no known format; keys: id")),
     )
-    return facts
 
 
 def _tokenized_rows() -> st.SearchStrategy[tuple[Any, ...]]:

@@ -136,7 +136,7 @@ def test_counted_column_marks_valid_counts_only() -> None:
 
 
 def test_a_fact_outside_the_schema_raises_instead_of_counting() -> None:
-    frame = response_frame(response(format="mystery", count_type="int", completion_tokens=1))
+    frame = response_frame(response(format="flat", count_type="mystery", completion_tokens=1))
     with pytest.raises(pa.errors.SchemaErrors):
         run(schemas.ResponseTable, frame)
 

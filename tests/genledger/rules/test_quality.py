@@ -117,7 +117,7 @@ def test_failed_batch_requests_are_done_but_not_missing_and_have_no_format(
     assert (data["n_done"], data["n_counted"], data["total_comp"]) == (3, 1, 7)
     quality = data["quality"]
     assert (quality["failed_requests"], quality["missing_tokens"]) == (2, 0)
-    assert data["formats"] == {"openai_batch": 1}
+    assert data["formats"] == {"openai_batch": 3}  # failed lines are batch lines too
     assert quality["status"] == "warn"
 
 
@@ -197,11 +197,14 @@ def test_finish_reasons_and_formats_count_records(tmp_path: Path) -> None:
         {"meta_info": {"completion_tokens": 2, "finish_reason": {"type": "stop", "matched": 2}}},
         {"meta_info": {"completion_tokens": 2, "finish_reason": None}},
         {"details": {"generated_tokens": 3, "finish_reason": "eos_token"}},
-        {"outputs": [{"token_ids": [1, 2], "finish_reason": "length"}]},
+        {"request_id": "v", "outputs": [{"token_ids": [1, 2], "finish_reason": "length"}]},
+        {"output_ids": [1, 2], "finish_reason": "stop"},
     ]
     data = block(tmp_path, jl(*records))
-    assert data["finish_reasons"] == {"eos_token": 1, "length": 2, "stop": 2}
-    assert data["formats"] == {"derived": 1, "flat": 2, "sglang_generate": 2, "tgi": 1}
+    assert data["finish_reasons"] == {"eos_token": 1, "length": 2, "stop": 3}
+    assert data["formats"] == {
+        "derived": 1, "flat": 2, "sglang_generate": 2, "tgi": 1, "vllm_offline": 1
+    }  # fmt: skip
 
 
 TOKENIZED = [

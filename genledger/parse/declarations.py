@@ -1,0 +1,474 @@
+"""Record formats as declarations (docs/design.md §3): the one place that says where each
+format keeps its counts. The built-in formats below and a user's `[[formats]]` in
+genledger.toml are the same kind of value, read by `genledger.parse.formats` (the definition
+of correct) and by the fast path alike. Path syntax: `genledger.parse.paths`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from genledger.config import Config, ConfigError
+from genledger.parse.paths import (
+    Condition,
+    Field,
+    Path,
+    PathError,
+    parse_condition,
+    parse_field,
+    parse_path,
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed request: when `when` holds; the reason is `label` with `{path}` values filled
+    in, then `: detail` when the detail path has a value."""
+
+    when: Condition
+    label: str
+    detail: Path | None = None
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One record format: how to detect it and where its fields are."""
+
+    name: str
+    detect: tuple[tuple[Condition, ...], ...]  # alternatives of all-must-hold conditions
+    completion: Field | None = None
+    prompt: Field | None = None
+    reasoning: Field | None = None
+    cached: Field | None = None
+    finish: Field | None = None  # `[]` paths: every sample's reason (the first is the record's)
+    id: Field | None = None
+    answer: tuple[Path, ...] = ()  # where the visible answer is (for empty outputs)
+    messages: Path | None = None  # chat messages (for think-tag leaks)
+    samples: Path | None = None  # `len(...)`: completions in the record
+    failures: tuple[Failure, ...] = ()
+    inner: Path | None = None  # the sub-record read as one of `inner_formats`
+    inner_formats: tuple[str, ...] = ()
+    float_counts: bool = False  # integral JSON floats are valid counts (Cohere's SDK)
+    each_finish: bool = False  # every sample's finish reason counts (else the record's first)
+    user: bool = False
+    # per detect alternative: the top-level keys it needs (a quick test before the conditions)
+    requires: tuple[frozenset[str], ...] = ()
+
+    def __post_init__(self) -> None:
+        needed = tuple(
+            frozenset(c.path.top for c in conditions if c.op != "absent")
+            for conditions in self.detect
+        )
+        object.__setattr__(self, "requires", needed)
+
+    def detects(self, obj: dict[str, Any]) -> bool:
+        """Whether the record is of this format."""
+        keys = obj.keys()
+        for needed, conditions in zip(self.requires, self.detect, strict=True):
+            if keys >= needed:  # plain loops: this runs for every record
+                for condition in conditions:
+                    if not condition.holds(obj):
+                        break
+                else:
+                    return True
+        return False
+
+    def paths(self) -> list[Path]:
+        """Every path the declaration reads."""
+        found: list[Path] = [c.path for conditions in self.detect for c in conditions]
+        for value in (self.completion, self.prompt, self.reasoning, self.cached, self.finish):
+            found.extend(value.paths if value is not None else ())
+        found.extend(self.id.paths if self.id is not None else ())
+        found.extend(self.answer)
+        found.extend(p for p in (self.messages, self.samples, self.inner) if p is not None)
+        for failure in self.failures:
+            found.append(failure.when.path)
+            found.extend([failure.detail] if failure.detail is not None else [])
+        return found
+
+
+def _f(text: str | None, sums: bool = True) -> Field | None:
+    return None if text is None else parse_field(text, sums)
+
+
+def _detect(*alternatives: str) -> tuple[tuple[Condition, ...], ...]:
+    return tuple(tuple(parse_condition(c) for c in alt.split(" & ")) for alt in alternatives)
+
+
+def _fail(when: str, label: str, detail: str | None = None) -> Failure:
+    return Failure(parse_condition(when), label, None if detail is None else parse_path(detail))
+
+
+def declare(
+    name: str,
+    detect: tuple[str, ...],
+    completion: str | None = None,
+    prompt: str | None = None,
+    reasoning: str | None = None,
+    cached: str | None = None,
+    finish: str | None = None,
+    id: str | None = None,
+    answer: tuple[str, ...] = (),
+    messages: str | None = None,
+    samples: str | None = None,
+    failures: tuple[Failure, ...] = (),
+    inner: str | None = None,
+    inner_formats: tuple[str, ...] = (),
+    float_counts: bool = False,
+    each_finish: bool = False,
+    user: bool = False,
+) -> Declaration:
+    """A declaration from path texts (raises `PathError` on a bad one)."""
+    return Declaration(
+        name=name,
+        detect=_detect(*detect),
+        completion=_f(completion),
+        prompt=_f(prompt),
+        reasoning=_f(reasoning),
+        cached=_f(cached),
+        finish=_f(finish, sums=False),
+        id=_f(id, sums=False),
+        answer=tuple(parse_path(p) for p in answer),
+        messages=None if messages is None else parse_path(messages),
+        samples=None if samples is None else parse_path(samples),
+        failures=failures,
+        inner=None if inner is None else parse_path(inner),
+        inner_formats=inner_formats,
+        float_counts=float_counts,
+        each_finish=each_finish,
+        user=user,
+    )
+
+
+CHAT_ANSWER = (
+    "choices[].message.content",
+    "choices[].message.tool_calls",
+    "choices[].message.function_call",
+    "choices[].message.refusal",
+    "choices[].text",
+)
+CHAT_FIELDS: dict[str, Any] = dict(
+    completion="usage.completion_tokens",
+    prompt="usage.prompt_tokens",
+    reasoning="usage.completion_tokens_details.reasoning_tokens | usage.reasoning_tokens",
+    cached="usage.prompt_tokens_details.cached_tokens",
+    finish="choices[].finish_reason",
+    answer=CHAT_ANSWER,
+    messages="choices[].message",
+    samples="len(choices)",
+)
+RESPONSES_FAILURES = (
+    _fail("status=failed", "failed {error.code}", "error.message"),
+    _fail("error", "error {error.code}", "error.message"),
+)
+
+
+def _gemini(camel: bool) -> Declaration:
+    """Gemini as REST/`by_alias` (camelCase) or as the Python SDK's default dump (snake_case)."""
+
+    def name(text: str) -> str:
+        return text if camel else re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), text)
+
+    usage, feedback = name("usageMetadata"), name("promptFeedback.blockReason")
+    thoughts = f"{usage}.{name('thoughtsTokenCount')}"
+    parts = "candidates[].content.parts[]"
+    return declare(
+        "gemini",
+        (usage, feedback),
+        completion=f"{usage}.{name('candidatesTokenCount')} + {thoughts}",
+        prompt=f"{usage}.{name('promptTokenCount')}",
+        reasoning=thoughts,
+        cached=f"{usage}.{name('cachedContentTokenCount')}",
+        finish=name("candidates[].finishReason"),
+        id=name("responseId"),
+        answer=(f"{parts}.text", name(f"{parts}.functionCall")),
+        failures=(_fail(feedback, "blocked {" + feedback + "}"),),
+    )
+
+
+BUILT_IN: tuple[Declaration, ...] = (
+    declare(
+        "sglang_generate",
+        ("meta_info.completion_tokens",),
+        completion="meta_info.completion_tokens",
+        prompt="meta_info.prompt_tokens",
+        reasoning="meta_info.reasoning_tokens",
+        cached="meta_info.cached_tokens",
+        finish="meta_info.finish_reason",
+        id="meta_info.id",
+        answer=("text",),
+        failures=(
+            _fail("meta_info.finish_reason.type=abort", "abort", "meta_info.finish_reason.message"),
+        ),
+    ),
+    # A stream's last chunk carries the request's usage; its answer was streamed before it.
+    declare(
+        "openai_chat",
+        ("usage.completion_tokens & object=chat.completion.chunk",),
+        **{**CHAT_FIELDS, "answer": (), "messages": None, "samples": None},
+    ),
+    declare(
+        "openai_completion",
+        (
+            "usage.completion_tokens & object=text_completion",
+            "usage.completion_tokens & !object & choices[].text & !choices[].message",
+        ),
+        **CHAT_FIELDS,
+    ),
+    declare("openai_chat", ("usage.completion_tokens",), **CHAT_FIELDS),
+    declare(
+        "openai_responses",
+        ("usage.output_tokens & object=response",),
+        completion="usage.output_tokens",
+        prompt="usage.input_tokens",
+        reasoning="usage.output_tokens_details.reasoning_tokens",
+        cached="usage.input_tokens_details.cached_tokens",
+        finish="incomplete_details.reason | status",
+        answer=("output[].content[].text", "output[].content[].refusal", "output[].arguments"),
+        failures=RESPONSES_FAILURES,
+    ),
+    declare(
+        "anthropic_message",
+        ("usage.output_tokens & type=message",),
+        completion="usage.output_tokens",
+        prompt=(
+            "usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens"
+        ),
+        reasoning="usage.output_tokens_details.thinking_tokens",
+        cached="usage.cache_read_input_tokens",
+        finish="stop_reason",
+        answer=("content[].text", "content[].input"),
+    ),
+    declare(
+        "openai_batch",
+        (
+            "response.body",
+            "response.status_code",
+            "custom_id & has(response) & !response",
+            "error & has(response) & !response",
+            "custom_id & error & !response.usage",
+        ),
+        id="custom_id",
+        failures=(
+            _fail("error", "error {error.code}", "error.message"),
+            _fail(
+                "response.status_code!=200",
+                "status_code {response.status_code}",
+                "response.body.error.message",
+            ),
+            _fail("!response", "no response"),
+        ),
+        inner="response.body",
+        inner_formats=("openai_chat", "openai_completion", "openai_responses"),
+    ),
+    declare(
+        "anthropic_batch",
+        ("result.type & custom_id",),
+        id="custom_id",
+        failures=(
+            _fail("result.type=errored", "errored", "result.error.error.message"),
+            _fail("result.type=canceled", "canceled"),
+            _fail("result.type=expired", "expired"),
+        ),
+        inner="result.message",
+        inner_formats=("anthropic_message",),
+    ),
+    _gemini(camel=True),
+    _gemini(camel=False),
+    declare(
+        "gemini_batch",
+        ("key & response", "key & error"),
+        id="key",
+        failures=(
+            _fail("error", "error {error.code}", "error.message"),
+            _fail("!response", "no response"),
+        ),
+        inner="response",
+        inner_formats=("gemini",),
+    ),
+    declare(
+        "cohere_chat",
+        ("usage.tokens.output_tokens",),
+        completion="usage.tokens.output_tokens",
+        prompt="usage.tokens.input_tokens",
+        finish="finish_reason",
+        answer=("message.content[].text", "message.tool_calls"),
+        float_counts=True,
+    ),
+    declare(
+        "wrapped_openai",
+        ("response.usage.completion_tokens",),
+        inner="response",
+        inner_formats=("openai_chat", "openai_completion"),
+    ),
+    declare(
+        "tgi",
+        ("details.generated_tokens",),
+        completion="details.generated_tokens",
+        prompt="details.input_length",
+        finish="details.finish_reason",
+        answer=("generated_text",),
+    ),
+    declare(
+        "vllm_offline",
+        ("outputs[].token_ids & request_id", "outputs[].token_ids & prompt_token_ids"),
+        completion="len(outputs[].token_ids)",
+        prompt="len(prompt_token_ids)",
+        cached="num_cached_tokens",
+        finish="outputs[].finish_reason",
+        id="request_id",
+        answer=("outputs[].text",),
+        samples="len(outputs)",
+        each_finish=True,
+    ),
+    declare(
+        "flat",
+        ("completion_tokens",),
+        completion="completion_tokens",
+        prompt="prompt_tokens",
+        reasoning="reasoning_tokens",
+        cached="cached_tokens",
+        finish="finish_reason",
+        answer=("text",),
+    ),
+    declare(
+        "derived",
+        ("output_ids",),
+        completion="len(output_ids)",
+        prompt="len(input_ids)",
+        finish="finish_reason | meta_info.finish_reason",
+        answer=("text",),
+    ),
+)
+# A streamed chunk without usage is a piece of a request, not a record (docs/design.md §3).
+STREAM_FRAGMENTS = _detect(
+    "object=chat.completion.chunk & !usage",
+    "has(token) & has(index) & !details & !choices",  # TGI's token events
+)
+
+
+# --- user declarations (genledger.toml `[[formats]]`) ---------------------------------------
+
+USER_KEYS = (
+    "name", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
+    "finish_reason", "id", "text", "detect", "failed_when", "samples", "float_counts",
+)  # fmt: skip
+
+
+def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
+    """One `[[formats]]` table as a declaration; raises `PathError` naming the bad entry."""
+    unknown = sorted(set(raw) - set(USER_KEYS))
+    if unknown:
+        raise PathError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(USER_KEYS)})")
+    name, completion = raw.get("name"), raw.get("completion_tokens")
+    if not isinstance(name, str) or not name:
+        raise PathError(f"{where}: `name` must be a non-empty string")
+    where = f"{where} ({name})"
+    if not isinstance(completion, str):
+        raise PathError(f"{where}: `completion_tokens` (a path) is required")
+    try:
+        detect = raw.get("detect", completion.split("|")[0].split("+")[0].strip())
+        conditions = [detect] if isinstance(detect, str) else detect
+        if not isinstance(conditions, list) or not conditions:
+            raise PathError("`detect` must be a condition or a list of them")
+        texts = {k: raw.get(k) for k in ("prompt_tokens", "reasoning_tokens", "cached_tokens")}
+        text = raw.get("text")
+        failed_when = raw.get("failed_when")
+        float_counts = raw.get("float_counts", False)
+        if not isinstance(float_counts, bool):
+            raise PathError("`float_counts` must be true or false")
+        return declare(
+            name,
+            (" & ".join(_string(c, "detect") for c in conditions),),
+            completion=completion,
+            prompt=_optional(texts["prompt_tokens"], "prompt_tokens"),
+            reasoning=_optional(texts["reasoning_tokens"], "reasoning_tokens"),
+            cached=_optional(texts["cached_tokens"], "cached_tokens"),
+            finish=_optional(raw.get("finish_reason"), "finish_reason"),
+            id=_optional(raw.get("id"), "id"),
+            answer=() if text is None else tuple(_string(text, "text").split("|")),
+            samples=_optional(raw.get("samples"), "samples"),
+            failures=()
+            if failed_when is None
+            else (_fail(_string(failed_when, "failed_when"), f"failed_when {failed_when}"),),
+            float_counts=float_counts,
+            user=True,
+        )
+    except PathError as exc:
+        raise PathError(f"{where}: {exc}") from None
+
+
+def _string(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise PathError(f"`{key}` must be a string")
+    return value
+
+
+def _optional(value: Any, key: str) -> str | None:
+    return None if value is None else _string(value, key)
+
+
+def user_declarations(raw: Iterable[Mapping[str, Any]], where: str) -> tuple[Declaration, ...]:
+    """Every `[[formats]]` table of a config file, in order."""
+    return tuple(user_declaration(r, f"{where}: formats[{i}]") for i, r in enumerate(raw))
+
+
+def declared(config: Config) -> tuple[Declaration, ...]:
+    """The config's `[[formats]]` as declarations; a bad one raises `ConfigError` naming it."""
+    where = f"config file {config.source}" if config.source is not None else "config"
+    try:
+        return user_declarations(config.formats, where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+# --- the declarations in force ----------------------------------------------------------------
+
+
+@dataclass
+class _Active:
+    user: tuple[Declaration, ...] = ()
+    all: tuple[Declaration, ...] = BUILT_IN
+    by_name: dict[str, tuple[Declaration, ...]] = field(default_factory=dict)
+
+
+def _by_name(declarations: Iterable[Declaration]) -> dict[str, tuple[Declaration, ...]]:
+    out: dict[str, list[Declaration]] = {}
+    for d in declarations:
+        out.setdefault(d.name, []).append(d)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+ACTIVE = _Active(by_name=_by_name(BUILT_IN))
+
+
+def use_formats(user: Iterable[Declaration]) -> None:
+    """Put a config's declarations in force (tried before the built-in ones, in order).
+    Forked scan workers inherit them."""
+    user = tuple(user)
+    if user == ACTIVE.user:
+        return
+    ACTIVE.user = user
+    ACTIVE.all = user + BUILT_IN if user else BUILT_IN
+    ACTIVE.by_name = _by_name(BUILT_IN)
+
+
+def active() -> tuple[Declaration, ...]:
+    """The declarations in force, in the order they are tried."""
+    return ACTIVE.all
+
+
+@cache
+def inner_candidates(names: tuple[str, ...]) -> tuple[Declaration, ...]:
+    """The built-in declarations a sub-record may be read as, in table order."""
+    wanted = set(names)
+    return tuple(d for d in BUILT_IN if d.name in wanted and d.inner is None)
+
+
+def signature() -> str:
+    """A short text that changes when the user's declarations change (for restarts)."""
+    return repr([(d.name, [p.text for p in d.paths()]) for d in ACTIVE.user])

@@ -1,0 +1,35 @@
+"""The new numbers reach the Dagster UI as plotted metadata (numbers, never made-up zeros)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from assets.metadata import file_asset_metadata
+from genledger.config import Config
+from genledger.tail.discovery import discover
+from tests.genledger.parse import sdk_records as sdk
+from tests.genledger.parse.test_sdk_formats import collect
+
+
+def test_reasoning_cached_and_samples_are_plotted_numbers(tmp_path: Path) -> None:
+    dataset = sdk.openai_chat_dataset(sdk.PYDANTIC_DUMPS["model_dump_json"])
+    block = collect(tmp_path, dataset.lines)["datasets"]["ds"]
+    (found,) = discover(tmp_path / "data", Config())
+    metadata = file_asset_metadata(found, "responses", block, failure_count=2)
+    truth = dataset.truth
+    assert metadata["total_reasoning"] == dg.MetadataValue.int(truth.total_reasoning or 0)
+    assert metadata["total_cached_prompt"] == dg.MetadataValue.int(64)
+    assert metadata["n_samples"] == dg.MetadataValue.int(8)
+    assert metadata["empty_outputs"] == dg.MetadataValue.int(1)
+    assert isinstance(metadata["reasoning_share"], dg.FloatMetadataValue)
+    assert metadata["empty_output_reasons"].value == {"length": 1}
+
+
+def test_unknown_reasoning_is_not_plotted_as_zero(tmp_path: Path) -> None:
+    block = collect(tmp_path, sdk.cohere_dataset(sdk.PYDANTIC_DUMPS["exclude_none"]).lines)
+    (found,) = discover(tmp_path / "data", Config())
+    metadata = file_asset_metadata(found, "responses", block["datasets"]["ds"], 0)
+    assert "total_reasoning" not in metadata and "reasoning_share" not in metadata
+    assert "total_cached_prompt" not in metadata

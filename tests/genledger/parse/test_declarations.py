@@ -1,0 +1,230 @@
+"""Formats as declarations: the path language, a user's `[[formats]]`, and the unknown shape."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from genledger.config import Config, ConfigError, load_config
+from genledger.parse.declarations import (
+    ACTIVE,
+    BUILT_IN,
+    declared,
+    use_formats,
+    user_declaration,
+)
+from genledger.parse.formats import response_facts
+from genledger.parse.paths import PathError, parse_condition, parse_field, parse_path
+from genledger.refresh.collect import refresh
+
+from ..fast.test_lines import assert_same
+from ..hard_lines import INTS, RESPONSE_RECORDS, SHAPED_RESPONSES, TEXTS, encodings, shaped
+from ..test_cli_collect import run
+
+
+@pytest.fixture(autouse=True)
+def built_in_only() -> Any:
+    """Every test starts and ends with the built-in declarations alone."""
+    use_formats(())
+    yield
+    use_formats(())
+
+
+@pytest.mark.parametrize(
+    ("path", "record", "value"),
+    [
+        ("a.b", {"a": {"b": 3}}, 3),
+        ("a.b", {"a": {"b": None}}, None),
+        ("a.b", {"a": [1]}, None),
+        ("a[].b", {"a": [{"b": 2}, {"b": 5}, {"c": 1}, 7]}, 7),
+        ("len(a)", {"a": [1, 2, 3]}, 3),
+        ("len(a)", {"a": [[1, 2], [3]]}, 3),  # a saved [1, L] tensor
+        ("len(a[].ids)", {"a": [{"ids": [1, 2]}, {"ids": [3]}]}, 3),
+        ("len(a)", {"a": "abc"}, "abc"),  # no list: the value itself, reported as invalid
+        ("a[].b", {"a": [{"b": 2}, {"b": "x"}]}, "x"),  # the first value that is no count
+        ("a[].b", {"a": []}, None),
+    ],
+)
+def test_paths_visit_lists_and_count_lengths(path: str, record: Any, value: Any) -> None:
+    assert parse_path(path).raw(record, floats=False) == value
+
+
+def test_fields_sum_terms_and_take_the_first_present_alternative() -> None:
+    both = parse_field("u.a + u.b | c")
+    assert both.raw({"u": {"a": 2, "b": 3}, "c": 100}) == 5
+    assert both.raw({"u": {"b": 3}, "c": 100}) == 3  # an absent term is 0
+    assert both.raw({"u": {}, "c": 100}) == 100  # all absent: the next alternative
+    assert both.raw({"u": {"a": 2, "b": True}}) is True  # a term that is no count
+    assert parse_field("n").raw({"n": 47.0}, floats=True) == 47
+    assert parse_field("n").raw({"n": 47.5}, floats=True) == 47.5
+
+
+@pytest.mark.parametrize(
+    ("condition", "record", "holds"),
+    [
+        ("a", {"a": 0}, True),
+        ("a", {"a": None}, False),
+        ("!a", {}, True),
+        ("has(a)", {"a": None}, True),
+        ("a.t=abort", {"a": {"t": "abort"}}, True),
+        ("s!=200", {"s": 200}, False),
+        ("s!=200", {"s": 400}, True),
+        ("s!=200", {}, False),
+        ("s=true", {"s": 1}, False),
+    ],
+)
+def test_conditions(condition: str, record: Any, holds: bool) -> None:
+    assert parse_condition(condition).holds(record) is holds
+
+
+@pytest.mark.parametrize("path", ["", "a..b", "a.b[", "len()", "a b", "a[0].b", "len(a"])
+def test_a_bad_path_is_refused_with_a_message_naming_it(path: str) -> None:
+    with pytest.raises(PathError, match="path"):
+        parse_path(path)
+
+
+def test_every_built_in_declaration_reads_only_valid_paths() -> None:
+    assert all(p.text for d in BUILT_IN for p in d.paths())
+
+
+MY_PIPELINE = {
+    "name": "my_pipeline",
+    "completion_tokens": "result.gen.n_tokens",
+    "prompt_tokens": "result.prompt.n_tokens",
+    "reasoning_tokens": "result.gen.thinking",
+    "cached_tokens": "result.prompt.cached",
+    "finish_reason": "result.gen.stop",
+    "id": "uid",
+    "text": "result.gen.text",
+}
+
+
+def my_record(uid: str, n: int, text: str = "4") -> dict[str, Any]:
+    """A record of the user's own pipeline, which no built-in declaration knows."""
+    gen = {"n_tokens": n, "thinking": n // 2, "stop": "eos", "text": text}
+    return {"uid": uid, "result": {"gen": gen, "prompt": {"n_tokens": 7, "cached": 3}}}
+
+
+def test_a_user_declaration_reads_every_declared_field() -> None:
+    use_formats([user_declaration(MY_PIPELINE, "test")])
+    facts = response_facts(my_record("u1", 10))
+    assert facts[:9] == ("u1", "my_pipeline", "int", 10, None, 7, 5, 3, 1)
+    assert (facts.finish_reason, facts.empty_output) == ("eos", False)
+    assert response_facts(my_record("u2", 10, text="")).empty_output
+    for record in (my_record("u1", 10), my_record("u2", 10, text="")):
+        assert_same(orjson.dumps(record), "responses")
+
+
+def test_user_declarations_are_tried_before_the_built_in_ones() -> None:
+    record = {"completion_tokens": 5, "mine": {"n": 9}}
+    assert response_facts(record).format == "flat"
+    use_formats([user_declaration({"name": "mine", "completion_tokens": "mine.n"}, "test")])
+    assert (response_facts(record).format, response_facts(record).completion_tokens) == ("mine", 9)
+    assert ACTIVE.user
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"name": "x", "completion_tokens": "a..b"}, "formats[0] (x): bad path 'a..b'"),
+        ({"name": "x"}, "formats[0] (x): `completion_tokens`"),
+        ({"completion_tokens": "a"}, "formats[0]: `name`"),
+        ({"name": "x", "completion_tokens": "a", "colour": "b"}, "unknown key 'colour'"),
+        ({"name": "x", "completion_tokens": "a", "text": "len("}, "formats[0] (x)"),
+    ],
+)
+def test_a_bad_declaration_in_the_config_is_a_config_error_naming_it(
+    table: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "genledger.toml"
+    entries = "".join(f"{k} = {orjson.dumps(v).decode()}\n" for k, v in table.items())
+    config.write_text("[[formats]]\n" + entries)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        declared(load_config(config, env={}))
+
+
+def test_an_unknown_shape_is_missing_and_its_reason_names_the_keys_it_saw(tmp_path: Path) -> None:
+    record = {"id": "x", "type": "thing", "usage": {"input_tokens": 1, "output_tokens": 2}}
+    record["content"] = "hi"
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    (root / "ds" / "raw_responses.jsonl").write_bytes(orjson.dumps(record) + b"\n")
+    done = run("collect", root, "-o", tmp_path / "s.json", "--state", tmp_path / "st", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    block = orjson.loads((tmp_path / "s.json").read_bytes())["datasets"]["ds"]
+    failures = {f["check"]: f for f in block["quality"]["failures"]}
+    reason = failures["missing_tokens"]["examples"][0]["reason"]
+    assert reason == "no known format; keys: id, type, usage{input_tokens, output_tokens}, content"
+
+
+def test_the_same_shape_declared_in_genledger_toml_is_counted(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    records = [my_record("u1", 10), my_record("u2", 30), my_record("u3", 8, text="")]
+    lines = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    (root / "ds" / "raw_responses.jsonl").write_bytes(lines)
+    toml = "[[formats]]\n" + "".join(f'{k} = "{v}"\n' for k, v in MY_PIPELINE.items())
+    (tmp_path / "genledger.toml").write_text(toml)
+    args = ("collect", root, "-o", tmp_path / "s.json", "--state", tmp_path / "st")
+    done = run(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    block = orjson.loads((tmp_path / "s.json").read_bytes())["datasets"]["ds"]
+    assert (block["total_comp"], block["total_prompt"], block["formats"]) == (
+        48,
+        21,
+        {"my_pipeline": 3},
+    )
+    assert (block["total_reasoning"], block["total_cached_prompt"]) == (5 + 15 + 4, 9)
+    assert block["quality"]["empty_outputs"] == 1
+    # a declaration with a bad path stops the run before anything is read: exit 2, one line
+    (tmp_path / "genledger.toml").write_text(toml.replace("result.gen.n_tokens", "result..n"))
+    done = run(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "bad path 'result..n'" in done.stderr
+
+
+DECLARED = shaped(
+    {"uid": TEXTS, "result": shaped({"gen": shaped({"n_tokens": INTS, "thinking": INTS,
+                                                    "text": TEXTS, "stop": TEXTS}),
+                                     "prompt": shaped({"n_tokens": INTS, "cached": INTS})})},
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_declared_format_takes_the_fast_path_with_the_general_facts(data: st.DataObject) -> None:
+    use_formats([user_declaration(MY_PIPELINE, "test")])
+    record = data.draw(st.one_of(DECLARED, SHAPED_RESPONSES, RESPONSE_RECORDS))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
+def test_new_declarations_read_every_file_again(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    records = [my_record("u1", 10), my_record("u2", 30)]
+    (root / "ds" / "raw_responses.jsonl").write_bytes(
+        b"".join(orjson.dumps(r) + b"\n" for r in records)
+    )
+    config = Config(data_root=root, stats_path=tmp_path / "s.json", state_dir=tmp_path / "st")
+    before = refresh(config).stats["datasets"]["ds"]
+    assert (before["total_comp"], before["quality"]["missing_tokens"]) == (0, 2)
+    declared_config = replace(config, formats=(MY_PIPELINE,))
+    after = refresh(declared_config).stats["datasets"]["ds"]
+    assert (after["total_comp"], after["quality"]["missing_tokens"]) == (40, 0)
+    assert refresh(config).stats["datasets"]["ds"]["total_comp"] == 0  # and back again
+
+
+def test_a_declared_failure_rule_makes_failed_requests() -> None:
+    table = {**MY_PIPELINE, "failed_when": "result.status=error"}
+    use_formats([user_declaration(table, "test")])
+    record = {**my_record("u1", 0), "result": {"status": "error", "gen": {"n_tokens": 0}}}
+    facts = response_facts(record)
+    assert facts.failed_request and facts.request_detail == "failed_when result.status=error"
+    assert (facts.format, facts.completion_tokens, facts.n_samples) == ("my_pipeline", 0, 0)
