@@ -263,10 +263,20 @@ def _frame_value(expr: Expr, frame: pd.DataFrame) -> Any:
     if isinstance(expr, Compare):
         return _frame_compare(expr, frame)
     if isinstance(expr, Diff):
-        return _frame_value(expr.left, frame) - _frame_value(expr.right, frame)
+        # Python ints (object dtype), as the row function computes: int64 would wrap around.
+        left = pd.Series(_frame_value(expr.left, frame), index=frame.index).astype(object)
+        return left - _exact(_frame_value(expr.right, frame))
     if isinstance(expr, Abs):
-        return _frame_value(expr.inner, frame).abs()
+        inner = pd.Series(_frame_value(expr.inner, frame), index=frame.index).astype(object)
+        return inner.map(abs)
     raise TypeError(f"{expr!r} cannot be evaluated")
+
+
+def _exact(value: Any) -> Any:
+    """A column as Python ints (object dtype); a literal as it is."""
+    import pandas as pd
+
+    return value.astype(object) if isinstance(value, pd.Series) else value
 
 
 def _condition(expr: Expr, frame: pd.DataFrame) -> pd.Series:
@@ -284,6 +294,7 @@ def _condition(expr: Expr, frame: pd.DataFrame) -> pd.Series:
 def _frame_compare(expr: Compare, frame: pd.DataFrame) -> pd.Series:
     import operator
 
+    import numpy as np
     import pandas as pd
 
     left = pd.Series(_frame_value(expr.left, frame), index=frame.index)
@@ -291,10 +302,12 @@ def _frame_compare(expr: Compare, frame: pd.DataFrame) -> pd.Series:
     present = left.notna()
     if isinstance(right, pd.Series):
         present &= right.notna()
-    compared = getattr(operator, expr.op)(left, right)
-    return (present & pd.Series(compared, index=frame.index).fillna(False).astype(bool)).astype(
-        bool
-    )
+        right = right[present]
+    mask = present.to_numpy(dtype=bool)
+    result = np.zeros(len(mask), dtype=bool)
+    if mask.any():  # only rows where both sides exist: a comparison with a null is false
+        result[mask] = np.asarray(getattr(operator, expr.op)(left[present], right), dtype=bool)
+    return pd.Series(result, index=frame.index)
 
 
 # -- array evaluation: the same expressions over numpy columns (bulk counting) ---------------
@@ -342,7 +355,8 @@ def _array_value(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int) -> 
     if isinstance(expr, Diff):
         left, left_ok = _array_value(expr.left, columns, rows)
         right, right_ok = _array_value(expr.right, columns, rows)
-        return left - right, left_ok & right_ok
+        # Python ints (object arrays), as the row function computes: int64 would wrap around.
+        return np.asarray(left, dtype=object) - np.asarray(right, dtype=object), left_ok & right_ok
     if isinstance(expr, Abs):
         inner, ok = _array_value(expr.inner, columns, rows)
         return np.abs(inner), ok
