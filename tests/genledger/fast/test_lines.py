@@ -289,6 +289,17 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
         assert fast.utf8
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"\\", b"u", b"\\u", b"0", b"a"]), max_size=40), st.integers(0, 3))
+def test_the_paired_escape_search_finds_every_backslash_u(parts: list[bytes], pad: int) -> None:
+    # `\u` read as uint16 pairs from both offsets: none may hide across a pair's border
+    data = b"x" * pad + b"".join(parts)
+    assert vector.load()
+    np, _ = vector.modules()
+    found = rawtext._backslash_u_in(np, np.frombuffer(data, np.uint8))
+    assert found == (b"\\u" in data), data
+
+
 @pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])
 @pytest.mark.parametrize("tag", [b"", b"</", b"<\\/"])
 def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
