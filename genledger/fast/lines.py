@@ -3,7 +3,7 @@
 `refresh.scan` asks these first and falls back to the general path (`parse.line`, the
 definition of correct) whenever they return None.
 
-1. Typed shapes (`genledger.fast.shapes`): the line decodes into one of the common record
+1. Typed shapes (`genledger.fast.shapes`, `.apishapes`): the line decodes into one of the record
    shapes, typed key by key at every level, and the facts are written down directly.
 2. Stand-ins: msgspec splits the line into its top-level values (`msgspec.Raw`); each is
    decoded by orjson exactly as the general path decodes it, except the big id arrays, which
@@ -28,19 +28,18 @@ import msgspec
 import orjson
 
 from genledger.config import Switches
+from genledger.fast import shapes
+from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
-from genledger.fast.shapes import (
-    RESPONSE_SHAPES,
-    TOKENIZED_SHAPES,
-    Unusual,
-    flat_len,
-)
+from genledger.fast.shapes import TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN, active
 from genledger.parse.formats import response_facts
 from genledger.parse.tokenized import tokenized_facts
 
 Facts = tuple[Any, ...]
 ON = Switches()
+# The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
+RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {

@@ -57,14 +57,26 @@ def flat_len(data: bytes) -> int | None:
     """Elements of a flat array of numbers/null (syntax already checked), else None."""
     # msgspec checked the syntax, so without strings and inner arrays every comma separates
     # two elements (`{}` holds none; non-ASCII bytes outside strings would not have parsed).
-    if data[:1] != b"[" or b'"' in data or data.find(b"[", 1) >= 0:
-        return None
-    if b"e" in data or b"E" in data:  # an exponent (maybe beyond a double), true, false
+    if not _flat(data):
         return None
     commas = count_commas(data)
     if commas:
         return commas + 1
     return 0 if not data[1:-1].strip(WHITESPACE) else 1
+
+
+def _flat(data: bytes) -> bool:
+    """A flat array of numbers/null (syntax already checked): no strings, no inner arrays,
+    no exponent (maybe beyond a double), no true/false."""
+    if data[:1] != b"[" or b'"' in data or data.find(b"[", 1) >= 0:
+        return False
+    return not (b"e" in data or b"E" in data)
+
+
+def _ids_checked(raw: msgspec.Raw) -> None:
+    """An id array only checked, not counted: a flat list (or absent), else unusual."""
+    if raw and not _flat(bytes(raw)):
+        raise Unusual
 
 
 def _ids_len(raw: msgspec.Raw) -> int | None:
@@ -190,12 +202,13 @@ class Flat(_Shape):
         """The response facts of this record."""
         empty = _raw_text_empty(self.text, plain)
         output_len = _ids_len(self.output_ids)
-        input_len = _ids_len(self.input_ids)  # checked even when unused: orjson must accept it
         if self.completion_tokens is not None:
+            _ids_checked(self.input_ids)  # unused, yet orjson must accept it: not counted
             fmt, count, prompt = "flat", self.completion_tokens, self.prompt_tokens
         elif output_len is not None:  # no count path: len(output_ids), prompt len(input_ids)
-            fmt, count, prompt = "derived", output_len, input_len
+            fmt, count, prompt = "derived", output_len, _ids_len(self.input_ids)
         else:
+            _ids_checked(self.input_ids)
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
         return ResponseFacts(

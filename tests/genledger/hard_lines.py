@@ -362,6 +362,54 @@ SHAPE_LINES: list[bytes] = [
     b'[{"meta_info": {"completion_tokens": 1}}, {"meta_info": {"completion_tokens": 2}}]',
     b'[{"meta_info": {"completion_tokens": 1}}, null]',
     b'[{"meta_info": {"completion_tokens": 1}}, {"meta_info": {"completion_tokens": 1}]',
+    # the hosted APIs' shapes (genledger/fast/apishapes.py)
+    b'{"object": "response", "usage": {"output_tokens": 5}, "output": []}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "status": "incomplete",'
+    b' "incomplete_details": {"reason": "max_output_tokens"}, "output": [{"type": "reasoning",'
+    b' "summary": [{"type": "summary_text", "text": "s"}]}]}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "status": "incomplete",'
+    b' "incomplete_details": {"reason": null}}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "status": "failed"}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "error": {"code": "x"}}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "output": [{"type": "function_call",'
+    b' "arguments": "{}"}, {"type": "message", "content": [{"type": "output_text", "text": ""},'
+    b' {"type": "refusal", "refusal": "no</think>"}]}]}',
+    b'{"object": "response", "usage": {"output_tokens": 5, "input_tokens": 3,'
+    b' "input_tokens_details": {"cached_tokens": 2}, "output_tokens_details": null}}',
+    b'{"object": "responses", "usage": {"output_tokens": 5}}',
+    b'{"type": "message", "usage": {"output_tokens": 5, "input_tokens": 3,'
+    b' "cache_creation_input_tokens": -1, "cache_read_input_tokens": 4}, "content": []}',
+    b'{"type": "message", "usage": {"output_tokens": 5, "input_tokens": 9223372036854775807,'
+    b' "cache_read_input_tokens": 1}, "content": null}',
+    b'{"type": "message", "usage": {"output_tokens": 5, "input_tokens": 3,'
+    b' "cache_read_input_tokens": null}, "content": [{"type": "thinking", "thinking": "t"},'
+    b' {"type": "text", "text": ""}], "stop_reason": "max_tokens"}',
+    b'{"usageMetadata": {"candidatesTokenCount": 3, "thoughtsTokenCount": 4},'
+    b' "candidates": [{"content": {"parts": [{"text": "t", "thought": true}]}},'
+    b' {"finishReason": "STOP"}]}',
+    b'{"usageMetadata": {"candidatesTokenCount": 3, "thoughtsTokenCount": -4},'
+    b' "candidates": [{"content": {"parts": [{"text": "t", "thought": false}]}}]}',
+    b'{"usageMetadata": {"thoughtsTokenCount": 4}, "candidates": [], "responseId": ""}',
+    b'{"usageMetadata": {"promptTokenCount": 4}, "candidates": []}',
+    b'{"usageMetadata": {"candidatesTokenCount": 3}, "candidates": [{"finishReason": "MAX_TOKENS"},'
+    b' {"finishReason": "STOP", "content": {"parts": [{"text": ""}]}}]}',
+    b'{"object": "response", "usage": {"output_tokens": 5}, "output": [{"type": "function_call",'
+    b' "arguments": "{}", "content": []}]}',
+    b'{"usageMetadata": {"candidatesTokenCount": 9223372036854775807, "thoughtsTokenCount": 1}}',
+    b'{"usage": {"tokens": {"output_tokens": 5.0, "input_tokens": -0.0}}, "message": {}}',
+    b'{"usage": {"tokens": {"output_tokens": 5.5}}}',
+    b'{"usage": {"tokens": {"output_tokens": 9007199254740993}}}',
+    b'{"usage": {"tokens": {"output_tokens": 3, "input_tokens": 1e400}}}',
+    b'{"usage": {"tokens": {"output_tokens": null}}}',
+    b'{"request_id": "r", "outputs": [{"token_ids": [1, 2], "finish_reason": "length"},'
+    b' {"token_ids": [3], "text": "", "finish_reason": null}, {"token_ids": null,'
+    b' "finish_reason": {"type": "stop"}}]}',
+    b'{"request_id": "r", "outputs": [{"token_ids": [1, 2], "text": "a"},'
+    b' {"token_ids": [], "text": "b", "finish_reason": "stop"}, {"finish_reason": "length"}]}',
+    b'{"prompt_token_ids": [1, 2, 3], "outputs": [{"token_ids": [[1, 2]]}]}',
+    b'{"prompt_token_ids": [1, 2, 3], "outputs": [{"token_ids": [1, 2]}]}',
+    b'{"outputs": [{"token_ids": [1, 2]}]}',
+    b'{"request_id": "", "outputs": [{"text": "x"}]}',
 ]
 TOKENIZED_SHAPE_LINES: list[bytes] = [
     b'{"input_ids": [1, 2, 3], "loss_mask": [0,1,1]}',
@@ -496,13 +544,19 @@ TGI = shaped(
 )  # fmt: skip
 PARTS = st.lists(
     shaped({"type": st.sampled_from(["text", "thinking", "output_text"]), "text": TEXTS,
-            "thought": st.booleans()}),
+            "thought": st.booleans(), "thinking": TEXTS, "refusal": TEXTS}),
     max_size=3,
 )  # fmt: skip
 RESPONSES_API = shaped(
-    {"object": st.just("response"), "status": st.sampled_from(["completed", "failed"]),
+    {"object": st.just("response"),
+     "status": st.sampled_from(["completed", "failed", "incomplete"]),
      "error": st.none(), "id": TEXTS,
-     "output": st.lists(shaped({"type": st.just("message"), "content": PARTS}), max_size=2),
+     "incomplete_details": st.one_of(st.none(), shaped({"reason": TEXTS})),
+     "output": st.lists(shaped({"type": st.sampled_from(["message", "function_call"]),
+                                "content": PARTS, "arguments": TEXTS,
+                                "summary": st.lists(shaped({"type": TEXTS, "text": TEXTS}),
+                                                    max_size=1)}),
+                        max_size=2),
      "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
                       "output_tokens_details": shaped({"reasoning_tokens": INTS}),
                       "input_tokens_details": shaped({"cached_tokens": INTS})},
@@ -513,7 +567,8 @@ ANTHROPIC = shaped(
     {"type": st.just("message"), "id": TEXTS, "content": PARTS,
      "stop_reason": st.sampled_from(["end_turn", "max_tokens"]),
      "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
-                      "cache_creation_input_tokens": INTS, "cache_read_input_tokens": INTS},
+                      "cache_creation_input_tokens": INTS, "cache_read_input_tokens": INTS,
+                      "output_tokens_details": shaped({"thinking_tokens": INTS})},
                      ("output_tokens",))},
     ("usage", "type"),
 )  # fmt: skip
@@ -523,9 +578,14 @@ ANTHROPIC_BATCH = shaped(
                        "message": ANTHROPIC}, ("type",))},
     ("custom_id", "result"),
 )  # fmt: skip
+GEMINI_PARTS = st.lists(
+    shaped({"text": TEXTS, "thought": st.one_of(st.booleans(), st.none()),
+            "thoughtSignature": TEXTS}),
+    max_size=3,
+)  # fmt: skip
 GEMINI = shaped(
-    {"candidates": st.lists(shaped({"content": shaped({"parts": PARTS}),
-                                    "finishReason": TEXTS}), max_size=2),
+    {"candidates": st.lists(shaped({"content": shaped({"parts": st.one_of(PARTS, GEMINI_PARTS)}),
+                                    "finishReason": TEXTS, "index": INTS}), max_size=2),
      "responseId": TEXTS,
      "usageMetadata": shaped({"candidatesTokenCount": INTS, "thoughtsTokenCount": INTS,
                               "promptTokenCount": INTS, "cachedContentTokenCount": INTS}),
@@ -537,15 +597,67 @@ COHERE = shaped(
     {"id": TEXTS, "finish_reason": TEXTS,
      "message": shaped({"content": PARTS}),
      "usage": shaped({"tokens": shaped({"output_tokens": FLOATS, "input_tokens": FLOATS},
-                                       ("output_tokens",))}, ("tokens",))},
+                                       ("output_tokens",)),
+                      "billed_units": shaped({"output_tokens": FLOATS})}, ("tokens",))},
     ("usage",),
 )  # fmt: skip
 VLLM = shaped(
     {"request_id": TEXTS, "prompt_token_ids": IDS, "num_cached_tokens": INTS,
-     "outputs": st.lists(shaped({"token_ids": IDS, "text": TEXTS, "finish_reason": FINISHES}),
-                         max_size=4)},
+     "outputs": st.lists(shaped({"token_ids": IDS, "text": TEXTS, "finish_reason": FINISHES,
+                                 "index": INTS, "stop_reason": INTS}),
+                         max_size=4), "prompt": TEXTS, "finished": st.booleans()},
     ("request_id", "outputs"),
 )  # fmt: skip
+
+
+def exact(fields: dict[str, Any], required: tuple[str, ...] = ()) -> st.SearchStrategy[Any]:
+    """Objects of one shape, every value of its type: the typed shapes take most of them."""
+    return st.fixed_dictionaries(
+        {k: fields[k] for k in required},
+        optional={k: v for k, v in fields.items() if k not in required},
+    )
+
+
+COUNTS = st.one_of(st.integers(-2, 5000), st.just(2**63 - 1), st.none())
+PART = exact({"type": st.sampled_from(["text", "output_text"]), "text": TEXTS})
+API_EXACT = st.one_of(
+    exact({"object": st.just("response"), "id": TEXTS,
+           "status": st.sampled_from(["completed", "incomplete", "failed", None]),
+           "incomplete_details": st.one_of(st.none(), exact({"reason": TEXTS})),
+           "output": st.lists(exact({"type": st.sampled_from(["message", "function_call"]),
+                                     "content": st.lists(exact({
+                                         "type": st.just("output_text"), "text": TEXTS,
+                                         "refusal": TEXTS}), max_size=2),
+                                     "arguments": TEXTS}, ("type",)), max_size=2),
+           "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS,
+                           "output_tokens_details": exact({"reasoning_tokens": COUNTS}),
+                           "input_tokens_details": exact({"cached_tokens": COUNTS})},
+                          ("output_tokens",))}, ("object", "usage")),
+    exact({"type": st.just("message"), "id": TEXTS, "stop_reason": TEXTS,
+           "content": st.one_of(st.none(), st.lists(PART, max_size=2)),
+           "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS,
+                           "cache_creation_input_tokens": COUNTS,
+                           "cache_read_input_tokens": COUNTS,
+                           "output_tokens_details": exact({"thinking_tokens": COUNTS})},
+                          ("output_tokens",))}, ("type", "usage")),
+    exact({"candidates": st.one_of(st.none(), st.lists(exact({
+               "content": exact({"parts": st.lists(exact({
+                   "text": TEXTS, "thought": st.one_of(st.booleans(), st.none())}), max_size=3)}),
+               "finishReason": st.one_of(TEXTS, st.none())}), max_size=2)),
+           "responseId": TEXTS,
+           "usageMetadata": exact({"candidatesTokenCount": COUNTS, "thoughtsTokenCount": COUNTS,
+                                   "promptTokenCount": COUNTS,
+                                   "cachedContentTokenCount": COUNTS})}, ("usageMetadata",)),
+    exact({"id": TEXTS, "finish_reason": TEXTS,
+           "message": exact({"content": st.lists(PART, max_size=2)}),
+           "usage": exact({"tokens": exact({"output_tokens": FLOATS, "input_tokens": FLOATS},
+                                           ("output_tokens",))}, ("tokens",))}, ("usage",)),
+    exact({"request_id": st.one_of(TEXTS, st.none()), "prompt_token_ids": IDS,
+           "outputs": st.lists(exact({"token_ids": IDS, "text": TEXTS,
+                                      "finish_reason": FINISHES}), max_size=4)}, ("outputs",)),
+)  # fmt: skip
+# the hosted APIs' shapes (genledger/fast/apishapes.py), near misses and exact
+API_RESPONSES = st.one_of(RESPONSES_API, ANTHROPIC, GEMINI, COHERE, VLLM, API_EXACT, API_EXACT)
 SHAPED_RESPONSES = st.one_of(
     SGLANG,
     FLAT,

@@ -21,6 +21,7 @@ from genledger.parse.line import facts_of_line as general_facts
 from genledger.refresh.scan import line_facts
 
 from ..hard_lines import (
+    API_RESPONSES,
     RESPONSE_LINES,
     RESPONSE_RECORDS,
     SHAPE_LINES,
@@ -143,12 +144,23 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
         corpus.wrapped,
         corpus.tgi,
         corpus.derived,
+        corpus.responses_api,
+        corpus.anthropic,
+        corpus.gemini,
+        corpus.cohere,
+        corpus.vllm_n4,
+        corpus.chat2,
+        corpus.wrapped2,
+        corpus.sglang2,
+        corpus.flat2,
+        corpus.batch2,
     ]
     for maker in makers:
         records = [maker(f"r{i}", rng) for i in range(30)]
         taken = 0
         for record in [*records, records[:4]]:
-            line = orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+            # the second corpus' makers end in 2: Python's writer, ensure_ascii=False
+            line = corpus._dumps("second" if maker.__name__.endswith("2") else "x", record)
             facts = typed.decode(line, read_flags(line)[-1])
             taken += facts is not None
             assert_same(line, "responses")
@@ -165,11 +177,75 @@ def test_generated_near_shape_responses_give_the_general_facts(data: st.DataObje
     assert_same(data.draw(encodings(record)), "responses")
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_generated_near_shape_api_records_give_the_general_facts(data: st.DataObject) -> None:
+    # the hosted APIs' shapes (fast/apishapes.py) are many: they get their own examples
+    record = data.draw(st.one_of(API_RESPONSES, st.lists(API_RESPONSES, max_size=2)))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_generated_near_shape_tokenized_rows_give_the_general_facts(data: st.DataObject) -> None:
     record = data.draw(st.one_of(SHAPED_TOKENIZED, st.lists(SHAPED_TOKENIZED, max_size=3)))
     assert_same(data.draw(encodings(record)), "tokenized")
+
+
+def _dumps(record: Any) -> bytes:
+    """A corpus record as the corpus writes it (numpy arrays as lists)."""
+    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
+    # Guards the lever: the hosted APIs' shapes are in the typed tier, each taking its format.
+    corpus = load_corpus_module()
+    rng = np.random.default_rng(4)
+    formats = {
+        corpus.responses_api: "openai_responses",
+        corpus.anthropic: "anthropic_message",
+        corpus.gemini: "gemini",
+        corpus.cohere: "cohere_chat",
+        corpus.vllm_n4: "vllm_offline",
+    }
+    for maker, name in formats.items():
+        line = _dumps(maker("r", rng))
+        for flags in read_flags(line):
+            facts = fastparse._Typed(fastparse.RESPONSE_SHAPES).decode(line, flags)
+            assert facts is not None and facts[0].format == name, maker.__name__
+            assert facts == general_facts(line, "responses")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from([b"a", b"<", b"/", b"\\", b"\r", b" ", b"\xef\xbb\xbf"]),
+                 max_size=12).map(b"".join),
+        min_size=1, max_size=6,
+    )
+)  # fmt: skip
+def test_a_reads_tagged_line_lengths_cover_every_line_with_a_close_tag(parts: list[bytes]) -> None:
+    # The lengths a tagged line may have, as `rows()` cuts it: no line holding `</` or `<\/`
+    # may pass for one without, or its texts would skip the `</think>` check.
+    data = b"\n".join(parts) + b"\n"
+    assert vector.load()
+    for flags in (rawtext.bytes_flags(data, len(data)), rawtext.vectorised_flags(data, len(data))):
+        if not flags.utf8 or flags.tag_lines is None:
+            continue
+        for line in parts:
+            for content in (line, line.removesuffix(b"\r"), line.removeprefix(b"\xef\xbb\xbf")):
+                if b"</" in content or b"<\\/" in content:
+                    assert flags.close_tags and len(content) in flags.tag_lines, (data, content)
+
+
+def test_a_read_with_many_angle_brackets_makes_every_line_search() -> None:
+    data = b'{"text": "' + b"a</b " * (rawtext.MAX_TAG_WALK + 1) + b'"}\n'
+    assert vector.load()
+    assert rawtext.vectorised_flags(data, len(data)).tag_lines is None
+    plain = rawtext.ReadFlags(True, False, True, frozenset({5}))
+    assert not rawtext.plain_line(b'{"text": "a</think>"}', rawtext.ReadFlags(True, False, True))
+    assert rawtext.plain_line(b'{"text": "a</think>"}', plain)  # not a tagged length: skipped
+    assert not rawtext.plain_line(b"think>", rawtext.ReadFlags(True, False, True, frozenset({6})))
 
 
 def load_corpus_module() -> Any:
@@ -211,6 +287,17 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
         assert not fast.utf8
     else:
         assert fast.utf8
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"\\", b"u", b"\\u", b"0", b"a"]), max_size=40), st.integers(0, 3))
+def test_the_paired_escape_search_finds_every_backslash_u(parts: list[bytes], pad: int) -> None:
+    # `\u` read as uint16 pairs from both offsets: none may hide across a pair's border
+    data = b"x" * pad + b"".join(parts)
+    assert vector.load()
+    np, _ = vector.modules()
+    found = rawtext._backslash_u_in(np, np.frombuffer(data, np.uint8))
+    assert found == (b"\\u" in data), data
 
 
 @pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])

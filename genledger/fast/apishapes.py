@@ -1,0 +1,457 @@
+"""Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3).
+
+OpenAI Responses, Anthropic messages, Gemini (REST camelCase), Cohere v2 chat and vLLM offline
+`RequestOutput` dumps with n samples, each declared key by key like `genledger.fast.shapes`
+(whose helpers and rules they share): a line that decodes into one of them has a known
+structure, and its facts are written down from the declaration's paths
+(`genledger.parse.declarations`) the way `formats.response_facts` reads them; the comments
+name the rule. Anything outside the shapes — a failed request, an unknown key, a count that
+is not an int64, a tool call, a `"thought"` part where it matters — raises, and the slower
+paths decide. tests/genledger/fast/test_lines.py checks these against the general path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from genledger.fast.shapes import (
+    NO_TEXT,
+    Finish,
+    Int64,
+    Text,
+    Unusual,
+    _ids_len,
+    _reason,
+    _Shape,
+    _shows_text,
+    _think_close_in,
+)
+from genledger.parse.formats import FINISH_SEPARATOR, ResponseFacts
+from genledger.parse.tokenized import INT64_MAX
+
+Empty = Annotated[list[None], msgspec.Meta(max_length=0)]  # a list the shape allows only empty
+EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact integer written
+_NEW = tuple.__new__
+
+
+def _texts(plain: bool, *texts: msgspec.Raw) -> None:
+    """Each text is a valid JSON string or null (`_think_close_in` raises otherwise); a raw
+    text's `</think>` is never a leak in these formats (none declares `messages`)."""
+    for text in texts:
+        _think_close_in(text, plain)
+
+
+def _sum(*values: int | None) -> int | None:
+    """A `+` field of int64 values as `Field.raw` then `_valid_int` give it: absent terms left
+    out, one term as it is, else the sum, or the first term that is no count (< 0)."""
+    found = [v for v in values if v is not None]
+    if len(found) <= 1:
+        return found[0] if found else None
+    out = 0
+    for value in found:
+        if value < 0:
+            return value
+        out += value
+    return out if out <= INT64_MAX else None
+
+
+def _completion(value: int | None) -> int:
+    """A completion count the typed facts can state; a missing or overflowing one: the
+    general path words it."""
+    if value is None:
+        raise Unusual
+    return value
+
+
+def _facts(
+    record_id: str | None,
+    fmt: str,
+    completion: int,
+    prompt: int | None,
+    reasoning: int | None,
+    cached: int | None,
+    samples: int,
+    finish: str | None,
+    more: str | None,
+    empty: bool,
+) -> ResponseFacts:
+    # ResponseFacts' field order: count_type "int" (an Int64 in range), no count_raw, no
+    # output_ids (`formats._output_len`: none of these shapes has them), no failed request,
+    # no think leak (none of these declares `messages`), not a stream chunk, nothing missing.
+    return _NEW(  # type: ignore[no-any-return]
+        ResponseFacts,
+        (
+            record_id, fmt, "int", completion, None, prompt, reasoning, cached, samples,
+            finish, more, None, False, None, False, empty, False, None,
+        ),
+    )  # fmt: skip
+
+
+# --- OpenAI Responses API ----------------------------------------------------------------
+
+
+class _RPart(_Shape):
+    type: str
+    text: Text = NO_TEXT
+    refusal: Text = NO_TEXT
+    annotations: Empty = []
+    logprobs: Empty = []
+
+
+class _RSummary(_Shape):
+    type: str
+    text: Text = NO_TEXT
+
+
+class _ROutput(_Shape):
+    type: str
+    id: str | None = None
+    role: str | None = None
+    status: str | None = None
+    content: list[_RPart] | None = None
+    summary: list[_RSummary] | None = None
+    arguments: Text = NO_TEXT
+    name: str | None = None
+    call_id: str | None = None
+
+
+class _RInputDetails(_Shape):
+    cached_tokens: Int64 | None = None
+
+
+class _ROutputDetails(_Shape):
+    reasoning_tokens: Int64 | None = None
+
+
+class _RUsage(_Shape):
+    output_tokens: Int64  # required: the detect's `usage.output_tokens`
+    input_tokens: Int64 | None = None
+    input_tokens_details: _RInputDetails | None = None
+    output_tokens_details: _ROutputDetails | None = None
+    total_tokens: Int64 | None = None
+
+
+class _Incomplete(_Shape):
+    reason: str | None = None
+
+
+class Responses(_Shape):
+    """`{"object": "response", "output": [...], "usage": {...}}` that did not fail."""
+
+    object: Literal["response"]  # the detect's `object=response`
+    usage: _RUsage
+    id: str = ""
+    created_at: float | None = None
+    model: str | None = None
+    status: str | None = None
+    error: None = None  # a failure rule: `error` present
+    incomplete_details: _Incomplete | None = None
+    output: list[_ROutput] | None = None
+    instructions: Text = NO_TEXT
+    previous_response_id: str | None = None
+    service_tier: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    parallel_tool_calls: bool | None = None
+    tool_choice: str | None = None
+    tools: Empty = []
+    metadata: dict[str, str] | None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        if self.status == "failed":
+            raise Unusual  # a failure rule: `status=failed`
+        _texts(plain, self.instructions)
+        visible = False
+        for item in self.output or ():
+            _texts(plain, item.arguments)
+            visible = visible or _shows_text(item.arguments)  # output[].arguments
+            for part in item.content or ():
+                _texts(plain, part.text, part.refusal)
+                visible = visible or _shows_text(part.text) or _shows_text(part.refusal)
+            for summary in item.summary or ():
+                _texts(plain, summary.text)
+        usage = self.usage
+        inputs, outputs = usage.input_tokens_details, usage.output_tokens_details
+        reason = self.incomplete_details.reason if self.incomplete_details is not None else None
+        return _facts(
+            self.id or None,  # no declared id: custom_id, then id (a non-empty string)
+            "openai_responses",
+            usage.output_tokens,
+            usage.input_tokens,
+            None if outputs is None else outputs.reasoning_tokens,
+            None if inputs is None else inputs.cached_tokens,
+            1,
+            reason if reason is not None else self.status,  # incomplete_details.reason | status
+            None,
+            self.output is not None and not visible,  # the answer's place is `output`
+        )
+
+
+# --- Anthropic Messages ----------------------------------------------------------------------
+
+
+class _APart(_Shape):
+    type: str
+    text: Text = NO_TEXT
+    thinking: Text = NO_TEXT
+    signature: str | None = None
+    citations: None = None
+
+
+class _AThinking(_Shape):
+    thinking_tokens: Int64 | None = None
+
+
+class _ACacheCreation(_Shape):
+    ephemeral_5m_input_tokens: Int64 | None = None
+    ephemeral_1h_input_tokens: Int64 | None = None
+
+
+class _AUsage(_Shape):
+    output_tokens: Int64  # required: the detect's `usage.output_tokens`
+    input_tokens: Int64 | None = None
+    cache_creation_input_tokens: Int64 | None = None
+    cache_read_input_tokens: Int64 | None = None
+    output_tokens_details: _AThinking | None = None
+    cache_creation: _ACacheCreation | None = None
+    server_tool_use: None = None
+    service_tier: str | None = None
+
+
+class Anthropic(_Shape):
+    """An Anthropic Message (`"type": "message"`) of text and thinking blocks."""
+
+    type: Literal["message"]  # the detect's `type=message`
+    usage: _AUsage
+    id: str = ""
+    role: str | None = None
+    model: str | None = None
+    content: list[_APart] | None = None
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    container: None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        visible = False
+        for part in self.content or ():
+            _texts(plain, part.text, part.thinking)
+            visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
+        usage = self.usage
+        details = usage.output_tokens_details
+        return _facts(
+            self.id or None,
+            "anthropic_message",
+            usage.output_tokens,
+            _sum(  # input + cache_creation_input + cache_read_input tokens
+                usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+            ),
+            None if details is None else details.thinking_tokens,
+            usage.cache_read_input_tokens,
+            1,
+            self.stop_reason,
+            None,
+            self.content is not None and not visible,
+        )
+
+
+# --- Gemini (REST / by_alias camelCase) ------------------------------------------------------
+
+
+# The API's own camelCase keys.
+class _GPart(_Shape):
+    text: Text = NO_TEXT
+    thought: bool | None = None
+    thoughtSignature: str | None = None
+
+
+class _GContent(_Shape):
+    parts: list[_GPart] | None = None
+    role: str | None = None
+
+
+class _GCandidate(_Shape):
+    content: _GContent | None = None
+    finishReason: str | None = None
+    index: Int64 | None = None
+    avgLogprobs: float | None = None
+
+
+class _GUsage(_Shape):
+    promptTokenCount: Int64 | None = None
+    candidatesTokenCount: Int64 | None = None
+    thoughtsTokenCount: Int64 | None = None
+    cachedContentTokenCount: Int64 | None = None
+    totalTokenCount: Int64 | None = None
+
+
+class Gemini(_Shape):
+    """A Gemini `GenerateContentResponse` as the REST API (or `by_alias`) writes it."""
+
+    usageMetadata: _GUsage  # the detect: `usageMetadata`
+    candidates: list[_GCandidate] | None = None
+    modelVersion: str | None = None
+    responseId: str | None = None
+    createTime: str | None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        visible, finish = False, None
+        for candidate in self.candidates or ():
+            if finish is None:
+                finish = candidate.finishReason  # candidates[].finishReason: the first
+            content = candidate.content
+            for part in (content.parts if content is not None else None) or ():
+                _texts(plain, part.text)
+                # parts[].text; a `"thought": true` part is reasoning, no answer
+                visible = visible or (part.thought is not True and _shows_text(part.text))
+        usage = self.usageMetadata
+        thoughts = usage.thoughtsTokenCount
+        return _facts(
+            self.responseId or None,  # the declared id, then custom_id / id (none here)
+            "gemini",
+            _completion(_sum(usage.candidatesTokenCount, thoughts)),  # candidates + thoughts
+            usage.promptTokenCount,
+            thoughts,
+            usage.cachedContentTokenCount,
+            1,
+            finish,
+            None,
+            self.candidates is not None and not visible,
+        )
+
+
+# --- Cohere v2 chat ----------------------------------------------------------------------------
+
+
+class _CPart(_Shape):
+    type: str
+    text: Text = NO_TEXT
+    thinking: Text = NO_TEXT
+
+
+class _CMessage(_Shape):
+    role: str | None = None
+    content: list[_CPart] | None = None
+    tool_calls: None = None
+    tool_plan: Text = NO_TEXT
+    citations: None = None
+
+
+class _CTokens(_Shape):
+    input_tokens: float | None = None
+    output_tokens: float | None = None
+
+
+class _CUsage(_Shape):
+    tokens: _CTokens
+    billed_units: _CTokens | None = None
+
+
+def _float_count(value: float | None) -> int | None:
+    """A count where the format allows integral floats (`float_counts`); anything a double
+    cannot hold exactly (or not integral): the general path decides."""
+    if value is None:
+        return None
+    if value.is_integer() and -EXACT_FLOAT < value < EXACT_FLOAT:
+        return int(value)
+    raise Unusual
+
+
+class Cohere(_Shape):
+    """A Cohere v2 chat response (its SDK types the counts as floats)."""
+
+    usage: _CUsage
+    id: str = ""
+    finish_reason: str | None = None
+    message: _CMessage | None = None
+    logprobs: None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        visible = False
+        message = self.message
+        if message is not None:
+            _texts(plain, message.tool_plan)
+            for part in message.content or ():
+                _texts(plain, part.text, part.thinking)
+                visible = visible or _shows_text(part.text)  # message.content[].text
+        tokens = self.usage.tokens
+        return _facts(
+            self.id or None,
+            "cohere_chat",
+            _completion(_float_count(tokens.output_tokens)),
+            _float_count(tokens.input_tokens),
+            None,
+            None,
+            1,
+            self.finish_reason,
+            None,
+            message is not None and not visible,
+        )
+
+
+# --- vLLM offline RequestOutput (n samples) ----------------------------------------------------
+
+
+class _VOutput(_Shape):
+    index: Int64 | None = None
+    text: Text = NO_TEXT
+    token_ids: msgspec.Raw = msgspec.Raw()
+    cumulative_logprob: float | None = None
+    logprobs: None = None
+    finish_reason: Finish = None
+    stop_reason: Int64 | str | None = None
+    lora_request: None = None
+
+
+class VLLM(_Shape):
+    """`{"request_id", "prompt_token_ids", "outputs": [{"token_ids", ...}, ...]}`."""
+
+    outputs: list[_VOutput]
+    request_id: str | None = None
+    prompt: Text = NO_TEXT
+    prompt_token_ids: msgspec.Raw = msgspec.Raw()
+    num_cached_tokens: Int64 | None = None
+    finished: bool | None = None
+    prompt_logprobs: None = None
+    encoder_prompt: None = None
+    encoder_prompt_token_ids: None = None
+    metrics: None = None
+    lora_request: None = None
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record."""
+        _texts(plain, self.prompt)
+        prompt = _ids_len(self.prompt_token_ids)  # len(prompt_token_ids)
+        completion, visible, finishes = None, False, []
+        for output in self.outputs:
+            _texts(plain, output.text)
+            visible = visible or _shows_text(output.text)  # outputs[].text
+            n = _ids_len(output.token_ids)
+            if n is not None:
+                completion = n if completion is None else completion + n
+            reason = _reason(output.finish_reason)
+            if reason is not None:
+                finishes.append(reason)  # each sample's reason counts (each_finish)
+        # the detect: outputs[].token_ids & (request_id | prompt_token_ids)
+        if completion is None or (self.request_id is None and prompt is None):
+            raise Unusual
+        return _facts(
+            self.request_id or None,
+            "vllm_offline",
+            completion,
+            prompt,
+            None,
+            self.num_cached_tokens,
+            len(self.outputs),  # detected, so at least one output: len(outputs)
+            finishes[0] if finishes else None,
+            FINISH_SEPARATOR.join(finishes[1:]) or None,
+            not visible,
+        )
+
+
+API_SHAPES: tuple[type[Any], ...] = (Responses, Anthropic, Gemini, Cohere, VLLM)
