@@ -6,6 +6,7 @@ from typing import Any
 import dagster as dg
 
 from assets.metadata import file_asset_metadata
+from assets.signature import SIGNATURE_KEY, dataset_signature, signature_token
 from assets.spec import DatasetSpec
 from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
 from genledger.config import Config
@@ -52,6 +53,7 @@ def _role_events(
     block: dict[str, Any],
     record: DatasetRecord,
     selected_checks: set[dg.AssetCheckKey],
+    signature: str,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     key = spec.asset_key(role)
     failures = role_failures(record, role)
@@ -60,9 +62,9 @@ def _role_events(
     files = sum(1 for f in block["files"].values() if f.get("role") == role)
     rows = Rows(lines=records + malformed, records=records, files=files)
     failure_count = sum(t.count for t in failures.values())
-    yield dg.MaterializeResult(
-        asset_key=key, metadata=file_asset_metadata(dataset, role, block, failure_count)
-    )
+    metadata = file_asset_metadata(dataset, role, block, failure_count)
+    metadata[SIGNATURE_KEY] = signature
+    yield dg.MaterializeResult(asset_key=key, metadata=metadata)
     for family in families_for(role):
         if dg.AssetCheckKey(key, family) in selected_checks:
             yield family_result(key, role, family, failures, spec.name, rows)
@@ -85,6 +87,9 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
         context: dg.AssetExecutionContext,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         dataset = _current(spec, config)
+        # Taken before reading: a file that grows during the refresh differs from it next time,
+        # so the schedule refreshes the dataset again rather than missing the growth.
+        signature = signature_token(dataset_signature(dataset))
         # The record committed by this very refresh: its per-file counts split the checks by role.
         record, block = refresh_dataset_record(config, dataset)
         context.log.info(
@@ -94,6 +99,6 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
         selected = set(context.selected_asset_check_keys)
         for role in spec.roles:
             if spec.asset_key(role) in context.selected_asset_keys:
-                yield from _role_events(spec, dataset, role, block, record, selected)
+                yield from _role_events(spec, dataset, role, block, record, selected, signature)
 
     return _refresh

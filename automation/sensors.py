@@ -8,44 +8,19 @@ for it is already queued or running (then its old entry is kept, so the next tic
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from typing import Any
 
 import dagster as dg
 
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
+from assets.signature import HEAD_BYTES, dataset_signature, signature_token
 from assets.spec import DatasetSpec, Location
-from genledger.tail.discovery import DataRootError, Dataset, discover
-from genledger.tail.fingerprint import checksum, opened, read_at
+from automation.settle import BUSY, STATS_OWNER, any_run_busy, newest_run_id, unsettled
+from genledger.tail.discovery import DataRootError, discover
 
 SENSOR_NAME = "dataset_files_changed"
-HEAD_BYTES = 256
-BUSY = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-    dg.DagsterRunStatus.CANCELING,
-]
-
-FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
-
-
-def file_signature(path: str) -> FileSig | None:
-    """What the sensor remembers of one file; None if it cannot be read."""
-    try:
-        with opened(path) as fd:
-            st = os.fstat(fd)
-            head = read_at(fd, 0, min(st.st_size, HEAD_BYTES))
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino, checksum(head)]
-
-
-def dataset_signature(dataset: Dataset) -> dict[str, FileSig | None]:
-    """Each file of a dataset (all roles) by name."""
-    return {f.name: file_signature(str(f.path)) for f in dataset.files}
+SETTLED = "#settled"  # cursor entry: the newest run seen by the last settle pass (not a key)
 
 
 def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -85,7 +60,7 @@ def busy_keys(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]:
 
 
 def _request(spec: DatasetSpec, signature: dict[str, Any]) -> dg.RunRequest:
-    token = checksum(json.dumps(signature, sort_keys=True).encode())
+    token = signature_token(signature)
     return dg.RunRequest(
         run_key=f"{spec.key}:{token}",
         asset_selection=[*spec.asset_keys, STATS_KEY],
@@ -112,10 +87,14 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
             changed[key] = describe_change(old.get(key, {}), new)
     if not context.cursor:
         return _first_tick(context, specs, cursor)
+    if SETTLED in old:
+        cursor[SETTLED] = old[SETTLED]
     busy = busy_keys(context.instance, changed) if changed else set()
     for key in busy:
         cursor[key] = old.get(key, {})
     requests = [_request(specs[k], cursor[k]) for k in sorted(changed) if k not in busy]
+    if not changed:
+        requests = _settle(context, specs, old, cursor)
     for key in sorted(changed):
         state = "run in progress, retrying next tick" if key in busy else "run requested"
         context.log.info(f"{specs[key].name}: {changed[key]} ({state})")
@@ -128,6 +107,31 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
     return dg.SensorResult(skip_reason=_skip_text(specs, changed, busy, unknown), cursor=text)
 
 
+def _settle(
+    context: dg.SensorEvaluationContext,
+    specs: dict[str, DatasetSpec],
+    old: dict[str, Any],
+    cursor: dict[str, Any],
+) -> list[dg.RunRequest]:
+    """Once per new run, when nothing is in progress: rerun owners whose checks are unsettled."""
+    newest = newest_run_id(context.instance)
+    if newest is None or newest == old.get(SETTLED) or any_run_busy(context.instance):
+        return []
+    cursor[SETTLED] = newest
+    requests = []
+    for owner, (keys, storage_id) in sorted(unsettled(context.instance, specs.values()).items()):
+        context.log.info(f"{owner}: checks not evaluated for its latest materialization; rerun")
+        alone = owner == STATS_OWNER
+        requests.append(
+            dg.RunRequest(
+                run_key=f"settle:{owner}:{storage_id}",
+                asset_selection=keys if alone else [*keys, STATS_KEY],
+                tags={} if alone else {DATASET_TAG: owner},
+            )
+        )
+    return requests
+
+
 def _first_tick(
     context: dg.SensorEvaluationContext, specs: dict[str, DatasetSpec], cursor: dict[str, Any]
 ) -> dg.SensorResult:
@@ -138,7 +142,7 @@ def _first_tick(
     """
     text = json.dumps(cursor, sort_keys=True)
     context.log.info(f"first tick: baseline of {len(specs)} datasets; one run refreshes all")
-    request = dg.RunRequest(run_key=f"initial:{checksum(text.encode())}", tags={SCOPE_TAG: "all"})
+    request = dg.RunRequest(run_key=f"initial:{signature_token(cursor)}", tags={SCOPE_TAG: "all"})
     return dg.SensorResult(run_requests=[request], cursor=text)
 
 
