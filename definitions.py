@@ -13,10 +13,11 @@ from automation.sensors import build_file_sensor
 
 # `[dagster] executor` in genledger.toml. In-process (the default): steps are short and
 # I/O-bound, so one process per run is cheapest. Multiprocess: each dataset's step in its own
-# process, so a run of many changed datasets uses every core.
+# process, so a run of many changed datasets uses every core; forked from a server that has
+# imported this module once, so a step does not pay for importing Dagster and pandas again.
 EXECUTORS: dict[str, dg.ExecutorDefinition] = {
     "in_process": dg.in_process_executor,
-    "multiprocess": dg.multiprocess_executor,
+    "multiprocess": dg.multiprocess_executor.configured({"start_method": {"forkserver": {}}}),
 }
 
 

@@ -67,7 +67,7 @@ class PgServer:
         """The plain URL form, as a user would set DAGSTER_PG_URL."""
         return f"postgresql://{PG_USER}:{self.password}@127.0.0.1:{self.port}/{PG_DB}"
 
-    def query(self, sql: str) -> list[tuple[object, ...]]:
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Rows of one read-only query, through psycopg2."""
         import psycopg2
 
@@ -76,7 +76,7 @@ class PgServer:
         )
         try:
             with conn.cursor() as cur:
-                cur.execute(sql)
+                cur.execute(sql, params)
                 return list(cur.fetchall())
         finally:
             conn.close()
