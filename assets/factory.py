@@ -12,7 +12,7 @@ from checks.asset_checks import Rows, check_specs, families_for, family_result, 
 from genledger.config import Config
 from genledger.refresh.collect import refresh_dataset_record
 from genledger.refresh.state import DatasetRecord
-from genledger.tail.discovery import DataRootError, Dataset, discover
+from genledger.tail.discovery import Dataset, discover_one
 
 KINDS = {"jsonl", "pandas"}
 ROLE_TEXT = {
@@ -39,11 +39,7 @@ def _asset_spec(spec: DatasetSpec, role: str, owners: list[str]) -> dg.AssetSpec
 def _current(spec: DatasetSpec, config: Config) -> Dataset:
     """The dataset as it is now (shards may have appeared since load time)."""
     assert config.data_root is not None
-    try:
-        found = {ds.name: ds for ds in discover(config.data_root, config)}
-    except DataRootError:
-        return spec.dataset
-    return found.get(spec.name, spec.dataset)
+    return discover_one(config.data_root, spec.name, config) or spec.dataset
 
 
 def _role_events(

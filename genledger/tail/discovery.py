@@ -79,6 +79,15 @@ def discover(root: Path, config: Config) -> list[Dataset]:
     return datasets
 
 
+def discover_one(root: Path, name: str, config: Config) -> Dataset | None:
+    """Dataset `name` under `root` as it is now (None if gone or without a recognised file).
+
+    One folder listed, not the whole root: a run refreshing one dataset of hundreds pays for
+    that dataset only.
+    """
+    return _dataset(root / name, name, config)
+
+
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()
