@@ -3,6 +3,8 @@
 The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum); a
 dataset whose entry changed gets one run of its file assets plus `stats_json`, unless a run
 for it is already queued or running (then its old entry is kept, so the next tick retries).
+A tick that sees no change settles checks (`automation/settle.py`): once no run is in
+progress, datasets whose latest materialization lacks its check results are run once more.
 """
 
 from __future__ import annotations
