@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from genledger.config import Config, FilePatterns
-from genledger.tail.discovery import DataRootError, discover
+from genledger.tail.discovery import DataRootError, discover, discover_one
 
 
 def touch(path: Path, data: bytes = b"") -> None:
@@ -50,3 +50,13 @@ def test_a_file_as_data_root_is_a_clear_error(tmp_path: Path) -> None:
     touch(tmp_path / "f")
     with pytest.raises(DataRootError, match="not a directory"):
         discover(tmp_path / "f", Config())
+
+
+def test_one_dataset_is_found_as_discover_finds_it_or_not_at_all(tmp_path: Path) -> None:
+    touch(tmp_path / "B2 run" / "raw_responses.jsonl")
+    touch(tmp_path / "B2 run" / "prompts.jsonl")
+    touch(tmp_path / "notes" / "README.md")
+    (everything,) = discover(tmp_path, Config())
+    assert discover_one(tmp_path, "B2 run", Config()) == everything
+    assert discover_one(tmp_path, "notes", Config()) is None
+    assert discover_one(tmp_path, "gone", Config()) is None
