@@ -260,19 +260,21 @@ def test_after_mixed_runs_settle_every_check_of_the_latest_materialization_has_a
     # Sensor runs (appends), hand-launched runs of everything at the same moment, and the
     # every-minute schedule: their planned checks interleave; none may stay "Not evaluated".
     keys = sorted(prod_api.asset_groups())
-    # The race made certain: while a run of everything holds the queue, two runs of one dataset
-    # are created; the later one is dequeued first (priority), so the earlier one's
-    # materialization ends up latest while the later one's planned checks are the latest.
+    # A loose mix first: sensor runs of two appends, a run of everything launched at a random
+    # phase of the sensor, the every-minute schedule.
+    prod_writer.append(CLEAN_DATASET, 3, pause_s=0.0)
+    prod_writer.append("warn_think_leaks", 3, pause_s=0.0)
+    time.sleep(random.Random(3).uniform(0, SENSOR_PHASE_S))
+    prod_api.launch(keys)
+    prod_api.wait_until_idle()
+    # Then the race made certain, with nothing after it to cover it up: while a run of
+    # everything holds the queue, two runs of one dataset are created; the later one is
+    # dequeued first (priority), so the earlier one's materialization ends up latest while the
+    # later one's planned checks are the latest executions.
     dataset = [k for k in keys if k[0] == ds_key(CLEAN_DATASET)]
     prod_api.launch(keys)
     prod_api.launch(dataset)
     prod_api.launch(dataset, tags={"dagster/priority": "10"})
-    rng = random.Random(3)
-    for _ in range(2):
-        prod_writer.append(CLEAN_DATASET, 3, pause_s=0.0)
-        prod_writer.append("warn_think_leaks", 3, pause_s=0.0)
-        time.sleep(rng.uniform(0, SENSOR_PHASE_S))
-        prod_api.launch(keys)
     _wait_until_settled(prod_api, 300)
     settles = [r for r in prod_api.runs() if r["tagmap"].get(RUN_KEY_TAG, "").startswith("settle:")]
     assert settles, "no settle run: the race was not produced (or not repaired)"
