@@ -11,6 +11,15 @@ from automation.notifications import build_notification_sensors
 from automation.schedule import build_refresh_schedule
 from automation.sensors import build_file_sensor
 
+# `[dagster] executor` in genledger.toml. In-process (the default): steps are short and
+# I/O-bound, so one process per run is cheapest. Multiprocess: each dataset's step in its own
+# process, so a run of many changed datasets uses every core; forked from a server that has
+# imported this module once, so a step does not pay for importing Dagster and pandas again.
+EXECUTORS: dict[str, dg.ExecutorDefinition] = {
+    "in_process": dg.in_process_executor,
+    "multiprocess": dg.multiprocess_executor.configured({"start_method": {"forkserver": {}}}),
+}
+
 
 def build_defs(location: Location) -> dg.Definitions:
     """Assets, checks, schedule and sensors of one loaded location."""
@@ -20,8 +29,7 @@ def build_defs(location: Location) -> dg.Definitions:
         assets=[*assets, build_stats_asset(location)],
         schedules=[build_refresh_schedule(location)],
         sensors=[build_file_sensor(location), *build_notification_sensors(location.config)],
-        # Steps are short and I/O-bound: one process per run, not one per step.
-        executor=dg.in_process_executor,
+        executor=EXECUTORS[location.config.dagster.executor],
     )
 
 

@@ -6,12 +6,13 @@ from typing import Any
 import dagster as dg
 
 from assets.metadata import file_asset_metadata
+from assets.signature import SIGNATURE_KEY, dataset_signature, signature_token
 from assets.spec import DatasetSpec
 from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
 from genledger.config import Config
 from genledger.ledger.records import DatasetRecord
 from genledger.refresh.collect import refresh_dataset_record
-from genledger.tail.discovery import DataRootError, Dataset, discover
+from genledger.tail.discovery import DataRootError, Dataset, discover_one
 
 ROLE_TEXT = {
     "responses": "model responses (raw_responses*: .jsonl, .jsonl.gz, .jsonl.zst, .parquet)",
@@ -46,10 +47,9 @@ def _current(spec: DatasetSpec, config: Config) -> Dataset:
     """The dataset as it is now (shards may have appeared since load time)."""
     assert config.data_root is not None
     try:
-        found = {ds.name: ds for ds in discover(config.data_root, config)}
+        return discover_one(config.data_root, spec.name, config) or spec.dataset
     except DataRootError:
         return spec.dataset
-    return found.get(spec.name, spec.dataset)
 
 
 def _role_events(
@@ -59,6 +59,7 @@ def _role_events(
     block: dict[str, Any],
     record: DatasetRecord,
     selected_checks: set[dg.AssetCheckKey],
+    signature: str,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     key = spec.asset_key(role)
     failures = role_failures(record, role)
@@ -69,9 +70,9 @@ def _role_events(
     rows = Rows(lines=records + malformed, records=records, files=files, folder=folder)
     failure_count = sum(t.count for t in failures.values())
     items = dataset.unrecognised if "unrecognised_files" in failures else ()
-    yield dg.MaterializeResult(
-        asset_key=key, metadata=file_asset_metadata(dataset, role, block, failure_count)
-    )
+    metadata = file_asset_metadata(dataset, role, block, failure_count)
+    metadata[SIGNATURE_KEY] = signature
+    yield dg.MaterializeResult(asset_key=key, metadata=metadata)
     for family in families_for(role):
         if dg.AssetCheckKey(key, family) in selected_checks:
             reasons = _reasons(block)
@@ -103,15 +104,16 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
         context: dg.AssetExecutionContext,
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         dataset = _current(spec, config)
+        # Taken before reading: a file that grows during the refresh differs from it next time,
+        # so the schedule refreshes the dataset again rather than missing the growth.
+        signature = signature_token(dataset_signature(dataset))
         # The record committed by this very refresh: its per-file counts split the checks by role.
         record, block = refresh_dataset_record(config, dataset)
-        context.log.info(
-            f"{spec.name}: {block['n_done']} responses, {block['n_tokenized']} tokenized, "
-            f"status {block['quality']['status']}"
-        )
+        # No context.log line: one more event per dataset per run, and the materialization's
+        # metadata already carries the records and the status.
         selected = set(context.selected_asset_check_keys)
         for role in spec.roles:
             if spec.asset_key(role) in context.selected_asset_keys:
-                yield from _role_events(spec, dataset, role, block, record, selected)
+                yield from _role_events(spec, dataset, role, block, record, selected, signature)
 
     return _refresh

@@ -3,6 +3,8 @@
 The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum); a
 dataset whose entry changed gets one run of its file assets plus `stats_json`, unless a run
 for it is already queued or running (then its old entry is kept, so the next tick retries).
+A tick that sees no change settles checks (`automation/settle.py`): once no run is in
+progress, datasets whose latest materialization lacks its check results are run once more.
 """
 
 from __future__ import annotations
@@ -14,51 +16,13 @@ from typing import Any
 import dagster as dg
 
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
+from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import DatasetSpec, Location
-from genledger.tail.discovery import DataRootError, Dataset, discover
-from genledger.tail.fingerprint import checksum
-from genledger.tail.roots import Source, open_source
+from automation.settle import BUSY, STATS_OWNER, any_run_busy, newest_run_id, unsettled
+from genledger.tail.discovery import DataRootError, discover
 
 SENSOR_NAME = "dataset_files_changed"
-HEAD_BYTES = 256
-BUSY = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-    dg.DagsterRunStatus.CANCELING,
-]
-
-FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
-
-
-def file_signature(path: Source | str) -> FileSig | None:
-    """What the sensor remembers of one file; None if it cannot be read. A sealed shard
-    rewritten whole changes its size, mtime or head; a remote file has no inode (0)."""
-    try:
-        handle = open_source(path)
-    except OSError:
-        return None
-    try:
-        head = handle.read_at(0, min(handle.size, HEAD_BYTES))
-    except OSError:
-        return None
-    finally:
-        handle.close()
-    inode = handle.identity[1] if handle.identity is not None else 0
-    return [handle.size, handle.mtime_ns, inode, checksum(head)]
-
-
-UNRECOGNISED = "[unrecognised]"  # the cursor entry listing a dataset's unrecognised files
-
-
-def dataset_signature(dataset: Dataset) -> dict[str, Any]:
-    """Each file of a dataset (all roles) by its path in the dataset folder, and the names of
-    its unrecognised files (a new one is news for the dataset's checks)."""
-    signature: dict[str, Any] = {f.name: file_signature(f.path) for f in dataset.files}
-    if dataset.unrecognised:
-        signature[UNRECOGNISED] = list(dataset.unrecognised)
-    return signature
+SETTLED = "#settled"  # cursor entry: the newest run seen by the last settle pass (not a key)
 
 
 def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -102,7 +66,7 @@ def busy_keys(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]:
 
 
 def _request(spec: DatasetSpec, signature: dict[str, Any]) -> dg.RunRequest:
-    token = checksum(json.dumps(signature, sort_keys=True).encode())
+    token = signature_token(signature)
     return dg.RunRequest(
         run_key=f"{spec.key}:{token}",
         asset_selection=[*spec.asset_keys, STATS_KEY],
@@ -129,10 +93,14 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
             changed[key] = describe_change(old.get(key, {}), new)
     if not context.cursor:
         return _first_tick(context, specs, cursor)
+    if SETTLED in old:
+        cursor[SETTLED] = old[SETTLED]
     busy = busy_keys(context.instance, changed) if changed else set()
     for key in busy:
         cursor[key] = old.get(key, {})
     requests = [_request(specs[k], cursor[k]) for k in sorted(changed) if k not in busy]
+    if not changed:
+        requests = _settle(context, specs, old, cursor)
     for key in sorted(changed):
         state = "run in progress, retrying next tick" if key in busy else "run requested"
         context.log.info(f"{specs[key].name}: {changed[key]} ({state})")
@@ -145,6 +113,31 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
     return dg.SensorResult(skip_reason=_skip_text(specs, changed, busy, unknown), cursor=text)
 
 
+def _settle(
+    context: dg.SensorEvaluationContext,
+    specs: dict[str, DatasetSpec],
+    old: dict[str, Any],
+    cursor: dict[str, Any],
+) -> list[dg.RunRequest]:
+    """Once per new run, when nothing is in progress: rerun owners whose checks are unsettled."""
+    newest = newest_run_id(context.instance)
+    if newest is None or newest == old.get(SETTLED) or any_run_busy(context.instance):
+        return []
+    cursor[SETTLED] = newest
+    requests = []
+    for owner, (keys, storage_id) in sorted(unsettled(context.instance, specs.values()).items()):
+        context.log.info(f"{owner}: checks not evaluated for its latest materialization; rerun")
+        alone = owner == STATS_OWNER
+        requests.append(
+            dg.RunRequest(
+                run_key=f"settle:{owner}:{storage_id}",
+                asset_selection=keys if alone else [*keys, STATS_KEY],
+                tags={} if alone else {DATASET_TAG: owner},
+            )
+        )
+    return requests
+
+
 def _first_tick(
     context: dg.SensorEvaluationContext, specs: dict[str, DatasetSpec], cursor: dict[str, Any]
 ) -> dg.SensorResult:
@@ -155,7 +148,7 @@ def _first_tick(
     """
     text = json.dumps(cursor, sort_keys=True)
     context.log.info(f"first tick: baseline of {len(specs)} datasets; one run refreshes all")
-    request = dg.RunRequest(run_key=f"initial:{checksum(text.encode())}", tags={SCOPE_TAG: "all"})
+    request = dg.RunRequest(run_key=f"initial:{signature_token(cursor)}", tags={SCOPE_TAG: "all"})
     return dg.SensorResult(run_requests=[request], cursor=text)
 
 

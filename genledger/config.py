@@ -46,13 +46,21 @@ class FilePatterns:
     settle_seconds: float = 300.0  # gzip writers may not flush for minutes
 
 
+EXECUTORS = ("in_process", "multiprocess")
+
+
 @dataclass(frozen=True)
 class DagsterSettings:
     """How the Dagster code location keeps the stats fresh."""
 
     schedule_cron: str = "*/5 * * * *"
-    sensor_interval_s: int = 30
+    sensor_interval_s: int = 5  # the file sensor only stats files; part of the 30 s to an alert
     owners: tuple[str, ...] = ()
+    executor: str = "in_process"  # or "multiprocess": the datasets of one run over every core
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"dagster.executor = {self.executor!r}: use {' or '.join(EXECUTORS)}")
 
 
 @dataclass(frozen=True)

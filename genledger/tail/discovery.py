@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from genledger.config import Config, FilePatterns
-from genledger.tail.roots import DataRootError, FileInfo, Source, open_root
+from genledger.tail.roots import DataRootError, FileInfo, LocalRoot, Source, open_root
 
 __all__ = ["DataFile", "DataRootError", "Dataset", "Survey", "discover", "survey"]
 
@@ -137,6 +137,19 @@ def survey(root: Path | str | Any, config: Config) -> Survey:
 def discover(root: Path | str | Any, config: Config) -> list[Dataset]:
     """All datasets under `root`, sorted by name. Raises `DataRootError` if unlistable."""
     return survey(root, config).datasets
+
+
+def discover_one(root: Path | str | Any, name: str, config: Config) -> Dataset | None:
+    """Dataset `name` under `root` as it is now (None if gone or without a recognised file).
+
+    On a local root only that folder is listed, not the whole root: a run refreshing one
+    dataset of hundreds pays for that dataset only. Raises `DataRootError` if unlistable.
+    """
+    tree = root if hasattr(root, "walk") else open_root(root)
+    if isinstance(tree, LocalRoot):
+        infos = [f for f in tree.walk(name) if not ignored(f.path, config.patterns)]
+        return _dataset(tree, name, infos, config)
+    return next((ds for ds in discover(tree, config) if ds.name == name), None)
 
 
 def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dataset | None:

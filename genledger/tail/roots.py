@@ -164,12 +164,13 @@ class LocalRoot:
                 f"data root {self.path} cannot be read: {exc.strerror or exc}"
             ) from exc
 
-    def walk(self) -> list[FileInfo]:
-        """Every regular file under the root, at any depth, sorted by path."""
+    def walk(self, under: str = "") -> list[FileInfo]:
+        """Every regular file under the root (or only its folder `under`), at any depth,
+        sorted by path (relative to the root)."""
         self.check()
         found: list[FileInfo] = []
         seen: set[tuple[int, int]] = set()  # folders already walked: symlink loops end here
-        self._walk(self.path, "", found, seen)
+        self._walk(self.path / under, f"{under}/" if under else "", found, seen)
         found.sort(key=lambda f: f.path)
         return found
 

@@ -1,4 +1,4 @@
-"""The refresh schedule: every five minutes by default, running, one run of everything."""
+"""The refresh schedule: every five minutes by default, running, refreshing what changed."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets.naming import SCOPE_TAG
+from assets.naming import SCOPE_TAG, STATS_KEY
 from assets.spec import Location, load_location
-from automation.schedule import build_refresh_schedule
+from automation.schedule import CHANGED_TAG, SKIPPED_TAG, build_refresh_schedule
+from automation.settle import unsettled
+from definitions import build_defs
 from genledger.config import DagsterSettings
+from genledger.demo.synth import line
 
 
 def test_the_schedule_runs_every_five_minutes_by_default_and_starts_running(
@@ -27,14 +30,52 @@ def test_the_cron_comes_from_the_config(sample_location: Location) -> None:
     assert schedule.cron_schedule == "0 * * * *"
 
 
-def test_a_tick_requests_one_run_of_everything_tagged_as_such(
+def tick_request(location: Location, instance: dg.DagsterInstance) -> dg.RunRequest:
+    """The one run request of a schedule tick."""
+    data = build_refresh_schedule(location).evaluate_tick(
+        dg.build_schedule_context(instance=instance)
+    )
+    (request,) = data.run_requests or []
+    return request
+
+
+def materialize(location: Location, instance: dg.DagsterInstance, request: dg.RunRequest) -> None:
+    """Execute what a schedule tick requested, in process."""
+    job = build_defs(location).resolve_implicit_global_asset_job_def()
+    selection = list(request.asset_selection or [])
+    assert job.execute_in_process(instance=instance, asset_selection=selection).success
+
+
+def test_a_first_tick_requests_every_dataset_and_the_stats_tagged_as_such(
     sample_location: Location,
 ) -> None:
-    schedule = build_refresh_schedule(sample_location)
     with dg.instance_for_test() as instance:
-        data = schedule.evaluate_tick(dg.build_schedule_context(instance=instance))
-    (request,) = data.run_requests or []
+        request = tick_request(sample_location, instance)
     assert request.tags[SCOPE_TAG] == "all"
+    every = {k for s in sample_location.specs for k in s.asset_keys}
+    assert set(request.asset_selection or []) == {*every, STATS_KEY}
+    assert request.tags[CHANGED_TAG] == str(len(sample_location.specs))
+    assert request.tags[SKIPPED_TAG] == "0"
+
+
+def test_unchanged_datasets_are_skipped_and_only_the_changed_one_is_refreshed(
+    sample_location: Location,
+) -> None:
+    with dg.instance_for_test() as instance:
+        materialize(sample_location, instance, tick_request(sample_location, instance))
+        idle = tick_request(sample_location, instance)
+        assert set(idle.asset_selection or []) == {STATS_KEY}, "stats_json always runs"
+        assert idle.tags[SKIPPED_TAG] == str(len(sample_location.specs))
+        spec = next(s for s in sample_location.specs if s.name == "warn_think_leaks")
+        with spec.dataset.of_role("responses")[0].path.open("ab") as handle:
+            handle.write(line({"id": "x", "completion_tokens": 3}))
+        grown = tick_request(sample_location, instance)
+        assert set(grown.asset_selection or []) == {*spec.asset_keys, STATS_KEY}
+        assert (grown.tags[CHANGED_TAG], grown.tags[SKIPPED_TAG]) == ("1", "3")
+        materialize(sample_location, instance, grown)
+        # The skipped datasets' checks are those of their latest materialization: no rerun due.
+        assert not unsettled(instance, sample_location.specs)
+        assert set(tick_request(sample_location, instance).asset_selection or []) == {STATS_KEY}
 
 
 def test_without_a_data_root_the_schedule_skips_naming_the_variable(tmp_path: Path) -> None:

@@ -29,6 +29,12 @@ from .harness import (
     stop_dagster_dev,
     write_e2e_tree,
 )
+from .postgres import PgServer, start_postgres, stop_postgres, why_unavailable
+from .topology import Topology, deploy_home, start_topology, stop_topology
+
+# The production suite runs with the default sensor intervals (time to signal is measured on
+# them); schedule runs every minute so that sensor, schedule and hand-launched runs mix.
+PROD_SETTINGS = 'executor = "multiprocess"\nschedule_cron = "* * * * *"\n'
 
 # --- fixtures -------------------------------------------------------------------------
 
@@ -63,19 +69,25 @@ def dagster_env(e2e_dir: Path, webhook: WebhookReceiver, dagster_port: int) -> d
     project_yaml = PROJECT / "dagster.yaml"
     if project_yaml.is_file():
         shutil.copy(project_yaml, home / "dagster.yaml")
-    config = e2e_dir / "genledger.toml"
-    config.write_text(
-        f'[dagster]\nschedule_cron = "{SCHEDULE_CRON}"\nsensor_interval_s = {SENSOR_INTERVAL_S}\n'
-    )
+    settings = f'schedule_cron = "{SCHEDULE_CRON}"\nsensor_interval_s = {SENSOR_INTERVAL_S}\n'
+    return genledger_env(e2e_dir, home, settings, webhook, dagster_port)
+
+
+def genledger_env(
+    workdir: Path, home: Path, dagster_settings: str, webhook: WebhookReceiver, port: int
+) -> dict[str, str]:
+    """This environment without GENLEDGER_*/DAGSTER_* plus the session's: a fresh data root."""
+    config = workdir / "genledger.toml"
+    config.write_text(f"[dagster]\n{dagster_settings}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GENLEDGER_", "DAGSTER_"))}
     env.update(
         DAGSTER_HOME=str(home),
         GENLEDGER_CONFIG=str(config),
-        GENLEDGER_DATA_ROOT=str(write_e2e_tree(e2e_dir / "data")),
-        GENLEDGER_STATS_PATH=str(e2e_dir / "out" / "stats.json"),
-        GENLEDGER_STATE_DIR=str(e2e_dir / "state"),
+        GENLEDGER_DATA_ROOT=str(write_e2e_tree(workdir / "data")),
+        GENLEDGER_STATS_PATH=str(workdir / "out" / "stats.json"),
+        GENLEDGER_STATE_DIR=str(workdir / "state"),
         GENLEDGER_WEBHOOK_URL=webhook.url,
-        GENLEDGER_UI_URL=f"http://127.0.0.1:{dagster_port}",
+        GENLEDGER_UI_URL=f"http://127.0.0.1:{port}",
         PYTHONUNBUFFERED="1",
     )
     return env
@@ -124,3 +136,79 @@ def materialized(dagster_api: DagsterApi) -> Materialized:
     status = dagster_api.wait_for_run(run_id)
     dagster_api.dev.remember_children()
     return Materialized(run_id, status, keys, dagster_api.check_results(run_id), started)
+
+
+# --- the production topology (deploy/): module-scoped, started only by its own suite ---------
+
+
+@pytest.fixture(scope="module")
+def prod_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The topology's scratch folder (data root, DAGSTER_HOME, stats, state, logs)."""
+    return tmp_path_factory.mktemp("prod")
+
+
+@pytest.fixture(scope="module")
+def prod_webhook() -> Iterator[WebhookReceiver]:
+    """The topology's own webhook receiver (the dagster dev suite's alerts stay apart)."""
+    receiver = WebhookReceiver()
+    receiver.thread.start()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def prod_pg() -> Iterator[PgServer]:
+    """A PostgreSQL server of our own on 127.0.0.1; stopped and checked gone at the end."""
+    reason = why_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start_postgres(free_port())
+    yield server
+    assert stop_postgres(server), f"PostgreSQL (pid {server.pid}) outlived pg_ctl stop"
+
+
+@pytest.fixture(scope="module")
+def prod_topology(
+    prod_dir: Path, prod_webhook: WebhookReceiver, prod_pg: PgServer
+) -> Iterator[Topology]:
+    """Code server, webserver and daemon of deploy/, default sensor intervals, multiprocess."""
+    port = free_port()
+    home = deploy_home(prod_dir / "dagster_home")
+    env = genledger_env(prod_dir, home, PROD_SETTINGS, prod_webhook, port)
+    topology = start_topology(prod_pg, env, prod_dir, port)
+    try:
+        yield topology
+    finally:
+        leftovers = stop_topology(topology)
+        ARTIFACTS.mkdir(exist_ok=True)
+        for group in topology.groups:
+            shutil.copy(group.log_path, ARTIFACTS / f"prod-{group.log_path.name}")
+        assert not leftovers, f"processes left after stopping the topology: {leftovers}"
+
+
+@pytest.fixture(scope="module")
+def prod_api(prod_topology: Topology) -> DagsterApi:
+    """A GraphQL client for the topology's webserver, once the code server's location loaded."""
+    api = DagsterApi(prod_topology.webserver)
+    api.wait_until_loaded()
+    for group in prod_topology.groups:
+        group.remember_children()
+    return api
+
+
+@pytest.fixture(scope="module")
+def prod_writer(prod_topology: Topology) -> SimulatedWriter:
+    """The simulated generation run writing into the topology's data root."""
+    return SimulatedWriter(prod_topology.webserver.data_root, seed=23)
+
+
+@pytest.fixture(scope="module")
+def prod_materialized(prod_api: DagsterApi) -> Materialized:
+    """Materialise every asset once over GraphQL (after the sensor's first run)."""
+    prod_api.wait_until_idle()
+    keys = sorted(prod_api.asset_groups())
+    started = time.time()
+    run_id = prod_api.launch(keys)
+    status = prod_api.wait_for_run(run_id)
+    return Materialized(run_id, status, keys, prod_api.check_results(run_id), started)

@@ -95,11 +95,18 @@ def start_dagster_dev(
     port: int, env: dict[str, str], log_path: Path, project: Path = PROJECT
 ) -> DagsterDev:
     """Start `dagster dev -w workspace.yaml` on a loopback port in its own process group."""
-    exe = Path(sys.executable).with_name("dagster")
-    cmd = [str(exe), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)]
+    cmd = ["dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)]
+    return start_dagster_process(["dagster", *cmd], port, env, log_path, project)
+
+
+def start_dagster_process(
+    cmd: list[str], port: int, env: dict[str, str], log_path: Path, project: Path = PROJECT
+) -> DagsterDev:
+    """Start one Dagster command (`cmd[0]` from the venv) from `project`, in its own group."""
+    exe = Path(sys.executable).with_name(cmd[0])
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            cmd,
+            [str(exe), *cmd[1:]],
             cwd=project,
             env=env,
             stdout=log,
@@ -121,21 +128,31 @@ def start_dagster_dev(
 
 def stop_dagster_dev(dev: DagsterDev) -> list[int]:
     """SIGTERM the group, SIGKILL it after a grace period; return pids that outlived it."""
-    dev.remember_children()
-    ours = dev.pids | pids_using_home(dev.home)
-    pgid = dev.proc.pid  # start_new_session: the leader's pid is the group id
-    _signal_group(pgid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        dev.proc.wait(timeout=STOP_GRACE_S)
-    deadline = time.monotonic() + STOP_GRACE_S
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    if _group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
-        time.sleep(1.0)
-    if dev.proc.poll() is None:
-        dev.proc.wait(timeout=5)
-    leftovers = sorted(pid for pid in ours | pids_using_home(dev.home) if _alive(pid))
+    return stop_groups([dev])
+
+
+def stop_groups(devs: list[DagsterDev]) -> list[int]:
+    """Stop the process groups together (they may share a DAGSTER_HOME); return leftovers."""
+    ours: set[int] = set()
+    for dev in devs:
+        dev.remember_children()
+        ours |= dev.pids | pids_using_home(dev.home)
+        _signal_group(dev.proc.pid, signal.SIGTERM)  # start_new_session: pid is the group id
+    for dev in devs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            dev.proc.wait(timeout=STOP_GRACE_S)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while _group_alive(dev.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if _group_alive(dev.proc.pid):
+            _signal_group(dev.proc.pid, signal.SIGKILL)
+            time.sleep(1.0)
+        if dev.proc.poll() is None:
+            dev.proc.wait(timeout=5)
+    homes = {dev.home for dev in devs}
+    for home in homes:
+        ours |= pids_using_home(home)
+    leftovers = sorted(pid for pid in ours if _alive(pid))
     for pid in leftovers:  # reported as a failure, but not left running on a shared box
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -193,6 +210,7 @@ class Received:
 
     path: str
     body: bytes
+    at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic clock)
 
     def text(self) -> str:
         """The body as text."""

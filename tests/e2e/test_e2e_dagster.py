@@ -6,20 +6,23 @@ root (append, then fix a broken file), so the read-only assertions come first.
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections import defaultdict
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from genledger.config import Config
-from genledger.refresh.collect import refresh
-from genledger.rules.catalogue import RULES_BY_NAME
-
-from .dagster_api import CheckResult, DagsterApi, Materialized
+from .dagster_api import DagsterApi, Materialized
+from .expect import (
+    STATS_KEY,
+    by_dataset,
+    engine_stats,
+    expected_failures,
+    names,
+    overlapping_runs,
+    stats_now,
+)
 from .harness import (
     CLEAN_DATASET,
     DATASET_TAG,
@@ -45,43 +48,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning:gql"),
 ]
 
-STATS_KEY: tuple[str, ...] = ("stats_json",)
 FILE_SENSOR = "dataset_files_changed"
 NOTIFY_TIMEOUT_S = 180.0
-
-
-def engine_stats(data_root: Path, scratch: Path) -> dict[str, Any]:
-    """The stats `genledger collect` computes for the same tree (our expectation)."""
-    config = Config(data_root=data_root, stats_path=scratch / "stats.json", state_dir=scratch)
-    return refresh(config, full=True).stats
-
-
-def expected_failures(dataset_stats: dict[str, Any]) -> dict[str, tuple[str, int]]:
-    """Check family -> (severity, failure count) the engine's failures imply for a dataset."""
-    families: dict[str, tuple[str, int]] = {}
-    for failure in dataset_stats["quality"]["failures"]:
-        family = RULES_BY_NAME[failure["check"]].family
-        severity, count = families.get(family, ("WARN", 0))
-        if failure["severity"] == "error":
-            severity = "ERROR"
-        families[family] = (severity, count + failure["count"])
-    return families
-
-
-def by_dataset(results: list[CheckResult]) -> dict[str, list[CheckResult]]:
-    """File-asset check results grouped by the dataset key (the asset key's first part)."""
-    grouped: dict[str, list[CheckResult]] = defaultdict(list)
-    for result in results:
-        if result.asset != STATS_KEY:
-            grouped[result.asset[0]].append(result)
-    return grouped
-
-
-def stats_now(api: DagsterApi) -> dict[str, Any]:
-    """The stats JSON the code location wrote (it must exist by now)."""
-    stats = read_stats(api.dev.stats_path)
-    assert stats is not None, f"no stats JSON at {api.dev.stats_path}"
-    return stats
 
 
 def test_every_dataset_file_becomes_an_asset_in_its_own_group(dagster_api: DagsterApi) -> None:
@@ -210,11 +178,6 @@ def test_the_webhook_gets_alerts_naming_each_error_dataset_and_no_clean_one(
     assert not [p for p in posts if WEBHOOK_SECRET in p.text()], "webhook secret in a message"
 
 
-def names(dataset: str, post: Received) -> bool:
-    """Whether a webhook POST names the dataset."""
-    return dataset in post.text()
-
-
 def _file_sensor_idle(api: DagsterApi, since: float) -> bool:
     """True once the file sensor skipped a tick after `since` (it has seen the current tree)."""
     _, sensors = api.instigators()
@@ -290,21 +253,7 @@ def test_no_two_runs_for_one_dataset_ever_overlap(dagster_api: DagsterApi) -> No
     # Whoever launched them (sensor, schedule, a user's "Materialize all"): two runs that
     # overlap on a dataset can leave its checks "Not evaluated" in the UI (the later-started
     # run's checks are the latest, the earlier-started run's materialization is).
-    datasets = {k[0] for k in dagster_api.asset_groups() if k != STATS_KEY}
-    spans: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
-    for run in dagster_api.runs():
-        if not run["startTime"]:
-            continue
-        covered = {k[0] for k in run["keys"] if k != STATS_KEY} if run["keys"] else datasets
-        for dataset in covered:
-            spans[dataset].append((run["startTime"], run["endTime"] or time.time(), run["runId"]))
-    assert len(spans) >= 2, "too few dataset runs to compare"
-    overlaps = []
-    for dataset, intervals in sorted(spans.items()):
-        intervals.sort()
-        for (_, end, run_a), (start, _, run_b) in itertools.pairwise(intervals):
-            if start < end:
-                overlaps.append(f"{dataset}: run {run_b[:8]} started before {run_a[:8]} ended")
+    overlaps = overlapping_runs(dagster_api)
     assert not overlaps, "\n".join(overlaps)
 
 

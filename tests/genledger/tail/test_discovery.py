@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from genledger.config import Config, FilePatterns
-from genledger.tail.discovery import DataRootError, discover, survey
+from genledger.tail.discovery import DataRootError, discover, discover_one, survey
 
 
 def touch(path: Path, data: bytes = b"") -> None:
@@ -139,3 +139,15 @@ def test_a_symlink_loop_ends_the_walk(tmp_path: Path) -> None:
     (tmp_path / "ds" / "loop").symlink_to(tmp_path / "ds")
     [dataset] = discover(tmp_path, Config())
     assert [f.name for f in dataset.files] == ["raw_responses.jsonl"]
+
+
+def test_one_dataset_is_found_as_discover_finds_it_or_not_at_all(tmp_path: Path) -> None:
+    touch(tmp_path / "B2 run" / "raw_responses.jsonl")
+    touch(tmp_path / "B2 run" / "prompts.jsonl")
+    touch(tmp_path / "B2 run" / "part-1" / "raw_responses.jsonl.gz")
+    touch(tmp_path / "B2 run" / "notes.md")
+    touch(tmp_path / "notes" / "README.md")
+    (everything,) = discover(tmp_path, Config())
+    assert discover_one(tmp_path, "B2 run", Config()) == everything
+    assert discover_one(tmp_path, "notes", Config()) is None
+    assert discover_one(tmp_path, "gone", Config()) is None
