@@ -6,6 +6,7 @@ refresh drops the old counts and ids), so a rewritten shard is never counted twi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from genledger.config import Switches
@@ -122,23 +123,15 @@ def _scan_stream(
     if problem is not None and role != "prompts":
         at = inflater.consumed - tail.pending
         delta = delta + _malformed(name, role, lines + 1, at, problem, switches)
-    cp = Checkpoint(
-        offset=mark.size,
-        lines=lines,
-        head_len=mark.head_len,
-        head_sum=mark.head_sum,
-        tail_start=mark.tail_start,
-        tail_sum=mark.tail_sum,
-        size=mark.size,
-        mtime_ns=mark.mtime_ns,
-        device=mark.device,
-        inode=mark.inode,
-        unsettled=unsettled,
-        pending=tail.pending,
-    )
+    cp = _whole(mark, lines, unsettled, tail.pending)
     if unsettled:
         reason += f"; stream incomplete, {tail.pending} bytes pending"
     return FileScan(delta, _result(cp, True, reason))
+
+
+def _whole(mark: Checkpoint, lines: int, unsettled: bool, pending: int = 0) -> Checkpoint:
+    """The checkpoint of a sealed file read whole: its mark (what it looked like), its lines."""
+    return replace(mark, offset=mark.size, lines=lines, unsettled=unsettled, pending=pending)
 
 
 def _malformed(
@@ -176,19 +169,7 @@ def _scan_parquet(
                 delta = _tokenized(shard, name, switches)
             else:
                 delta = _responses(shard, name, switches)
-    cp = Checkpoint(
-        offset=mark.size,
-        lines=rows,
-        head_len=mark.head_len,
-        head_sum=mark.head_sum,
-        tail_start=mark.tail_start,
-        tail_sum=mark.tail_sum,
-        size=mark.size,
-        mtime_ns=mark.mtime_ns,
-        device=mark.device,
-        inode=mark.inode,
-        unsettled=unsettled,
-    )
+    cp = _whole(mark, rows, unsettled)
     return FileScan(delta, _result(cp, True, reason))
 
 
