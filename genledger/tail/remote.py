@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,16 @@ class Transfer:
         """Count `data` and pass it on."""
         cls.bytes_read += len(data)
         return data
+
+
+# The threads a connection starts: fsspec's event loop, and the loop's default executor (name
+# lookups). Both wait idle unless a call of this process's main thread is in flight.
+TRANSPORT_THREADS = ("fsspecIO", "asyncio_")
+
+
+def transport_thread(thread: threading.Thread) -> bool:
+    """A thread of the remote transport (idle between calls: forking beside it is safe)."""
+    return thread.name.startswith(TRANSPORT_THREADS)
 
 
 # One connection per (root, credentials, process): a changed key or known_hosts reconnects.
@@ -130,9 +141,10 @@ class RemoteRoot:
 
     # -- the root calls -----------------------------------------------------------------------
 
-    def source(self, rel: str) -> RemoteFile:
-        """The file at `rel` (relative to the root)."""
-        return RemoteFile(self, posixpath.join(self.base, rel) if rel else self.base)
+    def source(self, rel: str, listed: FileInfo | None = None) -> RemoteFile:
+        """The file at `rel` (relative to the root); `listed`: its size and mtime as walked."""
+        path = posixpath.join(self.base, rel) if rel else self.base
+        return RemoteFile(self, path, (listed.size, listed.mtime_ns) if listed else None)
 
     def check(self) -> None:
         """Raise `DataRootError` unless the root is a folder we can list."""
@@ -287,24 +299,37 @@ def _mtime_ns(info: dict[str, Any]) -> int:
     return 0
 
 
+# AES-GCM runs in OpenSSL with the CPU's AES instructions: 1.5x asyncssh's default
+# chacha20-poly1305 for a plain SFTP read (docs/performance.md); ours is the first choice.
+CIPHERS = (
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes256-ctr",
+)
+
+
 def _sftp(root: RemoteRoot) -> Any:
-    import asyncssh
     from sshfs import SSHFileSystem
+
+    # asyncssh's connect and login timeouts each bound the TCP connect, SSH handshake and
+    # login together; `timeout` bounds sshfs's whole connect call (a silent host is given up
+    # after 10 s: tests/genledger/tail/test_remote.py).
+    options = {**ssh_options(root), "timeout": CONNECT_TIMEOUT_S + 2}
+    return SSHFileSystem(root.host, skip_instance_cache=True, **options)
+
+
+def ssh_options(root: RemoteRoot) -> dict[str, Any]:
+    """The asyncssh connection options of an sftp:// root (credentials from the environment)."""
+    import asyncssh
 
     options: dict[str, Any] = {
         "known_hosts": _known_hosts(asyncssh),
         "connect_timeout": CONNECT_TIMEOUT_S,
         "login_timeout": CONNECT_TIMEOUT_S,
-        "timeout": CONNECT_TIMEOUT_S + 2,
-        # AES-GCM runs in OpenSSL with the CPU's AES instructions: ~1.5x the default
-        # chacha20 through asyncssh (benchmarks/remote.py); the server picks from this list.
-        "encryption_algs": [
-            "aes128-gcm@openssh.com",
-            "aes256-gcm@openssh.com",
-            "chacha20-poly1305@openssh.com",
-            "aes128-ctr",
-            "aes256-ctr",
-        ],
+        "encryption_algs": list(CIPHERS),
+        "compression_algs": ["none"],  # JSONL would compress, but zlib costs more CPU than it saves
     }
     key = os.environ.get(ENV_SSH_KEY, "").strip()
     if key:
@@ -313,7 +338,7 @@ def _sftp(root: RemoteRoot) -> Any:
         options["username"] = root.user
     if root.port:
         options["port"] = root.port
-    return SSHFileSystem(root.host, skip_instance_cache=True, **options)
+    return options
 
 
 def _known_hosts(asyncssh: Any) -> Any:

@@ -24,7 +24,7 @@ from genledger.tail.remote import Transfer
 
 from ..conftest import comparable
 from ..shards import encode, gzip_being_written, jsonl, parquet, write
-from .servers import S3Server, SSHServer, free_port, moto_s3, sshd
+from .servers import S3Server, SSHServer, free_port, moto_s3, silent_host, sshd
 
 RECORDS = [{"id": f"r{i}", "text": "answer", "completion_tokens": 1 + i % 9} for i in range(300)]
 TOKENIZED = [
@@ -176,6 +176,36 @@ def test_each_bad_sftp_case_is_one_line_exit_2_fast_and_moves_no_checkpoint(
     assert (tmp_path / "s.json").read_bytes() == stats
 
 
+GIVE_UP_S = 15  # the promise for a host that does not answer
+START_UP_S = 5  # interpreter, imports and the run's own bookkeeping, on a busy machine
+
+
+@pytest.mark.parametrize("banner", ["", "SSH-2.0-OpenSSH_9.2p1"], ids=["silent", "banner only"])
+def test_a_host_that_never_answers_the_handshake_is_given_up_within_15_s(
+    server: SSHServer, tmp_path: Path, banner: str
+) -> None:
+    # Slow on purpose (~10 s each): the TCP connect succeeds, so only a timeout over the whole
+    # connect, handshake and login can end it; without one, the run hangs past `timeout`.
+    root = tmp_path / "data"
+    write(root / "ds" / "raw_responses.jsonl", jsonl(RECORDS[:10]))
+    with silent_host(banner) as port:
+        url = f"sftp://{server.user}@127.0.0.1:{port}{root}"
+        started = time.monotonic()
+        try:
+            done = _cli(url, tmp_path, server.env(), timeout=GIVE_UP_S + START_UP_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"not given up within {GIVE_UP_S} s (+{START_UP_S} s start-up)")
+        took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        f"genledger collect: data root {url}: cannot connect: 127.0.0.1:{port} did not answer "
+        "within 10 s"
+    ], done.stderr
+    assert took < GIVE_UP_S + START_UP_S
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "state").exists()
+
+
 def test_the_code_location_and_its_sensor_read_an_sftp_root(
     ssh_env: SSHServer, tmp_path: Path
 ) -> None:
@@ -255,11 +285,13 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _cli(url: str, tmp: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _cli(
+    url: str, tmp: Path, extra: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "genledger.cli", "collect", url, "-o", str(tmp / "s.json")]
     command += ["--state", str(tmp / "state"), "-q"]
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=60, env=_env(extra), check=False
+        command, capture_output=True, text=True, timeout=timeout, env=_env(extra), check=False
     )
 
 
