@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +19,14 @@ from typing import Any
 import orjson
 import pytest
 
-from genledger.config import Config
+from genledger.config import Config, Switches
+from genledger.fast import parallel
 from genledger.refresh.collect import refresh
+from genledger.refresh.scan import scan_job
 from genledger.tail.remote import Transfer
 
 from ..conftest import comparable
+from ..fast.test_parallel import rerun_alone
 from ..shards import encode, gzip_being_written, jsonl, parquet, write
 from .servers import S3Server, SSHServer, free_port, moto_s3, silent_host, sshd
 
@@ -67,8 +71,15 @@ def mixed_tree(root: Path) -> Path:
     return root
 
 
-def collect(root: Path | str, where: Path, full: bool = False) -> dict[str, Any]:
-    config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "state")
+def collect(
+    root: Path | str, where: Path, full: bool = False, switches: Switches | None = None
+) -> dict[str, Any]:
+    config = Config(
+        data_root=root,
+        stats_path=where / "s.json",
+        state_dir=where / "state",
+        switches=switches or Switches(),
+    )
     return refresh(config, full=full).stats
 
 
@@ -111,6 +122,59 @@ def test_incremental_over_sftp_equals_full_after_appends_a_torn_line_and_a_repla
         full = collect(url, tmp_path / f"full{number}", full=True)
         assert same(incremental) == same(full)
     assert incremental["datasets"]["ds"]["n_done"] == 21 + 9
+
+
+def test_forked_workers_read_an_sftp_root_as_one_process_does(
+    ssh_env: SSHServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    forked: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        "genledger.refresh.collect.scan_all",
+        lambda jobs, scan, workers: (
+            forked.append(parallel.scan_all(jobs, scan, workers)) or forked[-1]
+        ),
+    )
+    root = mixed_tree(tmp_path / "data")
+    for n in range(3):
+        write(root / f"big{n}" / "raw_responses.jsonl", jsonl(RECORDS * (n + 2)) + b'{"torn')
+    url, two, one = ssh_env.url(root), Switches(workers=2), Switches(workers=1)
+    assert same(collect(url, tmp_path / "w2", switches=two)) == same(collect(root, tmp_path / "l"))
+    assert len(forked[-1]) == 9  # every file was read in a worker (on its own connection)
+    _append(root / "big1" / "raw_responses.jsonl", b'"x"}\n' + jsonl(RECORDS[:30]))
+    incremental = collect(url, tmp_path / "w2", switches=two)
+    assert len(forked[-1]) == 9  # the refresh went through the workers too
+    assert same(incremental) == same(collect(url, tmp_path / "w1", switches=one))
+    assert incremental["datasets"]["big1"]["n_done"] == 3 * 300 + 30
+
+
+def test_a_thread_other_than_the_transports_keeps_remote_reads_in_process(
+    ssh_env: SSHServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genledger.tail.remote import RemoteRoot
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    root = mixed_tree(tmp_path / "data")
+    remote = RemoteRoot.from_url(ssh_env.url(root))
+    jobs = [
+        parallel.ScanJob(f.path, remote.source(f.path, f), f.path, "responses", None)
+        for f in remote.walk()
+        if f.path.endswith("raw_responses.jsonl")
+    ]
+    assert jobs
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="someone-elses")
+    other.start()
+    try:
+        assert parallel.scan_all(jobs, scan_job, workers=2) == {}  # forking now is not safe
+    finally:
+        stop.set()
+        other.join()
 
 
 def test_a_refresh_over_sftp_transfers_the_new_bytes_not_the_file(
