@@ -34,7 +34,8 @@ STREAM_BLOCK = 4 << 20
 
 
 class Transfer:
-    """Bytes read through remote roots in this process (what a refresh cost on the wire)."""
+    """Bytes read through remote roots in this process (what a refresh cost on the wire;
+    forked scan workers count their own, unseen here)."""
 
     bytes_read = 0
 
