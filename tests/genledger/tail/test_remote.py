@@ -132,17 +132,8 @@ def test_forked_workers_read_an_sftp_root_as_one_process_does(
 ) -> None:
     if rerun_alone(request):
         return
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    forked: list[dict[str, Any]] = []
-    monkeypatch.setattr(
-        "genledger.refresh.collect.scan_all",
-        lambda jobs, scan, workers: (
-            forked.append(parallel.scan_all(jobs, scan, workers)) or forked[-1]
-        ),
-    )
-    root = mixed_tree(tmp_path / "data")
-    for n in range(3):
-        write(root / f"big{n}" / "raw_responses.jsonl", jsonl(RECORDS * (n + 2)) + b'{"torn')
+    forked = _spy_on_workers(monkeypatch)
+    root = _bigger_tree(tmp_path / "data")
     url, two, one = ssh_env.url(root), Switches(workers=2), Switches(workers=1)
     assert same(collect(url, tmp_path / "w2", switches=two)) == same(collect(root, tmp_path / "l"))
     assert len(forked[-1]) == 9  # every file was read in a worker (on its own connection)
@@ -151,6 +142,48 @@ def test_forked_workers_read_an_sftp_root_as_one_process_does(
     assert len(forked[-1]) == 9  # the refresh went through the workers too
     assert same(incremental) == same(collect(url, tmp_path / "w1", switches=one))
     assert incremental["datasets"]["big1"]["n_done"] == 3 * 300 + 30
+
+
+def test_forked_workers_read_an_s3_root_as_one_process_does(
+    s3: S3Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    if rerun_alone(request):
+        return
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    import s3fs
+
+    forked = _spy_on_workers(monkeypatch)
+    fs = s3fs.S3FileSystem(endpoint_url=s3.env()["AWS_ENDPOINT_URL"], skip_instance_cache=True)
+    fs.mkdir("forked")
+    root = _bigger_tree(tmp_path / "data")
+    fs.put(str(root) + "/", "forked/exp/", recursive=True)
+    stats = collect("s3://forked/exp", tmp_path / "w2", switches=Switches(workers=2))
+    assert len(forked[-1]) == 9
+    assert same(stats) == same(collect(root, tmp_path / "l"))
+
+
+def _spy_on_workers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every refresh forks (however few its bytes); the list gets what the workers read."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    forked: list[dict[str, Any]] = []
+    real = parallel.scan_all
+    monkeypatch.setattr(
+        "genledger.refresh.collect.scan_all",
+        lambda jobs, scan, workers: forked.append(real(jobs, scan, workers)) or forked[-1],
+    )
+    return forked
+
+
+def _bigger_tree(root: Path) -> Path:
+    """`mixed_tree` and three plain files of different sizes, each ending in a torn line."""
+    mixed_tree(root)
+    for n in range(3):
+        write(root / f"big{n}" / "raw_responses.jsonl", jsonl(RECORDS * (n + 2)) + b'{"torn')
+    return root
 
 
 def test_a_thread_other_than_the_transports_keeps_remote_reads_in_process(
