@@ -14,6 +14,7 @@ anything, so no checkpoint moves.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import posixpath
 import threading
@@ -318,7 +319,36 @@ def _sftp(root: RemoteRoot) -> Any:
     # login together; `timeout` bounds sshfs's whole connect call (a silent host is given up
     # after 10 s: tests/genledger/tail/test_remote.py).
     options = {**ssh_options(root), "timeout": CONNECT_TIMEOUT_S + 2}
-    return SSHFileSystem(root.host, skip_instance_cache=True, **options)
+    fs = SSHFileSystem(root.host, skip_instance_cache=True, **options)
+    quiet_about_losses(fs.loop)
+    return fs
+
+
+LOST_SENDS = "socket.send() raised exception."  # asyncio's note on each write after a loss
+
+
+def quiet_about_losses(loop: Any) -> None:
+    """A lost connection is said once, in our `DataRootError` line: asyncio would also print
+    a note for every pipelined SFTP request still sent, and a traceback for every one nobody
+    awaits any more. Other loop errors keep asyncio's default handling."""
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if not _a_loss(context.get("exception")):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    log = logging.getLogger("asyncio")
+    if _drop_lost_sends not in log.filters:
+        log.addFilter(_drop_lost_sends)
+
+
+def _drop_lost_sends(record: logging.LogRecord) -> bool:
+    return record.msg != LOST_SENDS
+
+
+def _a_loss(exc: object) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"DisconnectError", "SFTPError", "ConnectionError"})
 
 
 def ssh_options(root: RemoteRoot) -> dict[str, Any]:
@@ -397,7 +427,9 @@ def explain(exc: Exception, root: RemoteRoot, doing: str) -> str:
     text = _first_line(exc)
     if isinstance(exc, PermissionError) or "Permission denied" in text:
         return EXPLAINERS[1][1](exc, root)
-    if "ConnectionLost" in names or "Connection lost" in text:
+    if names & {"ConnectionLost", "SFTPConnectionLost", "SFTPNoConnection"} or (
+        "Connection lost" in text
+    ):
         return f"{doing}: cannot reach {root.where()} (connection lost)"
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text or "NoSuchKey" in text:
         return f"{doing}: no such {'bucket or prefix' if root.scheme == 's3' else 'path'}"

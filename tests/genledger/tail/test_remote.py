@@ -436,6 +436,56 @@ def test_a_connection_lost_mid_refresh_fails_it_and_the_next_refresh_is_exact(
         assert again["datasets"]["ds"]["n_done"] == 12_000
 
 
+# Runs `genledger collect` with the server stopped by pid after the first bytes arrive (in
+# whichever process reads them), so the loss falls in the middle of pipelined SFTP reads.
+LOSE_MIDWAY = """
+import os, signal, sys
+import psutil
+from genledger.fast import parallel
+from genledger.tail.remote import Transfer
+from genledger.cli import main
+
+parallel.MIN_PARALLEL_BYTES = 0
+counted = Transfer.add
+
+def lose(data):
+    sshd = psutil.Process(int(sys.argv[1]))
+    for gone in [*sshd.children(recursive=True), sshd]:
+        gone.send_signal(signal.SIGKILL)
+    return counted(data)
+
+Transfer.add = lose
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_connection_lost_mid_read_is_one_line_however_many_requests_were_in_flight(
+    tmp_path: Path, workers: str
+) -> None:
+    with sshd(tmp_path / "own-sshd") as own:
+        root = tmp_path / "data"
+        for name in ("a", "b"):
+            write(root / name / "raw_responses.jsonl", jsonl(RECORDS * 800))  # ~10 MB each
+        assert own.proc is not None
+        done = subprocess.run(
+            [
+                *(sys.executable, "-c", LOSE_MIDWAY, str(own.proc.pid), "collect", own.url(root)),
+                *("-o", str(tmp_path / "s.json"), "--state", str(tmp_path / "state"), "-q"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env({**own.env(), "GENLEDGER_WORKERS": workers}),
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    said = f"genledger collect: data root {own.url(root)}: cannot read: cannot reach 127.0.0.1"
+    assert len(lines) == 1 and lines[0].startswith(said), done.stderr[-3000:]
+    assert not (tmp_path / "s.json").exists() and _snapshot(tmp_path / "state") == {}
+
+
 def test_a_file_deleted_on_the_remote_is_that_files_problem_only(
     ssh_env: SSHServer, tmp_path: Path
 ) -> None:
