@@ -6,7 +6,11 @@ a whole small one — parse with the fast decoder, tally with the row evaluation
 and sends back only the compact FileScan, so the parent stays small; joined, the pieces give
 the result the same call gives in-process. Forking happens before pandas is imported, and only
 when it pays: enough new bytes, 2+ usable cores, a single-threaded process (forking a threaded
-one, such as a Dagster server, is not safe).
+one, such as a Dagster server, is not safe) — a remote root's idle transport threads aside.
+
+Remote files are forked too, whole (no pieces: cutting them would fetch bytes twice): each
+worker opens its own connection, so transfer and parsing run on both cores instead of taking
+turns on one interpreter lock (benchmarks/remote.py, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from genledger.ledger.filescan import FileScan
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.reader import Span
+from genledger.tail.remote import transport_thread
 from genledger.tail.roots import RemoteFile, Source, stat_source
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
@@ -50,11 +55,10 @@ class ScanJob:
         return form_of(self.name) != "jsonl"
 
     def new_bytes(self) -> int:
-        """About how many bytes this read will parse (0 when the file is gone or remote:
-        remote reads are never forked, their connection runs in a thread of this process)."""
-        if isinstance(self.path, RemoteFile):
-            return 0
-        found = stat_source(self.path)
+        """About how many bytes this read will parse (0 when the file is gone); a remote
+        file's size and mtime as listed (no round trip)."""
+        listed = self.path.listed if isinstance(self.path, RemoteFile) else None
+        found = stat_source(self.path) if listed is None else listed
         if found is None:
             return 0
         size, mtime_ns = found
@@ -74,11 +78,18 @@ def workers_wanted(configured: int | None = None) -> int:
 
 
 def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
-    if workers < 2 or not jobs or threading.active_count() > 1:
+    if workers < 2 or not jobs or not _only_idle_threads():
         return False
     if "fork" not in multiprocessing.get_all_start_methods():
         return False
     return sum(job.new_bytes() for job in jobs) >= MIN_PARALLEL_BYTES
+
+
+def _only_idle_threads() -> bool:
+    """No thread but this one, or else only a remote root's transport threads, which sit idle
+    while this (the only caller of the transport) forks; a worker opens its own connection."""
+    main = threading.current_thread()
+    return all(t is main or transport_thread(t) for t in threading.enumerate())
 
 
 Scan = Callable[[ScanJob, Span | None], FileScan]  # a module-level function: it is pickled
@@ -109,7 +120,7 @@ def scan_all(jobs: list[ScanJob], scan: Scan, workers: int | None = None) -> dic
     workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
         return {}
-    plans = {job.key: None if job.sealed else plan(job.path, job.checkpoint) for job in jobs}
+    plans = {job.key: None if _whole(job) else plan(job.path, job.checkpoint) for job in jobs}
     pieces = [
         _Piece(job, index, span, scan)
         for job in jobs
@@ -133,6 +144,11 @@ def scan_all(jobs: list[ScanJob], scan: Scan, workers: int | None = None) -> dic
         if joined is not None:
             scans[key] = joined
     return scans
+
+
+def _whole(job: ScanJob) -> bool:
+    """Read in one piece: sealed files, and remote ones (a cut costs a ranged read)."""
+    return job.sealed or isinstance(job.path, RemoteFile)
 
 
 def _spans(plan_: Plan | None) -> tuple[Span | None, ...]:

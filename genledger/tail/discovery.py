@@ -161,7 +161,7 @@ def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dat
         if role is None:
             unrecognised.append(inner)
         else:
-            files.append(DataFile(name, inner, role, tree.source(info.path)))
+            files.append(DataFile(name, inner, role, tree.source(info.path, info)))
     if not files:
         return None
     folder = tree.source(name)

@@ -14,8 +14,10 @@ anything, so no checkpoint moves.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import posixpath
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +35,8 @@ STREAM_BLOCK = 4 << 20
 
 
 class Transfer:
-    """Bytes read through remote roots in this process (what a refresh cost on the wire)."""
+    """Bytes read through remote roots in this process (what a refresh cost on the wire;
+    forked scan workers count their own, unseen here)."""
 
     bytes_read = 0
 
@@ -42,6 +45,16 @@ class Transfer:
         """Count `data` and pass it on."""
         cls.bytes_read += len(data)
         return data
+
+
+# The threads a connection starts: fsspec's event loop, and the loop's default executor (name
+# lookups). Both wait idle unless a call of this process's main thread is in flight.
+TRANSPORT_THREADS = ("fsspecIO", "asyncio_")
+
+
+def transport_thread(thread: threading.Thread) -> bool:
+    """A thread of the remote transport (idle between calls: forking beside it is safe)."""
+    return thread.name.startswith(TRANSPORT_THREADS)
 
 
 # One connection per (root, credentials, process): a changed key or known_hosts reconnects.
@@ -130,9 +143,10 @@ class RemoteRoot:
 
     # -- the root calls -----------------------------------------------------------------------
 
-    def source(self, rel: str) -> RemoteFile:
-        """The file at `rel` (relative to the root)."""
-        return RemoteFile(self, posixpath.join(self.base, rel) if rel else self.base)
+    def source(self, rel: str, listed: FileInfo | None = None) -> RemoteFile:
+        """The file at `rel` (relative to the root); `listed`: its size and mtime as walked."""
+        path = posixpath.join(self.base, rel) if rel else self.base
+        return RemoteFile(self, path, (listed.size, listed.mtime_ns) if listed else None)
 
     def check(self) -> None:
         """Raise `DataRootError` unless the root is a folder we can list."""
@@ -287,24 +301,66 @@ def _mtime_ns(info: dict[str, Any]) -> int:
     return 0
 
 
+# AES-GCM runs in OpenSSL with the CPU's AES instructions: 1.5x asyncssh's default
+# chacha20-poly1305 for a plain SFTP read (docs/performance.md); ours is the first choice.
+CIPHERS = (
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes256-ctr",
+)
+
+
 def _sftp(root: RemoteRoot) -> Any:
-    import asyncssh
     from sshfs import SSHFileSystem
+
+    # asyncssh's connect and login timeouts each bound the TCP connect, SSH handshake and
+    # login together; `timeout` bounds sshfs's whole connect call (a silent host is given up
+    # after 10 s: tests/genledger/tail/test_remote.py).
+    options = {**ssh_options(root), "timeout": CONNECT_TIMEOUT_S + 2}
+    fs = SSHFileSystem(root.host, skip_instance_cache=True, **options)
+    quiet_about_losses(fs.loop)
+    return fs
+
+
+LOST_SENDS = "socket.send() raised exception."  # asyncio's note on each write after a loss
+
+
+def quiet_about_losses(loop: Any) -> None:
+    """A lost connection is said once, in our `DataRootError` line: asyncio would also print
+    a note for every pipelined SFTP request still sent, and a traceback for every one nobody
+    awaits any more. Other loop errors keep asyncio's default handling."""
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if not _a_loss(context.get("exception")):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    log = logging.getLogger("asyncio")
+    if _drop_lost_sends not in log.filters:
+        log.addFilter(_drop_lost_sends)
+
+
+def _drop_lost_sends(record: logging.LogRecord) -> bool:
+    return record.msg != LOST_SENDS
+
+
+def _a_loss(exc: object) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"DisconnectError", "SFTPError", "ConnectionError"})
+
+
+def ssh_options(root: RemoteRoot) -> dict[str, Any]:
+    """The asyncssh connection options of an sftp:// root (credentials from the environment)."""
+    import asyncssh
 
     options: dict[str, Any] = {
         "known_hosts": _known_hosts(asyncssh),
         "connect_timeout": CONNECT_TIMEOUT_S,
         "login_timeout": CONNECT_TIMEOUT_S,
-        "timeout": CONNECT_TIMEOUT_S + 2,
-        # AES-GCM runs in OpenSSL with the CPU's AES instructions: ~1.5x the default
-        # chacha20 through asyncssh (benchmarks/remote.py); the server picks from this list.
-        "encryption_algs": [
-            "aes128-gcm@openssh.com",
-            "aes256-gcm@openssh.com",
-            "chacha20-poly1305@openssh.com",
-            "aes128-ctr",
-            "aes256-ctr",
-        ],
+        "encryption_algs": list(CIPHERS),
+        "compression_algs": ["none"],  # JSONL would compress, but zlib costs more CPU than it saves
     }
     key = os.environ.get(ENV_SSH_KEY, "").strip()
     if key:
@@ -313,7 +369,7 @@ def _sftp(root: RemoteRoot) -> Any:
         options["username"] = root.user
     if root.port:
         options["port"] = root.port
-    return SSHFileSystem(root.host, skip_instance_cache=True, **options)
+    return options
 
 
 def _known_hosts(asyncssh: Any) -> Any:
@@ -371,7 +427,9 @@ def explain(exc: Exception, root: RemoteRoot, doing: str) -> str:
     text = _first_line(exc)
     if isinstance(exc, PermissionError) or "Permission denied" in text:
         return EXPLAINERS[1][1](exc, root)
-    if "ConnectionLost" in names or "Connection lost" in text:
+    if names & {"ConnectionLost", "SFTPConnectionLost", "SFTPNoConnection"} or (
+        "Connection lost" in text
+    ):
         return f"{doing}: cannot reach {root.where()} (connection lost)"
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text or "NoSuchKey" in text:
         return f"{doing}: no such {'bucket or prefix' if root.scheme == 's3' else 'path'}"

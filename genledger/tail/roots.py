@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -98,6 +98,7 @@ class RemoteFile:
 
     root: Any  # genledger.tail.remote.RemoteRoot (not imported here: fsspec loads lazily)
     path: str
+    listed: tuple[int, int] | None = field(default=None, compare=False)  # (size, mtime_ns)
 
     def __str__(self) -> str:
         return self.root.url_of(self.path)
@@ -146,8 +147,9 @@ class LocalRoot:
         self.path = path
         self.url = str(path)
 
-    def source(self, rel: str) -> Source:
-        """The file at `rel` (relative to the root) as a readable source."""
+    def source(self, rel: str, listed: FileInfo | None = None) -> Source:
+        """The file at `rel` (relative to the root) as a readable source (`listed`: what the
+        walk saw of it, kept by remote roots only)."""
         return self.path / rel if rel else self.path
 
     def check(self) -> None:

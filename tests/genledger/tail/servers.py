@@ -146,6 +146,38 @@ def sshd(base: Path) -> Iterator[SSHServer]:
         server.stop()
 
 
+# Accepts every connection and holds it open, saying nothing (or only an SSH banner): a host
+# that is up but never answers the handshake.
+SILENT = """
+import socket, sys, time
+server = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+held = []
+while True:
+    conn, _ = server.accept()
+    if sys.argv[2]:
+        conn.sendall(sys.argv[2].encode() + b"\\r\\n")
+    held.append(conn)
+"""
+
+
+@contextlib.contextmanager
+def silent_host(banner: str = "") -> Iterator[int]:
+    """A TCP listener on 127.0.0.1 (its own process) that never completes an SSH handshake;
+    yields its port."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SILENT, str(port), banner],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, proc, "silent host")
+        yield port
+    finally:
+        stop(proc)
+
+
 @dataclass
 class S3Server:
     """A running moto S3 server and the environment that points boto at it."""

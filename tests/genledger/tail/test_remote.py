@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,13 +19,16 @@ from typing import Any
 import orjson
 import pytest
 
-from genledger.config import Config
+from genledger.config import Config, Switches
+from genledger.fast import parallel
 from genledger.refresh.collect import refresh
+from genledger.refresh.scan import scan_job
 from genledger.tail.remote import Transfer
 
 from ..conftest import comparable
+from ..fast.test_parallel import rerun_alone
 from ..shards import encode, gzip_being_written, jsonl, parquet, write
-from .servers import S3Server, SSHServer, free_port, moto_s3, sshd
+from .servers import S3Server, SSHServer, free_port, moto_s3, silent_host, sshd
 
 RECORDS = [{"id": f"r{i}", "text": "answer", "completion_tokens": 1 + i % 9} for i in range(300)]
 TOKENIZED = [
@@ -67,8 +71,15 @@ def mixed_tree(root: Path) -> Path:
     return root
 
 
-def collect(root: Path | str, where: Path, full: bool = False) -> dict[str, Any]:
-    config = Config(data_root=root, stats_path=where / "s.json", state_dir=where / "state")
+def collect(
+    root: Path | str, where: Path, full: bool = False, switches: Switches | None = None
+) -> dict[str, Any]:
+    config = Config(
+        data_root=root,
+        stats_path=where / "s.json",
+        state_dir=where / "state",
+        switches=switches or Switches(),
+    )
     return refresh(config, full=full).stats
 
 
@@ -111,6 +122,92 @@ def test_incremental_over_sftp_equals_full_after_appends_a_torn_line_and_a_repla
         full = collect(url, tmp_path / f"full{number}", full=True)
         assert same(incremental) == same(full)
     assert incremental["datasets"]["ds"]["n_done"] == 21 + 9
+
+
+def test_forked_workers_read_an_sftp_root_as_one_process_does(
+    ssh_env: SSHServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    if rerun_alone(request):
+        return
+    forked = _spy_on_workers(monkeypatch)
+    root = _bigger_tree(tmp_path / "data")
+    url, two, one = ssh_env.url(root), Switches(workers=2), Switches(workers=1)
+    assert same(collect(url, tmp_path / "w2", switches=two)) == same(collect(root, tmp_path / "l"))
+    assert len(forked[-1]) == 9  # every file was read in a worker (on its own connection)
+    _append(root / "big1" / "raw_responses.jsonl", b'"x"}\n' + jsonl(RECORDS[:30]))
+    incremental = collect(url, tmp_path / "w2", switches=two)
+    assert len(forked[-1]) == 9  # the refresh went through the workers too
+    assert same(incremental) == same(collect(url, tmp_path / "w1", switches=one))
+    assert incremental["datasets"]["big1"]["n_done"] == 3 * 300 + 30
+
+
+def test_forked_workers_read_an_s3_root_as_one_process_does(
+    s3: S3Server,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    if rerun_alone(request):
+        return
+    for name, value in s3.env().items():
+        monkeypatch.setenv(name, value)
+    import s3fs
+
+    forked = _spy_on_workers(monkeypatch)
+    fs = s3fs.S3FileSystem(endpoint_url=s3.env()["AWS_ENDPOINT_URL"], skip_instance_cache=True)
+    fs.mkdir("forked")
+    root = _bigger_tree(tmp_path / "data")
+    fs.put(str(root) + "/", "forked/exp/", recursive=True)
+    stats = collect("s3://forked/exp", tmp_path / "w2", switches=Switches(workers=2))
+    assert len(forked[-1]) == 9
+    assert same(stats) == same(collect(root, tmp_path / "l"))
+
+
+def _spy_on_workers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every refresh forks (however few its bytes); the list gets what the workers read."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    forked: list[dict[str, Any]] = []
+    real = parallel.scan_all
+    monkeypatch.setattr(
+        "genledger.refresh.collect.scan_all",
+        lambda jobs, scan, workers: forked.append(real(jobs, scan, workers)) or forked[-1],
+    )
+    return forked
+
+
+def _bigger_tree(root: Path) -> Path:
+    """`mixed_tree` and three plain files of different sizes, each ending in a torn line."""
+    mixed_tree(root)
+    for n in range(3):
+        write(root / f"big{n}" / "raw_responses.jsonl", jsonl(RECORDS * (n + 2)) + b'{"torn')
+    return root
+
+
+def test_a_thread_other_than_the_transports_keeps_remote_reads_in_process(
+    ssh_env: SSHServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from genledger.tail.remote import RemoteRoot
+
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    root = mixed_tree(tmp_path / "data")
+    remote = RemoteRoot.from_url(ssh_env.url(root))
+    jobs = [
+        parallel.ScanJob(f.path, remote.source(f.path, f), f.path, "responses", None)
+        for f in remote.walk()
+        if f.path.endswith("raw_responses.jsonl")
+    ]
+    assert jobs
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="someone-elses")
+    other.start()
+    try:
+        assert parallel.scan_all(jobs, scan_job, workers=2) == {}  # forking now is not safe
+    finally:
+        stop.set()
+        other.join()
 
 
 def test_a_refresh_over_sftp_transfers_the_new_bytes_not_the_file(
@@ -174,6 +271,36 @@ def test_each_bad_sftp_case_is_one_line_exit_2_fast_and_moves_no_checkpoint(
     assert "Traceback" not in done.stderr and "PRIVATE KEY" not in done.stderr
     assert _snapshot(tmp_path / "state") == state
     assert (tmp_path / "s.json").read_bytes() == stats
+
+
+GIVE_UP_S = 15  # the issue's promise for a host that does not answer
+START_UP_S = 5  # interpreter, imports and the run's own bookkeeping, on a busy machine
+
+
+@pytest.mark.parametrize("banner", ["", "SSH-2.0-OpenSSH_9.2p1"], ids=["silent", "banner only"])
+def test_a_host_that_never_answers_the_handshake_is_given_up_within_15_s(
+    server: SSHServer, tmp_path: Path, banner: str
+) -> None:
+    # Slow on purpose (~10 s each): the TCP connect succeeds, so only a timeout over the whole
+    # connect, handshake and login can end it; without one, the run hangs past `timeout`.
+    root = tmp_path / "data"
+    write(root / "ds" / "raw_responses.jsonl", jsonl(RECORDS[:10]))
+    with silent_host(banner) as port:
+        url = f"sftp://{server.user}@127.0.0.1:{port}{root}"
+        started = time.monotonic()
+        try:
+            done = _cli(url, tmp_path, server.env(), timeout=GIVE_UP_S + START_UP_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"not given up within {GIVE_UP_S} s (+{START_UP_S} s start-up)")
+        took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        f"genledger collect: data root {url}: cannot connect: 127.0.0.1:{port} did not answer "
+        "within 10 s"
+    ], done.stderr
+    assert took < GIVE_UP_S + START_UP_S
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "state").exists()
 
 
 def test_the_code_location_and_its_sensor_read_an_sftp_root(
@@ -255,11 +382,13 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**env, **extra}
 
 
-def _cli(url: str, tmp: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _cli(
+    url: str, tmp: Path, extra: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "genledger.cli", "collect", url, "-o", str(tmp / "s.json")]
     command += ["--state", str(tmp / "state"), "-q"]
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=60, env=_env(extra), check=False
+        command, capture_output=True, text=True, timeout=timeout, env=_env(extra), check=False
     )
 
 
@@ -305,6 +434,56 @@ def test_a_connection_lost_mid_refresh_fails_it_and_the_next_refresh_is_exact(
         again = collect(url, tmp_path / "inc")
         assert same(again) == same(collect(url, tmp_path / "full", full=True))
         assert again["datasets"]["ds"]["n_done"] == 12_000
+
+
+# Runs `genledger collect` with the server stopped by pid after the first bytes arrive (in
+# whichever process reads them), so the loss falls in the middle of pipelined SFTP reads.
+LOSE_MIDWAY = """
+import os, signal, sys
+import psutil
+from genledger.fast import parallel
+from genledger.tail.remote import Transfer
+from genledger.cli import main
+
+parallel.MIN_PARALLEL_BYTES = 0
+counted = Transfer.add
+
+def lose(data):
+    sshd = psutil.Process(int(sys.argv[1]))
+    for gone in [*sshd.children(recursive=True), sshd]:
+        gone.send_signal(signal.SIGKILL)
+    return counted(data)
+
+Transfer.add = lose
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_connection_lost_mid_read_is_one_line_however_many_requests_were_in_flight(
+    tmp_path: Path, workers: str
+) -> None:
+    with sshd(tmp_path / "own-sshd") as own:
+        root = tmp_path / "data"
+        for name in ("a", "b"):
+            write(root / name / "raw_responses.jsonl", jsonl(RECORDS * 800))  # ~10 MB each
+        assert own.proc is not None
+        done = subprocess.run(
+            [
+                *(sys.executable, "-c", LOSE_MIDWAY, str(own.proc.pid), "collect", own.url(root)),
+                *("-o", str(tmp_path / "s.json"), "--state", str(tmp_path / "state"), "-q"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_env({**own.env(), "GENLEDGER_WORKERS": workers}),
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    said = f"genledger collect: data root {own.url(root)}: cannot read: cannot reach 127.0.0.1"
+    assert len(lines) == 1 and lines[0].startswith(said), done.stderr[-3000:]
+    assert not (tmp_path / "s.json").exists() and _snapshot(tmp_path / "state") == {}
 
 
 def test_a_file_deleted_on_the_remote_is_that_files_problem_only(
