@@ -83,12 +83,16 @@ def _sums(pa: Any, offsets: Any, values: Any) -> Any | None:
 
 
 def _one_array(column: Any) -> Any:
-    """A column as one array (a row group's usually is one chunk already: no copy then)."""
+    """A column as one array: a record batch's is one; a table's is usually one chunk already
+    (no copy then)."""
+    if not hasattr(column, "num_chunks"):
+        return column
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def columns_of(table: Any) -> Columns | None:
-    """The facts of every row of a table with `input_ids` and maybe `loss_mask` columns."""
+    """The facts of every row of a table or record batch with `input_ids` and maybe
+    `loss_mask` columns."""
     import numpy as np
     import pyarrow as pa
 
