@@ -6,6 +6,7 @@ refresh drops the old counts and ids), so a rewritten shard is never counted twi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +14,7 @@ from genledger.config import Switches
 from genledger.fast import arrowtok, vector
 from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
+from genledger.parse.formats import keys_read
 from genledger.parse.line import facts_of_record
 from genledger.parse.table import TableBuilder
 from genledger.parse.tokenized import TokenizedFacts
@@ -25,7 +27,7 @@ from genledger.refresh.scan import (
 )
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
-from genledger.tail.parquet import MAGIC, CorruptRowGroup, ParquetShard
+from genledger.tail.parquet import MAGIC, Batch, CorruptRowGroup, ParquetShard
 from genledger.tail.reader import ReadResult
 from genledger.tail.roots import Source, open_source, stream_source
 from genledger.tail.sealed import (
@@ -181,30 +183,58 @@ def _starts_like_parquet(path: Source) -> bool:
         handle.close()
 
 
-def _groups(
+def _batches(
     shard: ParquetShard, columns: list[str] | None, name: str, role: str, switches: Switches
-) -> Any:
-    """Row groups, then (None, tally of the malformed row) if one cannot be decoded."""
+) -> Iterator[Batch | FileTally]:
+    """The shard's batches, then the tally of the malformed row if one cannot be decoded."""
     try:
-        yield from shard.row_groups(columns)
+        yield from shard.batches(columns)
     except CorruptRowGroup as exc:
-        row = exc.first_row
-        yield None, _malformed(name, role, row + 1, row, exc.reason, switches)
+        yield _corrupt(exc, name, role, switches)
+
+
+def _corrupt(exc: CorruptRowGroup, name: str, role: str, switches: Switches) -> FileTally:
+    row = exc.first_row
+    return _malformed(name, role, row + 1, row, exc.reason, switches)
 
 
 def _responses(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
-    columns are nested objects)."""
+    columns are nested objects). Only the columns the declarations read are decoded; a row
+    with no count is read again whole, so its reason names every key it has."""
+    wanted = keys_read()
+    columns = [c for c in shard.column_names if c in wanted]
+    pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
-    for first, table in _groups(shard, None, name, "responses", switches):
-        if first is None:
-            return done + tally_table(builder, switches) + table
-        for index, record in enumerate(table.to_pylist(), start=first):
-            builder.add(index + 1, index, 0, facts_of_record(record, "responses"))
+    for batch in _batches(shard, columns if pruned else None, name, "responses", switches):
+        if isinstance(batch, FileTally):
+            return done + tally_table(builder, switches) + batch
+        first = batch.first
+        facts = [facts_of_record(record, "responses") for record in batch.data.to_pylist()]
+        if pruned:
+            try:
+                facts = _whole_where_missing(batch, facts)
+            except CorruptRowGroup as exc:  # an unread column of these rows is corrupt
+                return (
+                    done
+                    + tally_table(builder, switches)
+                    + _corrupt(exc, name, "responses", switches)
+                )
+        for index, row_facts in enumerate(facts, start=first):
+            builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
                 done = done + tally_table(builder, switches)
                 builder = TableBuilder("responses", name)
     return done + tally_table(builder, switches)
+
+
+def _whole_where_missing(batch: Batch, facts: list[Any]) -> list[Any]:
+    """The facts of rows that name the keys they saw, from the rows read with every column
+    (the others do not depend on the columns left unread)."""
+    return [
+        facts_of_record(batch.record(index), "responses") if f.missing_detail else f
+        for index, f in enumerate(facts)
+    ]
 
 
 def _tokenized(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
@@ -213,10 +243,10 @@ def _tokenized(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
     vector.load()
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
-    for first, table in _groups(shard, columns, name, "tokenized", switches):
-        if first is None:
-            return done + table
-        done = done + _tokenized_group(table, first, name, switches)
+    for batch in _batches(shard, columns, name, "tokenized", switches):
+        if isinstance(batch, FileTally):
+            return done + batch
+        done = done + _tokenized_group(batch.data, batch.first, name, switches)
     return done
 
 

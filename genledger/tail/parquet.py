@@ -52,33 +52,29 @@ class ParquetShard:
         """Top-level column names."""
         return list(self.file.schema_arrow.names)
 
-    def row_groups(self, columns: list[str] | None) -> Iterator[tuple[int, Any]]:
-        """(first row's index, record batch) of each batch of about `BATCH_BYTES`, holding
-        only `columns` (None: all). Raises `CorruptRowGroup` when a batch cannot be decoded."""
-        import pyarrow as pa
-
+    def batches(self, columns: list[str] | None) -> Iterator[Batch]:
+        """Each batch of about `BATCH_BYTES` in file order, holding only `columns` (None: all),
+        each able to give a row with every column. Raises `CorruptRowGroup` when a batch
+        cannot be decoded."""
         first = 0
         for group in range(self.file.num_row_groups):
             rows = self.batch_rows(group, columns)
             batches = self.file.iter_batches(
                 rows, row_groups=[group], columns=columns, use_threads=False
             )
-            while True:
-                try:
-                    batch = next(batches, None)
-                except (pa.ArrowException, OSError, ValueError) as exc:
-                    reason = f"corrupt Parquet data after row {first}: {exc}"
-                    raise CorruptRowGroup(first, reason) from exc
-                if batch is None:
-                    break
-                yield first, batch
+            whole = _Whole(self, group, first)
+            start = first
+            while (batch := _next(batches, first)) is not None:
+                yield Batch(first, batch, whole, first - start)
                 first += batch.num_rows
 
     def batch_rows(self, group: int, columns: list[str] | None) -> int:
         """Rows of row group `group` that hold about `BATCH_BYTES` of `columns` once decoded:
         each value takes at least a slot and its levels, whatever its encoded size."""
         meta = self.file.metadata.row_group(group)
-        wanted = range(meta.num_columns) if columns is None else self._leaves(columns)
+        wanted = self._leaves(columns) if columns is not None else None
+        if wanted is None or len(self._leaves(self.column_names)) != meta.num_columns:
+            wanted = list(range(meta.num_columns))  # a layout not understood: every column
         size = 0
         for leaf in wanted:
             chunk = meta.column(leaf)
@@ -88,7 +84,8 @@ class ParquetShard:
     def _leaves(self, columns: list[str]) -> list[int]:
         """Indices of the Parquet leaf columns under the top-level `columns`."""
         schema = self.file.schema_arrow
-        leaves, start = [], 0
+        leaves: list[int] = []
+        start = 0
         for field in schema:
             count = _leaf_count(field.type)
             if field.name in columns:
@@ -110,6 +107,58 @@ class ParquetShard:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Batch:
+    """Rows `first`... of the file with the columns asked (`data`, an Arrow record batch)."""
+
+    def __init__(self, first: int, data: Any, whole: _Whole, offset: int) -> None:
+        self.first, self.data = first, data
+        self._whole, self._offset = whole, offset
+
+    def record(self, index: int) -> dict[str, Any]:
+        """Row `index` of this batch with every column of the file, as `to_pylist` gives it.
+        Decoded on demand, ahead only: ask rows in increasing order. Raises
+        `CorruptRowGroup`."""
+        return self._whole.record(self._offset + index)
+
+
+class _Whole:
+    """Every column of one row group, in batches of about `BATCH_BYTES`, decoded only as far
+    as the rows asked (a shard reading few columns reads the rest for few rows)."""
+
+    def __init__(self, shard: ParquetShard, group: int, first: int) -> None:
+        self.shard, self.group, self.first = shard, group, first
+        self.rows = 0
+        self.batches: Iterator[Any] | None = None
+        self.at, self.records = 0, list[dict[str, Any]]()
+
+    def record(self, row: int) -> dict[str, Any]:
+        if self.batches is None:
+            self.rows = self.shard.batch_rows(self.group, None)
+            file = self.shard.file
+            self.batches = file.iter_batches(self.rows, row_groups=[self.group], use_threads=False)
+        if row < self.at - len(self.records):
+            raise ValueError(f"row {row} asked after row {self.at - 1}")
+        while row >= self.at:
+            batch = _next(self.batches, self.first + self.at)
+            if batch is None:
+                raise IndexError(f"row {row} is past its row group")
+            self.records = batch.to_pylist()
+            self.at += batch.num_rows
+        return self.records[row - (self.at - len(self.records))]
+
+
+def _next(batches: Iterator[Any], first: int) -> Any:
+    """The next batch, or None at the end; a batch that cannot be decoded raises
+    `CorruptRowGroup` naming the row it starts at."""
+    import pyarrow as pa
+
+    try:
+        return next(batches, None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        reason = f"corrupt Parquet data after row {first}: {exc}"
+        raise CorruptRowGroup(first, reason) from exc
 
 
 def _leaf_count(kind: Any) -> int:
