@@ -6,12 +6,14 @@ refresh drops the old counts and ids), so a rewritten shard is never counted twi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from genledger.config import Switches
 from genledger.fast import arrowtok, vector
+from genledger.fast.parallel import ScanJob
 from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
@@ -51,9 +53,12 @@ def scan_sealed(
     now: float,
     settle_seconds: float,
     switches: Switches = DEFAULT,
+    groups: range | None = None,
 ) -> FileScan:
     """Tally `path` whole if its fingerprint moved since `checkpoint` (or an early end of its
-    stream has now settled into an error); else report it unchanged."""
+    stream has now settled into an error); else report it unchanged. `groups`: of a Parquet
+    file, only these row groups (a piece of the parallel lever: rows numbered as in the whole
+    file, the checkpoint the whole file's)."""
     try:
         handle = open_source(path)
     except FileNotFoundError:
@@ -76,7 +81,7 @@ def scan_sealed(
     reason = "new" if checkpoint is None else "changed (read whole)"
     try:
         if form_of(name) == "parquet":
-            return _scan_parquet(path, name, role, mark, is_settled, reason, switches)
+            return _scan_parquet(path, name, role, mark, is_settled, reason, switches, groups)
         return _scan_stream(path, name, role, mark, is_settled, reason, switches)
     except NotThisFormat as exc:
         return FileScan(FileTally(), error=str(exc))
@@ -93,6 +98,15 @@ def _same_remote(handle: Any, checkpoint: Checkpoint) -> bool:
 
 def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
     return ReadResult(cp, restarted, reason, cp.pending, cp.size, cp.mtime_ns / 1e9)
+
+
+def scan_parquet_groups(job: ScanJob, groups: range) -> FileScan:
+    """`scan_sealed` of row groups `groups` of a Parquet job: a piece of the parallel lever
+    (`genledger.fast.parallel`), joined with the file's other pieces there."""
+    now = time.time() if job.now is None else job.now
+    return scan_sealed(
+        job.path, job.name, job.role, job.checkpoint, now, job.settle_seconds, job.switches, groups
+    )
 
 
 def _scan_stream(
@@ -152,6 +166,7 @@ def _scan_parquet(
     is_settled: bool,
     reason: str,
     switches: Switches,
+    groups: range | None = None,
 ) -> FileScan:
     unsettled = False
     try:
@@ -166,11 +181,11 @@ def _scan_parquet(
         with shard:
             rows = shard.num_rows
             if role == "prompts":
-                delta = FileTally(prompt_lines=rows)
+                delta = FileTally(prompt_lines=shard.rows_in(groups))
             elif role == "tokenized":
-                delta = _tokenized(shard, name, switches)
+                delta = _tokenized(shard, name, switches, groups)
             else:
-                delta = _responses(shard, name, switches)
+                delta = _responses(shard, name, switches, groups)
     cp = _whole(mark, rows, unsettled)
     return FileScan(delta, _result(cp, True, reason))
 
@@ -184,11 +199,16 @@ def _starts_like_parquet(path: Source) -> bool:
 
 
 def _batches(
-    shard: ParquetShard, columns: list[str] | None, name: str, role: str, switches: Switches
+    shard: ParquetShard,
+    columns: list[str] | None,
+    groups: range | None,
+    name: str,
+    role: str,
+    switches: Switches,
 ) -> Iterator[Batch | FileTally]:
     """The shard's batches, then the tally of the malformed row if one cannot be decoded."""
     try:
-        yield from shard.batches(columns)
+        yield from shard.batches(columns, groups)
     except CorruptRowGroup as exc:
         yield _corrupt(exc, name, role, switches)
 
@@ -198,7 +218,9 @@ def _corrupt(exc: CorruptRowGroup, name: str, role: str, switches: Switches) -> 
     return _malformed(name, role, row + 1, row, exc.reason, switches)
 
 
-def _responses(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
+def _responses(
+    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
     columns are nested objects). Only the columns the declarations read are decoded; a row
     with no count is read again whole, so its reason names every key it has."""
@@ -206,7 +228,8 @@ def _responses(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
-    for batch in _batches(shard, columns if pruned else None, name, "responses", switches):
+    read = columns if pruned else None
+    for batch in _batches(shard, read, groups, name, "responses", switches):
         if isinstance(batch, FileTally):
             return done + tally_table(builder, switches) + batch
         first = batch.first
@@ -237,13 +260,15 @@ def _whole_where_missing(batch: Batch, facts: list[Any]) -> list[Any]:
     ]
 
 
-def _tokenized(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
+def _tokenized(
+    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
     vector.load()
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
-    for batch in _batches(shard, columns, name, "tokenized", switches):
+    for batch in _batches(shard, columns, groups, name, "tokenized", switches):
         if isinstance(batch, FileTally):
             return done + batch
         done = done + _tokenized_group(batch.data, batch.first, name, switches)

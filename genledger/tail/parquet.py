@@ -9,6 +9,7 @@ size, so memory is bounded by a batch and a page, whatever the file's or the row
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from genledger.tail.roots import RemoteFile, Source, stream_source
@@ -52,12 +53,14 @@ class ParquetShard:
         """Top-level column names."""
         return list(self.file.schema_arrow.names)
 
-    def batches(self, columns: list[str] | None) -> Iterator[Batch]:
-        """Each batch of about `BATCH_BYTES` in file order, holding only `columns` (None: all),
-        each able to give a row with every column. Raises `CorruptRowGroup` when a batch
-        cannot be decoded."""
-        first = 0
-        for group in range(self.file.num_row_groups):
+    def batches(self, columns: list[str] | None, groups: range | None = None) -> Iterator[Batch]:
+        """Each batch of about `BATCH_BYTES` of row groups `groups` (None: all) in file order,
+        holding only `columns` (None: all), each able to give a row with every column.
+        Raises `CorruptRowGroup` when a batch cannot be decoded."""
+        meta = self.file.metadata
+        groups = range(meta.num_row_groups) if groups is None else groups
+        first = sum(meta.row_group(g).num_rows for g in range(groups.start))
+        for group in groups:
             rows = self.batch_rows(group, columns)
             batches = self.file.iter_batches(
                 rows, row_groups=[group], columns=columns, use_threads=False
@@ -67,6 +70,12 @@ class ParquetShard:
             while (batch := _next(batches, first)) is not None:
                 yield Batch(first, batch, whole, first - start)
                 first += batch.num_rows
+
+    def rows_in(self, groups: range | None) -> int:
+        """Rows of row groups `groups` (None: the whole file), from the footer."""
+        if groups is None:
+            return self.num_rows
+        return sum(self.file.metadata.row_group(g).num_rows for g in groups)
 
     def batch_rows(self, group: int, columns: list[str] | None) -> int:
         """Rows of row group `group` that hold about `BATCH_BYTES` of `columns` once decoded:
@@ -107,6 +116,20 @@ class ParquetShard:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def group_bytes(path: Path) -> list[int] | None:
+    """The stored bytes of each row group of a local Parquet file (from its footer), or None
+    when it has no readable footer."""
+    try:
+        with ParquetShard(path) as shard:
+            meta = shard.file.metadata
+            return [
+                sum(group.column(c).total_compressed_size for c in range(group.num_columns))
+                for group in (meta.row_group(g) for g in range(meta.num_row_groups))
+            ]
+    except (NotThisFormat, OSError):
+        return None
 
 
 class Batch:
