@@ -39,21 +39,41 @@ def _flat(pa: Any, array: Any) -> tuple[Any, Any, Any] | None:
 
     if not _is_list(pa, array.type):
         return None
-    valid = np.ones(len(array), bool) if array.null_count == 0 else ~_nulls(array)
-    offsets = array.offsets.to_numpy()
+    valid = _valid(array)
+    offsets = _numbers(pa, array.offsets)
     values = array.values
     if _is_list(pa, values.type):
         if values.null_count:
             return None  # [[1], null] is no list of lists to the general path
-        offsets = values.offsets.to_numpy()[offsets]
+        offsets = _numbers(pa, values.offsets)[offsets]
         values = values.values
     elif pa.types.is_list(values.type) or pa.types.is_struct(values.type):
         return None
     return valid, offsets, values
 
 
-def _nulls(array: Any) -> Any:
-    return array.is_null().to_numpy(zero_copy_only=False)
+# pyarrow's own `to_numpy` imports pandas on first use: 0.2 s of CPU in every forked worker,
+# a tenth of a 1 GB count. The buffers are read as numpy directly instead.
+
+
+def _numbers(pa: Any, array: Any) -> Any:
+    """A null-free integer array's values as numpy, without a copy."""
+    import numpy as np
+
+    kind = array.type
+    width = kind.bit_width // 8
+    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(kind) else 'u'}{width}")
+    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * width)
+
+
+def _valid(array: Any) -> Any:
+    """Whether each value of `array` is not null, as a numpy bool array."""
+    import numpy as np
+
+    if array.null_count == 0:
+        return np.ones(len(array), bool)
+    bits = np.unpackbits(np.frombuffer(array.buffers()[0], np.uint8), bitorder="little")
+    return bits[array.offset : array.offset + len(array)].astype(bool)
 
 
 def _sums(pa: Any, offsets: Any, values: Any) -> Any | None:
@@ -70,7 +90,7 @@ def _sums(pa: Any, offsets: Any, values: Any) -> Any | None:
             return None
     if values.null_count:
         values = values.fill_null(0)
-    numbers = values.to_numpy(zero_copy_only=False)  # no copy for a null-free int column
+    numbers = _numbers(pa, values)
     starts, lengths = offsets[:-1], np.diff(offsets)
     sums = np.zeros(len(lengths), np.int64)
     filled = lengths > 0

@@ -150,6 +150,9 @@ def scan_all(
     # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
     # of imported by each of them.
     vector.load()
+    if any(form_of(job.name) == "parquet" for job in jobs):
+        import pyarrow.compute
+        import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, len(pieces))) as pool:
