@@ -195,6 +195,8 @@ def main() -> None:
         decoded["half"] = parquet_root(base / "pq-half", args.parquet_mb / 2, "default")
     samples: dict[str, list[Sample]] = {}
     for _ in range(args.repeats):  # alternating rounds: machine load hits every series alike
+        if roots:  # the same records uncompressed: what parsing alone costs
+            samples.setdefault("ours-plain", []).append(collect(base / "plain", base / "run"))
         for suffix, files in roots.items():
             tool = COMPRESSORS[suffix][1]
             samples.setdefault(f"{tool}", []).append(decompress(tool, files))
@@ -221,10 +223,12 @@ def report_streams(
         size = sum(f.stat().st_size for f in files) / 1e6
         ref, ours = median(samples[tool]), median(samples[f"ours-{suffix}"])
         rss = max(s.tree_rss for s in samples[f"ours-{suffix}"]) / 1e6
+        plain = median(samples["ours-plain"])
         print(
             f"{suffix}: {size:.0f} MB stored; {tool}|wc -l {ref:.2f} s, collect {ours:.2f} s "
             f"({plain_mb / ours:.0f} MB/s decoded), speed ratio {ref / ours:.2f} (target >= 0.80), "
-            f"peak RSS {rss:.0f} MB"
+            f"peak RSS {rss:.0f} MB; collect of the plain files {plain:.2f} s "
+            f"(compressed at {plain / ours:.0%} of its speed)"
         )
 
 
@@ -244,12 +248,17 @@ def report_parquet(samples: dict[str, list[Sample]], base: Path, decoded: dict[s
         cells = [
             f"{k} {t:.2f} s = {size / t / 1e9:.2f} / {arrow / t / 1e9:.2f}" for k, t in runs.items()
         ]
+        cpu = {"collect": statistics.median(s.cpu for s in samples[f"pq-{name}"])}
+        if name in WRITERS:
+            for label, k in REFERENCES.items():
+                cpu[label] = statistics.median(s.cpu for s in samples[f"{k}-{name}"])
         ratios = [f"collect at {t / ours:.0%} of {k}" for k, t in runs.items() if k != "collect"]
         # The tree's sampled RSS (workers included); wait4's max RSS would include this
         # process's own, inherited across exec, after it generated the files.
         tree = max(s.tree_rss for s in samples[f"pq-{name}"]) / 1e6
         print(f"{name}: {size / 1e6:.0f} MB stored, {arrow / 1e6:.0f} MB decoded")
         print("    " + "; ".join(cells))
+        print("    CPU s (workers included): " + ", ".join(f"{k} {t:.2f}" for k, t in cpu.items()))
         print("    " + "; ".join([*ratios, f"collect peak RSS {tree:.0f} MB (process tree)"]))
     print("target: >= 1 GB/s of file bytes on 2 cores; RSS flat from half to full size")
 

@@ -10,6 +10,7 @@ return None: the caller then reads those rows through `parse.tokenized.tokenized
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from genledger.ledger.tally import FileTally
@@ -35,7 +36,6 @@ def _is_list(pa: Any, kind: Any) -> bool:
 def _flat(pa: Any, array: Any) -> tuple[Any, Any, Any] | None:
     """(valid rows, per-row value offsets into `values`, values) of a list or list-of-lists
     array, or None when the general path must read it."""
-    import numpy as np
 
     if not _is_list(pa, array.type):
         return None
@@ -146,9 +146,11 @@ def failing_rows(c: Columns) -> Any | None:
     Those rows go through the row evaluation for their examples; the rest are summed in bulk."""
     import numpy as np
 
-    from genledger.rules.catalogue import Table, rules_of
     from genledger.rules.expr import evaluate_arrays
 
+    conditions = _conditions()
+    if conditions is None:
+        return None
     rows = len(c.n_tokens)
     columns = {
         "parse_error": (np.zeros(rows, bool), np.zeros(rows, bool)),  # every row parsed
@@ -157,13 +159,24 @@ def failing_rows(c: Columns) -> Any | None:
         "loss_sum": (c.loss_sum, c.loss_ok),
     }
     failing = np.zeros(rows, bool)
-    for rule in rules_of(Table.TOKENIZED):
-        if rule.when is None:
-            continue
-        if not rule.when.columns() <= columns.keys():
-            return None
-        failing |= evaluate_arrays(rule.when, columns, rows)
+    for when in conditions:
+        failing |= evaluate_arrays(when, columns, rows)
     return failing
+
+
+COUNTED = frozenset({"parse_error", "n_tokens", "loss_len", "loss_sum"})
+
+
+@cache
+def _conditions() -> tuple[Any, ...] | None:
+    """The tokenized rules' conditions (the catalogue is fixed: worked out once, not per
+    batch); None when one reads a column not counted here."""
+    from genledger.rules.catalogue import Table, rules_of
+
+    whens = [rule.when for rule in rules_of(Table.TOKENIZED) if rule.when is not None]
+    if any(not when.columns() <= COUNTED for when in whens):
+        return None
+    return tuple(whens)
 
 
 def bulk_tally(c: Columns, rows: Any) -> FileTally:

@@ -284,6 +284,8 @@ def _tokenized_group(table: Any, first: int, name: str, switches: Switches) -> F
             builder.add(index + 1, index, 0, facts_of_record(record, "tokenized"))
         return tally_table(builder, switches)
     clean = arrowtok.bulk_tally(facts, ~failing)
+    if not failing.any():
+        return clean
     for index in failing.nonzero()[0].tolist():
         row = first + index
         builder.add(row + 1, row, 0, TokenizedFacts(*arrowtok.row_facts(facts, index)))
