@@ -28,6 +28,7 @@ from genledger.tail.discovery import form_of
 from genledger.tail.parquet import group_bytes
 from genledger.tail.reader import Span
 from genledger.tail.roots import RemoteFile, Source, stat_source
+from genledger.tail.sealed import zstd_ahead
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 # Stored bytes of a Parquet piece at most: one file (HF `datasets` writes one) keeps 2 cores
@@ -155,7 +156,9 @@ def scan_all(
         import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     context = multiprocessing.get_context("fork")
-    with context.Pool(min(workers, len(pieces))) as pool:
+    # zstd decompresses in a thread only where a core would otherwise idle (tail.sealed)
+    idle = len(pieces) < workers
+    with context.Pool(min(workers, len(pieces)), zstd_ahead, (idle,)) as pool:
         for key, index, result in pool.imap_unordered(_scan, pieces):
             parts[key][index] = result
     scans: dict[str, FileScan] = {}
