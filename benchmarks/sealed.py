@@ -1,14 +1,19 @@
 """Benchmark sealed shards (issue 13): gzip and zstd against their decompressors, tokenized
 Parquet in GB/s, memory flat in file size. Ratios measured in one run, alternating rounds.
 
-    python benchmarks/sealed.py [--mb 400] [--parquet-mb 1000] [--repeats 3] [--dir /tmp/gl-sealed]
+    python benchmarks/sealed.py [--mb 400] [--parquet-mb 1000] [--repeats 3] [--only parquet]
 
 - gzip / zstd: the benchmark corpus (`corpus.py`), every data file compressed (`gzip -6`,
   `zstd -3`), nested one folder deep; `genledger collect --full` against `zcat FILES | wc -l`
   and `zstdcat FILES | wc -l` on the same files (target: >= 80 % of their speed).
-- Parquet: tokenized shards (`input_ids` list<int64> of 1-8k ids, `loss_mask` list<int8>),
-  counted at `--parquet-mb` and at half of it (target: >= 1 GB/s of Parquet bytes on 2 cores;
-  peak RSS flat in size).
+- Parquet: tokenized shards, one `tokenized_data.parquet` in each of 2 datasets (rows of 1-8k
+  Zipf-distributed int64 ids over a 151,936-token vocabulary and an int64 0/1 `loss_mask`,
+  1,000-row row groups: what HF `datasets` writes), the same rows written three ways: pyarrow's
+  defaults (snappy, dictionary: as `datasets` writes), zstd, and plain (uncompressed, no
+  dictionary). `--parquet-mb` is their decoded (Arrow) size; the defaults again at half of it.
+  Each next to pyarrow reading the same two columns in 2 processes, in the same run: its plain
+  read (`read_row_group`) and a decode-only loop as collect decodes (4 MB batches). Target:
+  >= 1 GB/s of Parquet bytes on 2 cores; peak RSS flat in size.
 """
 
 from __future__ import annotations
@@ -53,35 +58,71 @@ def compressed_root(plain: Path, out: Path, suffix: str) -> list[Path]:
     return files
 
 
-def parquet_root(out: Path, mb: float, files: int = 4, seed: int = 3) -> int:
-    """Tokenized Parquet shards of about `mb` MB in all; returns their bytes."""
+VOCAB = 151_936  # a Qwen-size vocabulary
+ZIPF = 1.1  # token frequencies fall off like natural text's
+GROUP_ROWS = 1_000  # rows per row group, as HF `datasets` writes (`to_parquet`, 1,000 a batch)
+WRITERS: dict[str, dict[str, Any]] = {
+    "default": {},  # pyarrow's defaults, as HF `datasets` writes: snappy, dictionary pages
+    "zstd": {"compression": "zstd"},
+    "plain": {"compression": "none", "use_dictionary": False},  # uncompressed, no dictionary
+}
+
+
+def token_ids(rng: np.random.Generator, count: int) -> np.ndarray:
+    """Zipf-distributed token ranks over `VOCAB`, each rank a fixed random token id."""
+    ranks = np.arange(1, VOCAB + 1, dtype=np.float64)
+    cdf = np.cumsum(ranks**-ZIPF)
+    cdf /= cdf[-1]
+    ids = np.random.default_rng(0).permutation(VOCAB)
+    return ids[np.searchsorted(cdf, rng.random(count))].astype(np.int64)
+
+
+def parquet_root(out: Path, mb: float, writer: str, files: int = 2, seed: int = 3) -> int:
+    """Tokenized shards of about `mb` MB decoded (Arrow bytes), one `tokenized_data.parquet`
+    per dataset, written with `WRITERS[writer]`; returns their decoded bytes. The same seed
+    gives the same rows whatever the writer."""
     shutil.rmtree(out, ignore_errors=True)
     rng = np.random.default_rng(seed)
-    total = 0
+    decoded = 0
     for index in range(files):
-        path = out / f"tok{index % 2}" / f"part-{index:05d}" / "tokenized_data.parquet"
+        path = out / f"tok{index}" / "tokenized_data.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        writer = None
-        written = 0
-        while written < mb * 1e6 / files:
-            rows = 2000
-            lengths = rng.integers(1000, 8000, rows)
-            offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
-            ids = pa.array(rng.integers(0, 163_840, int(offsets[-1])), pa.int64())
-            mask = pa.array((rng.random(int(offsets[-1])) > 0.3).astype(np.int8))
-            table = pa.table(
-                {
-                    "input_ids": pa.ListArray.from_arrays(pa.array(offsets), ids),
-                    "loss_mask": pa.ListArray.from_arrays(pa.array(offsets), mask),
-                }
-            )
-            writer = writer or pq.ParquetWriter(path, table.schema)
-            writer.write_table(table)
-            written += int(offsets[-1]) * 3  # roughly: ids compress poorly, masks well
-        assert writer is not None
-        writer.close()
-        total += path.stat().st_size
-    return total
+        with pq.ParquetWriter(path, SCHEMA, **WRITERS[writer]) as sink:
+            written = 0
+            while written < mb * 1e6 / files:
+                table = _group(rng)
+                sink.write_table(table)
+                written += table.nbytes
+        decoded += written
+    return decoded
+
+
+SCHEMA = pa.schema([("input_ids", pa.list_(pa.int64())), ("loss_mask", pa.list_(pa.int64()))])
+
+
+def _group(rng: np.random.Generator) -> pa.Table:
+    """One row group: samples of 1-8k tokens, int64 ids and mask (as HF `datasets` infers
+    Python ints), the prompt part of each mask 0."""
+    lengths = rng.integers(1000, 8000, GROUP_ROWS)
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32))
+    total = int(lengths.sum())
+    prompt = rng.integers(0, lengths // 2 + 1)
+    mask = np.ones(total, np.int64)
+    starts = offsets.to_numpy()[:-1]
+    for start, size in zip(starts.tolist(), prompt.tolist(), strict=True):
+        mask[start : start + size] = 0
+    return pa.Table.from_arrays(
+        [
+            pa.ListArray.from_arrays(offsets, pa.array(token_ids(rng, total))),
+            pa.ListArray.from_arrays(offsets, pa.array(mask)),
+        ],
+        schema=SCHEMA,
+    )
+
+
+def stored(root: Path) -> int:
+    """Bytes of the Parquet files under `root`."""
+    return sum(p.stat().st_size for p in root.glob("**/*.parquet"))
 
 
 def collect(root: Path, scratch: Path) -> Sample:
@@ -97,21 +138,34 @@ def decompress(tool: str, files: list[Path]) -> Sample:
 
 
 READ_PARQUET = """
-import sys, pyarrow.parquet as pq
+import sys, pyarrow as pa, pyarrow.parquet as pq
 from concurrent.futures import ProcessPoolExecutor
-def read(path):
-    f = pq.ParquetFile(path, memory_map=True)
-    return sum(f.read_row_group(i, columns=["input_ids", "loss_mask"]).num_rows
-               for i in range(f.num_row_groups))
+COLUMNS = ["input_ids", "loss_mask"]
+def read(job):
+    mode, path, group = job
+    f = pq.ParquetFile(path)
+    if mode == "groups":  # pyarrow's own read: a row group at a time, its default pool
+        return f.read_row_group(group, columns=COLUMNS, use_threads=False).num_rows
+    # decode only, as collect decodes: batches of ~4 MB, jemalloc, nothing counted
+    pa.set_memory_pool(pa.jemalloc_memory_pool())
+    meta = f.metadata.row_group(group)
+    size = sum(meta.column(c).total_uncompressed_size + 8 * meta.column(c).num_values
+               for c in range(meta.num_columns))
+    rows = max(1, meta.num_rows * (4 << 20) // size)
+    return sum(b.num_rows for b in f.iter_batches(rows, row_groups=[group], columns=COLUMNS,
+                                                  use_threads=False))
+mode, paths = sys.argv[1], sys.argv[2:]
+jobs = [(mode, p, g) for p in paths for g in range(pq.ParquetFile(p).num_row_groups)]
 with ProcessPoolExecutor(2) as pool:
-    print(sum(pool.map(read, sys.argv[1:])))
+    print(sum(pool.map(read, jobs)))
 """
 
 
-def pyarrow_read(root: Path) -> Sample:
-    """The Parquet reference: pyarrow decoding the same two columns, 2 processes."""
+def pyarrow_read(root: Path, mode: str) -> Sample:
+    """The Parquet references: pyarrow decoding the same two columns in 2 processes, row
+    groups spread over them (`groups`: its plain read; `batches`: decoding as collect does)."""
     files = [str(p) for p in sorted(root.glob("**/*.parquet"))]
-    return measure([sys.executable, "-c", READ_PARQUET, *files])
+    return measure([sys.executable, "-c", READ_PARQUET, mode, *files])
 
 
 def median(samples: list[Sample]) -> float:
@@ -122,63 +176,91 @@ def main() -> None:
     """Run every measurement, print medians and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=400.0, help="plain corpus to compress")
-    parser.add_argument("--parquet-mb", type=float, default=1000.0)
+    parser.add_argument("--parquet-mb", type=float, default=1000.0, help="decoded (Arrow) MB")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", choices=("streams", "parquet"), help="one half of the run")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/genledger-sealed"))
     args = parser.parse_args()
     base = args.dir
-    write_corpus(base / "plain", args.mb)
-    roots = {s: compressed_root(base / "plain", base / s, s) for s in COMPRESSORS}
-    plain_mb = sum(f.stat().st_size for f in (base / "plain").glob("*/*.jsonl")) / 1e6
-    parquet_bytes = {
-        "full": parquet_root(base / "pq-full", args.parquet_mb),
-        "half": parquet_root(base / "pq-half", args.parquet_mb / 2),
-    }
+    roots: dict[str, list[Path]] = {}
+    plain_mb = 0.0
+    if args.only != "parquet":
+        write_corpus(base / "plain", args.mb)
+        roots = {s: compressed_root(base / "plain", base / s, s) for s in COMPRESSORS}
+        plain_mb = sum(f.stat().st_size for f in (base / "plain").glob("*/*.jsonl")) / 1e6
+    decoded: dict[str, int] = {}
+    if args.only != "streams":
+        for writer in WRITERS:
+            decoded[writer] = parquet_root(base / f"pq-{writer}", args.parquet_mb, writer)
+        decoded["half"] = parquet_root(base / "pq-half", args.parquet_mb / 2, "default")
     samples: dict[str, list[Sample]] = {}
     for _ in range(args.repeats):  # alternating rounds: machine load hits every series alike
+        if roots:  # the same records uncompressed: what parsing alone costs
+            samples.setdefault("ours-plain", []).append(collect(base / "plain", base / "run"))
         for suffix, files in roots.items():
             tool = COMPRESSORS[suffix][1]
             samples.setdefault(f"{tool}", []).append(decompress(tool, files))
             samples.setdefault(f"ours-{suffix}", []).append(collect(base / suffix, base / "run"))
-        for size in parquet_bytes:
-            samples.setdefault(f"pq-{size}", []).append(collect(base / f"pq-{size}", base / "run"))
-        samples.setdefault("pyarrow", []).append(pyarrow_read(base / "pq-full"))
-    report(samples, roots, plain_mb, parquet_bytes)
+        for name in decoded:
+            root = base / f"pq-{name}"
+            samples.setdefault(f"pq-{name}", []).append(collect(root, base / "run"))
+            if name in WRITERS:
+                for mode in ("groups", "batches"):
+                    samples.setdefault(f"{mode}-{name}", []).append(pyarrow_read(root, mode))
+    if roots:
+        report_streams(samples, roots, plain_mb)
+    if decoded:
+        report_parquet(samples, base, decoded)
 
 
-def report(
-    samples: dict[str, list[Sample]],
-    roots: dict[str, list[Path]],
-    plain_mb: float,
-    parquet_bytes: dict[str, int],
+def report_streams(
+    samples: dict[str, list[Sample]], roots: dict[str, list[Path]], plain_mb: float
 ) -> None:
-    """Medians, throughput and the targets."""
+    """gzip and zstd against their decompressors."""
     print(f"plain corpus {plain_mb:.0f} MB; {len(samples['zcat'])} rounds; medians")
     for suffix, files in roots.items():
         tool = COMPRESSORS[suffix][1]
-        stored = sum(f.stat().st_size for f in files) / 1e6
+        size = sum(f.stat().st_size for f in files) / 1e6
         ref, ours = median(samples[tool]), median(samples[f"ours-{suffix}"])
         rss = max(s.tree_rss for s in samples[f"ours-{suffix}"]) / 1e6
+        plain = median(samples["ours-plain"])
         print(
-            f"{suffix}: {stored:.0f} MB stored; {tool}|wc -l {ref:.2f} s, collect {ours:.2f} s "
+            f"{suffix}: {size:.0f} MB stored; {tool}|wc -l {ref:.2f} s, collect {ours:.2f} s "
             f"({plain_mb / ours:.0f} MB/s decoded), speed ratio {ref / ours:.2f} (target >= 0.80), "
-            f"peak RSS {rss:.0f} MB"
+            f"peak RSS {rss:.0f} MB; collect of the plain files {plain:.2f} s "
+            f"(compressed at {plain / ours:.0%} of its speed)"
         )
-    rates: dict[str, Any] = {}
-    for size, stored in parquet_bytes.items():
-        seconds = median(samples[f"pq-{size}"])
-        rss = max(s.tree_rss for s in samples[f"pq-{size}"]) / 1e6
-        rates[size] = (stored / seconds / 1e9, rss)
-        print(
-            f"parquet {size}: {stored / 1e6:.0f} MB in {seconds:.2f} s = "
-            f"{stored / seconds / 1e9:.2f} GB/s (target >= 1.0), peak RSS {rss:.0f} MB"
-        )
-    reference = parquet_bytes["full"] / median(samples["pyarrow"]) / 1e9
-    print(
-        f"pyarrow reading the same columns (2 processes): {reference:.2f} GB/s; "
-        f"collect at {rates['full'][0] / reference:.0%} of it"
-    )
-    print(f"parquet RSS half -> full: {rates['half'][1]:.0f} -> {rates['full'][1]:.0f} MB")
+
+
+REFERENCES = {"pyarrow read_row_group": "groups", "pyarrow 4 MB batches": "batches"}
+
+
+def report_parquet(samples: dict[str, list[Sample]], base: Path, decoded: dict[str, int]) -> None:
+    """Per writer: GB/s of file bytes and of decoded bytes, collect next to pyarrow."""
+    rounds = len(samples["pq-default"])
+    print(f"tokenized Parquet, {rounds} rounds, medians; GB/s of file bytes / of decoded bytes")
+    for name in decoded:
+        size, arrow = stored(base / f"pq-{name}"), decoded[name]
+        ours = median(samples[f"pq-{name}"])
+        runs = {"collect": ours}
+        if name in WRITERS:
+            runs |= {label: median(samples[f"{k}-{name}"]) for label, k in REFERENCES.items()}
+        cells = [
+            f"{k} {t:.2f} s = {size / t / 1e9:.2f} / {arrow / t / 1e9:.2f}" for k, t in runs.items()
+        ]
+        cpu = {"collect": statistics.median(s.cpu for s in samples[f"pq-{name}"])}
+        if name in WRITERS:
+            for label, k in REFERENCES.items():
+                cpu[label] = statistics.median(s.cpu for s in samples[f"{k}-{name}"])
+        ratios = [f"collect at {t / ours:.0%} of {k}" for k, t in runs.items() if k != "collect"]
+        # The tree's sampled RSS (workers included); wait4's max RSS would include this
+        # process's own, inherited across exec, after it generated the files.
+        tree = max(s.tree_rss for s in samples[f"pq-{name}"]) / 1e6
+        print(f"{name}: {size / 1e6:.0f} MB stored, {arrow / 1e6:.0f} MB decoded")
+        print("    " + "; ".join(cells))
+        print("    CPU s (workers included): " + ", ".join(f"{k} {t:.2f}" for k, t in cpu.items()))
+        print("    " + "; ".join([*ratios, f"collect peak RSS {tree:.0f} MB (process tree)"]))
+    print("target: >= 1 GB/s of file bytes on 2 cores; RSS flat from half to full size")
 
 
 if __name__ == "__main__":

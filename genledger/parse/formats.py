@@ -17,7 +17,7 @@ from genledger.parse.declarations import (
     active,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, in_int64, parse_path
+from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_path
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 
 THINK_CLOSE = "</think>"
@@ -306,6 +306,39 @@ def _finishes(decl: Declaration | None, body: Any) -> list[str]:
 def _output_len(obj: dict[str, Any]) -> int | None:
     ids = unwrap(obj.get("output_ids"))
     return len(ids) if ids is not None else None
+
+
+def keys_read() -> frozenset[str]:
+    """The top-level keys `response_facts` reads, under the declarations in force, except
+    through `keys_seen` (which names a count-less record's keys): a Parquet shard decodes only
+    these columns, and a row whose facts name its keys is read again whole."""
+    declarations = active()
+    cached = _KEYS_READ.get(id(declarations))
+    if cached is not None and cached[1] is declarations:
+        return cached[0]
+    tops = {"meta_info", "output_ids", CHAT_MESSAGES.top, *ID_FALLBACK}
+    tops |= {c.path.top for conditions in STREAM_FRAGMENTS for c in conditions}
+    for decl in declarations:
+        tops |= {p.top for p in decl.paths()}
+        for failure in decl.failures:  # `{path}` values filled into the reason
+            tops |= _template_tops(failure.label)
+    found = frozenset(tops)
+    _KEYS_READ.clear()
+    _KEYS_READ[id(declarations)] = (found, declarations)
+    return found
+
+
+_KEYS_READ: dict[int, tuple[frozenset[str], tuple[Declaration, ...]]] = {}
+
+
+def _template_tops(label: str) -> set[str]:
+    tops = set()
+    for match in TEMPLATE.finditer(label):
+        try:
+            tops.add(parse_path(match.group(1)).top)
+        except PathError:
+            continue  # not a path: `_fill` would fail on it whatever the columns read
+    return tops
 
 
 def _missing(outer: Declaration | None, decl: Declaration | None, obj: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from genledger.ledger.tally import FileTally, RuleTally
 from genledger.parse.declarations import declared, use_formats
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.scan import SETTLE_SECONDS, scan_file, scan_job
+from genledger.refresh.sealed import scan_parquet_groups
 from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
@@ -78,7 +79,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         jobs = [
             _job(f, previous[ds.name], switches, now, settle) for ds in datasets for f in ds.files
         ]
-        scans = scan_all(jobs, scan_job, switches.workers)
+        scans = scan_all(jobs, scan_job, switches.workers, scan_parquet_groups)
         refreshed = {
             ds.name: refresh_record(ds, previous[ds.name], now, scans, switches, settle)
             for ds in datasets

@@ -6,13 +6,17 @@ refresh drops the old counts and ids), so a rewritten shard is never counted twi
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from genledger.config import Switches
 from genledger.fast import arrowtok, vector
+from genledger.fast.parallel import ScanJob
 from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
+from genledger.parse.formats import keys_read
 from genledger.parse.line import facts_of_record
 from genledger.parse.table import TableBuilder
 from genledger.parse.tokenized import TokenizedFacts
@@ -25,7 +29,7 @@ from genledger.refresh.scan import (
 )
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
-from genledger.tail.parquet import MAGIC, CorruptRowGroup, ParquetShard
+from genledger.tail.parquet import MAGIC, Batch, CorruptRowGroup, ParquetShard
 from genledger.tail.reader import ReadResult
 from genledger.tail.roots import Source, open_source, stream_source
 from genledger.tail.sealed import (
@@ -49,9 +53,12 @@ def scan_sealed(
     now: float,
     settle_seconds: float,
     switches: Switches = DEFAULT,
+    groups: range | None = None,
 ) -> FileScan:
     """Tally `path` whole if its fingerprint moved since `checkpoint` (or an early end of its
-    stream has now settled into an error); else report it unchanged."""
+    stream has now settled into an error); else report it unchanged. `groups`: of a Parquet
+    file, only these row groups (a piece of the parallel lever: rows numbered as in the whole
+    file, the checkpoint the whole file's)."""
     try:
         handle = open_source(path)
     except FileNotFoundError:
@@ -74,7 +81,7 @@ def scan_sealed(
     reason = "new" if checkpoint is None else "changed (read whole)"
     try:
         if form_of(name) == "parquet":
-            return _scan_parquet(path, name, role, mark, is_settled, reason, switches)
+            return _scan_parquet(path, name, role, mark, is_settled, reason, switches, groups)
         return _scan_stream(path, name, role, mark, is_settled, reason, switches)
     except NotThisFormat as exc:
         return FileScan(FileTally(), error=str(exc))
@@ -91,6 +98,15 @@ def _same_remote(handle: Any, checkpoint: Checkpoint) -> bool:
 
 def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
     return ReadResult(cp, restarted, reason, cp.pending, cp.size, cp.mtime_ns / 1e9)
+
+
+def scan_parquet_groups(job: ScanJob, groups: range) -> FileScan:
+    """`scan_sealed` of row groups `groups` of a Parquet job: a piece of the parallel lever
+    (`genledger.fast.parallel`), joined with the file's other pieces there."""
+    now = time.time() if job.now is None else job.now
+    return scan_sealed(
+        job.path, job.name, job.role, job.checkpoint, now, job.settle_seconds, job.switches, groups
+    )
 
 
 def _scan_stream(
@@ -150,6 +166,7 @@ def _scan_parquet(
     is_settled: bool,
     reason: str,
     switches: Switches,
+    groups: range | None = None,
 ) -> FileScan:
     unsettled = False
     try:
@@ -164,11 +181,11 @@ def _scan_parquet(
         with shard:
             rows = shard.num_rows
             if role == "prompts":
-                delta = FileTally(prompt_lines=rows)
+                delta = FileTally(prompt_lines=shard.rows_in(groups))
             elif role == "tokenized":
-                delta = _tokenized(shard, name, switches)
+                delta = _tokenized(shard, name, switches, groups)
             else:
-                delta = _responses(shard, name, switches)
+                delta = _responses(shard, name, switches, groups)
     cp = _whole(mark, rows, unsettled)
     return FileScan(delta, _result(cp, True, reason))
 
@@ -181,42 +198,80 @@ def _starts_like_parquet(path: Source) -> bool:
         handle.close()
 
 
-def _groups(
-    shard: ParquetShard, columns: list[str] | None, name: str, role: str, switches: Switches
-) -> Any:
-    """Row groups, then (None, tally of the malformed row) if one cannot be decoded."""
+def _batches(
+    shard: ParquetShard,
+    columns: list[str] | None,
+    groups: range | None,
+    name: str,
+    role: str,
+    switches: Switches,
+) -> Iterator[Batch | FileTally]:
+    """The shard's batches, then the tally of the malformed row if one cannot be decoded."""
     try:
-        yield from shard.row_groups(columns)
+        yield from shard.batches(columns, groups)
     except CorruptRowGroup as exc:
-        row = exc.first_row
-        yield None, _malformed(name, role, row + 1, row, exc.reason, switches)
+        yield _corrupt(exc, name, role, switches)
 
 
-def _responses(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
+def _corrupt(exc: CorruptRowGroup, name: str, role: str, switches: Switches) -> FileTally:
+    row = exc.first_row
+    return _malformed(name, role, row + 1, row, exc.reason, switches)
+
+
+def _responses(
+    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
-    columns are nested objects)."""
+    columns are nested objects). Only the columns the declarations read are decoded; a row
+    with no count is read again whole, so its reason names every key it has."""
+    wanted = keys_read()
+    columns = [c for c in shard.column_names if c in wanted]
+    pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
-    for first, table in _groups(shard, None, name, "responses", switches):
-        if first is None:
-            return done + tally_table(builder, switches) + table
-        for index, record in enumerate(table.to_pylist(), start=first):
-            builder.add(index + 1, index, 0, facts_of_record(record, "responses"))
+    read = columns if pruned else None
+    for batch in _batches(shard, read, groups, name, "responses", switches):
+        if isinstance(batch, FileTally):
+            return done + tally_table(builder, switches) + batch
+        first = batch.first
+        facts = [facts_of_record(record, "responses") for record in batch.data.to_pylist()]
+        if pruned:
+            try:
+                facts = _whole_where_missing(batch, facts)
+            except CorruptRowGroup as exc:  # an unread column of these rows is corrupt
+                return (
+                    done
+                    + tally_table(builder, switches)
+                    + _corrupt(exc, name, "responses", switches)
+                )
+        for index, row_facts in enumerate(facts, start=first):
+            builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
                 done = done + tally_table(builder, switches)
                 builder = TableBuilder("responses", name)
     return done + tally_table(builder, switches)
 
 
-def _tokenized(shard: ParquetShard, name: str, switches: Switches) -> FileTally:
+def _whole_where_missing(batch: Batch, facts: list[Any]) -> list[Any]:
+    """The facts of rows that name the keys they saw, from the rows read with every column
+    (the others do not depend on the columns left unread)."""
+    return [
+        facts_of_record(batch.record(index), "responses") if f.missing_detail else f
+        for index, f in enumerate(facts)
+    ]
+
+
+def _tokenized(
+    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
     vector.load()
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
-    for first, table in _groups(shard, columns, name, "tokenized", switches):
-        if first is None:
-            return done + table
-        done = done + _tokenized_group(table, first, name, switches)
+    for batch in _batches(shard, columns, groups, name, "tokenized", switches):
+        if isinstance(batch, FileTally):
+            return done + batch
+        done = done + _tokenized_group(batch.data, batch.first, name, switches)
     return done
 
 
@@ -229,6 +284,8 @@ def _tokenized_group(table: Any, first: int, name: str, switches: Switches) -> F
             builder.add(index + 1, index, 0, facts_of_record(record, "tokenized"))
         return tally_table(builder, switches)
     clean = arrowtok.bulk_tally(facts, ~failing)
+    if not failing.any():
+        return clean
     for index in failing.nonzero()[0].tolist():
         row = first + index
         builder.add(row + 1, row, 0, TokenizedFacts(*arrowtok.row_facts(facts, index)))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from genledger.config import Config, Switches
@@ -15,9 +17,11 @@ from genledger.fast import parallel, split
 from genledger.fast.parallel import ScanJob, scan_all
 from genledger.refresh.collect import refresh
 from genledger.refresh.scan import scan_file, scan_job
+from genledger.refresh.sealed import scan_parquet_groups
 
 from ..conftest import comparable
 from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
+from ..shards import parquet
 
 
 def write_root(root: Path) -> None:
@@ -94,7 +98,9 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     real = parallel.scan_all
     monkeypatch.setattr(
         "genledger.refresh.collect.scan_all",
-        lambda jobs, scan, workers: used.append(real(jobs, scan, workers)) or used[-1],
+        lambda jobs, scan, workers, *more: (
+            used.append(real(jobs, scan, workers, *more)) or used[-1]
+        ),
     )
     forked = stats_with(root, tmp_path / "p", Switches(workers=2, rules=rules))
     assert used and all(used)  # both refreshes really went through the workers
@@ -132,3 +138,57 @@ def test_small_reads_stay_in_process(root: Path) -> None:
     jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
     assert scan_all(jobs, scan_job, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
     assert scan_all(jobs, scan_job, workers=1) == {}
+
+
+TOKENS = [
+    {"input_ids": list(range(i % 6)), "loss_mask": [1] * (i % 6) if i % 5 else [1, 0]}
+    for i in range(90)
+]
+RESPONSES = [
+    {"id": f"r{i % 70}", "completion_tokens": None if i % 17 == 3 else i % 9, "text": "ok"}
+    for i in range(90)
+]
+
+
+def test_parquet_row_group_pieces_equal_the_whole_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARQUET_PIECE_BYTES", 1)  # a piece per row group
+    files = {
+        "tokenized_data.parquet": ("tokenized", parquet(TOKENS, row_group_size=8)),
+        "raw_responses.parquet": ("responses", parquet(RESPONSES, row_group_size=7)),
+    }
+    jobs = []
+    for name, (role, data) in files.items():
+        (tmp_path / name).write_bytes(data)
+        jobs.append(ScanJob(name, tmp_path / name, name, role, None))
+    assert all(len(parallel._group_pieces(job, 1) or ()) > 10 for job in jobs)
+    scans = scan_all(jobs, scan_job, 2, scan_parquet_groups)
+    for job in jobs:
+        alone = scan_file(job.path, job.name, job.role, job.checkpoint)
+        assert scans[job.key].delta.to_dict() == alone.delta.to_dict()
+        assert scans[job.key].read == alone.read
+    # the defects across pieces were seen: duplicate ids and rule failures
+    assert scans["raw_responses.parquet"].delta.failures
+    assert scans["tokenized_data.parquet"].delta.failures
+
+
+def test_a_parquet_corrupt_in_one_piece_is_left_to_the_whole_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARQUET_PIECE_BYTES", 1)
+    data = bytearray(parquet(TOKENS, row_group_size=8))
+    meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
+    at = meta.row_group(3).column(0).data_page_offset
+    data[at : at + 64] = b"\xff" * 64
+    path = tmp_path / "tokenized_data.parquet"
+    path.write_bytes(bytes(data))
+    job = ScanJob("t", path, path.name, "tokenized", None)
+    # The whole read stops at the corrupt row group; later pieces would count rows after it.
+    assert "t" not in scan_all([job], scan_job, 2, scan_parquet_groups)

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from genledger.config import Config
 from genledger.fast.lines import fast_facts
+from genledger.parse.formats import keys_read, response_facts
 from genledger.parse.line import facts_of_line
 from genledger.refresh.collect import refresh
 
@@ -98,3 +100,17 @@ def test_every_format_takes_the_fast_path(name: str) -> None:
         if any(f.failed_request or f.missing_detail for f in facts):
             continue
         assert fast_facts(line, "responses") == facts, line[:120]
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_the_keys_read_give_every_fact_but_the_keys_seen(name: str) -> None:
+    # A Parquet shard decodes only `keys_read()`'s columns and reads a row again whole when
+    # its facts name the keys seen: every other fact must come out the same from those keys.
+    wanted = keys_read()
+    for line in DATASETS[name]().lines:
+        record = orjson.loads(line)
+        if not isinstance(record, dict):
+            continue
+        some = response_facts({k: v for k, v in record.items() if k in wanted})
+        if some.missing_detail is None:
+            assert some == response_facts(record), line[:120]

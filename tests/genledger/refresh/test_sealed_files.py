@@ -3,6 +3,7 @@ their previous contribution replaced, never added twice; bad ones named, others 
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -11,10 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from genledger.config import Config, FilePatterns
 from genledger.refresh.collect import refresh
+from genledger.tail import parquet as parquet_module
+from genledger.tail.parquet import BATCH_BYTES
 
 from ..shards import FORMS, encode, gzip_being_written, jsonl, parquet, write
 
@@ -99,12 +104,87 @@ def test_tokenized_list_of_lists_in_parquet_is_unwrapped_like_json(tmp_path: Pat
     assert expected["total_tokens"] == sum(range(1, 10))
 
 
-def test_many_row_groups_give_the_numbers_of_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch_bytes", [BATCH_BYTES, 1], ids=["default", "a-row-a-batch"])
+def test_many_row_groups_give_the_numbers_of_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    monkeypatch.setattr(parquet_module, "BATCH_BYTES", batch_bytes)
     one = dataset(tmp_path / "a", {"tokenized_data.parquet": parquet(TOKENIZED)})
     many = dataset(tmp_path / "b", {"tokenized_data.parquet": parquet(TOKENIZED, 4)})
     assert numbers(collect(many, tmp_path / "b")["datasets"]["ds"]) == numbers(
         collect(one, tmp_path / "a")["datasets"]["ds"]
     )
+
+
+def _with_unused_columns(i: int) -> dict[str, Any]:
+    """A record with columns no declaration reads: a big text and a struct (null in some)."""
+    record: dict[str, Any] = dict(FLAT[i % len(FLAT)], id=f"u{i}")
+    if i % 9 == 4:
+        record["completion_tokens"] = None  # no count: its reason names every key it has
+    record["blob"] = f"{i:06d}" * 500
+    record["extra"] = None if i % 2 else {"source": "web", "score": i}
+    return record
+
+
+UNUSED = [_with_unused_columns(i) for i in range(300)]
+
+
+def _corrupt_column(data: bytes, name: str) -> bytes:
+    """`data` (a Parquet file) with the first page of column `name` in every row group
+    overwritten: its footer intact, that column no longer decodes."""
+    out = bytearray(data)
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    [column] = [i for i in range(meta.num_columns) if meta.schema.column(i).path == name]
+    for group in range(meta.num_row_groups):
+        at = meta.row_group(group).column(column).data_page_offset
+        out[at : at + 64] = b"\xff" * 64
+    return bytes(out)
+
+
+@pytest.mark.parametrize("batch_bytes", [BATCH_BYTES, 20_000], ids=["default", "small-batches"])
+def test_responses_parquet_reads_only_the_columns_the_declarations_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    monkeypatch.setattr(parquet_module, "BATCH_BYTES", batch_bytes)
+    clean = [r for r in UNUSED if r["completion_tokens"] is not None]
+    table = pa.Table.from_pylist(clean)
+    out = io.BytesIO()
+    pq.write_table(table, out, row_group_size=100, use_dictionary=False)
+    data = _corrupt_column(out.getvalue(), "blob")
+    with pytest.raises(OSError):  # the corruption is real: reading `blob` fails
+        pq.read_table(io.BytesIO(data), columns=["blob"])
+    plain = dataset(tmp_path / "a", {"raw_responses.jsonl": jsonl(clean)})
+    sealed = dataset(tmp_path / "b", {"raw_responses.parquet": data})
+    got = collect(sealed, tmp_path / "b")["datasets"]["ds"]
+    assert numbers(got) == numbers(collect(plain, tmp_path / "a")["datasets"]["ds"])
+    assert got["n_done"] == len(clean) and got["quality"]["malformed_lines"] == 0
+
+
+@pytest.mark.parametrize("batch_bytes", [BATCH_BYTES, 20_000], ids=["default", "small-batches"])
+def test_a_row_without_a_count_names_every_key_as_the_jsonl_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    monkeypatch.setattr(parquet_module, "BATCH_BYTES", batch_bytes)
+    plain = dataset(tmp_path / "a", {"raw_responses.jsonl": jsonl(UNUSED)})
+    sealed = dataset(tmp_path / "b", {"raw_responses.parquet": parquet(UNUSED, 70)})
+    expected = numbers(collect(plain, tmp_path / "a")["datasets"]["ds"])
+    assert numbers(collect(sealed, tmp_path / "b")["datasets"]["ds"]) == expected
+    [missing] = [f for f in expected["quality"]["failures"] if f["check"] == "missing_tokens"]
+    reasons = [reason for _, reason in missing["examples"]]
+    assert any("blob, extra{source, score}" in r for r in reasons), reasons
+    assert any(r.endswith("blob, extra") for r in reasons), reasons
+
+
+def test_a_corrupt_unread_column_of_a_row_read_whole_is_malformed(tmp_path: Path) -> None:
+    table = pa.Table.from_pylist(UNUSED[:60])
+    out = io.BytesIO()
+    pq.write_table(table, out, row_group_size=30, use_dictionary=False)
+    data = _corrupt_column(out.getvalue(), "blob")
+    root = dataset(tmp_path, {"raw_responses.parquet": data})
+    block = collect(root, tmp_path)["datasets"]["ds"]
+    [failure] = [f for f in block["quality"]["failures"] if f["check"] == "malformed_lines"]
+    assert failure["examples"][0]["reason"].startswith("corrupt Parquet data after row 0")
+    assert block["quality"]["status"] == "error"
 
 
 def test_unusual_parquet_column_types_go_through_the_general_path(tmp_path: Path) -> None:
@@ -296,3 +376,22 @@ def test_a_mixed_root_stays_exact_through_rewrites_appends_and_new_shards(tmp_pa
     assert stats["totals"]["quality"]["duplicate_ids"] == 0
     full = collect(root, tmp_path / "full")
     assert numbers(full["datasets"]["a"]) == numbers(stats["datasets"]["a"])
+
+
+def test_a_users_format_reads_its_own_columns_from_parquet(tmp_path: Path) -> None:
+    records = [
+        {"rid": f"x{i}", "stats": {"generated": i, "prompt": 2}, "out": "ok", "blob": "z" * 99}
+        for i in range(20)
+    ]
+    mine = {"name": "mine", "completion_tokens": "stats.generated", "id": "rid", "text": "out"}
+    formats = ({**mine, "prompt_tokens": "stats.prompt"},)
+    table, out = pa.Table.from_pylist(records), io.BytesIO()
+    pq.write_table(table, out, use_dictionary=False)
+    # `blob` is unreadable: a row read whole (its count not found in the columns read) fails
+    data = _corrupt_column(out.getvalue(), "blob")
+    plain = dataset(tmp_path / "a", {"raw_responses.jsonl": jsonl(records)})
+    sealed = dataset(tmp_path / "b", {"raw_responses.parquet": data})
+    expected = collect(plain, tmp_path / "a", formats=formats)["datasets"]["ds"]
+    got = collect(sealed, tmp_path / "b", formats=formats)["datasets"]["ds"]
+    assert numbers(got) == numbers(expected)
+    assert got["total_comp"] == sum(range(20)) and got["quality"]["missing_tokens"] == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from genledger.tail.sealed import (
     prefetched,
     same_file,
     settled,
+    zstd_ahead,
 )
 
 from ..shards import gz, gzip_being_written, zst, zstd_being_written
@@ -24,6 +26,15 @@ from ..shards import gz, gzip_being_written, zst, zstd_being_written
 DATA = b"".join(b'{"i": %d}\n' % i for i in range(5000))
 COMPRESS = {"gzip": gz, "zstd": zst}
 BEING_WRITTEN = {"gzip": gzip_being_written, "zstd": zstd_being_written}
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["zstd-ahead", "zstd-inline"])
+def ahead(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every case with zstd decompressed in a thread ahead of the lines and inline (as busy
+    forked workers do)."""
+    zstd_ahead(request.param)
+    yield
+    zstd_ahead(True)
 
 
 def decode(data: bytes, form: str) -> tuple[list[bytes], Inflater, StreamTail]:
