@@ -136,10 +136,10 @@ def test_forked_workers_read_an_sftp_root_as_one_process_does(
     root = _bigger_tree(tmp_path / "data")
     url, two, one = ssh_env.url(root), Switches(workers=2), Switches(workers=1)
     assert same(collect(url, tmp_path / "w2", switches=two)) == same(collect(root, tmp_path / "l"))
-    assert len(forked[-1]) == 9  # every file was read in a worker (on its own connection)
+    assert len(forked[-1]) == 10  # every file was read in a worker (on its own connection)
     _append(root / "big1" / "raw_responses.jsonl", b'"x"}\n' + jsonl(RECORDS[:30]))
     incremental = collect(url, tmp_path / "w2", switches=two)
-    assert len(forked[-1]) == 9  # the refresh went through the workers too
+    assert len(forked[-1]) == 10  # the refresh went through the workers too
     assert same(incremental) == same(collect(url, tmp_path / "w1", switches=one))
     assert incremental["datasets"]["big1"]["n_done"] == 3 * 300 + 30
 
@@ -162,7 +162,7 @@ def test_forked_workers_read_an_s3_root_as_one_process_does(
     root = _bigger_tree(tmp_path / "data")
     fs.put(str(root) + "/", "forked/exp/", recursive=True)
     stats = collect("s3://forked/exp", tmp_path / "w2", switches=Switches(workers=2))
-    assert len(forked[-1]) == 9
+    assert len(forked[-1]) == 10
     assert same(stats) == same(collect(root, tmp_path / "l"))
 
 
@@ -173,16 +173,23 @@ def _spy_on_workers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     real = parallel.scan_all
     monkeypatch.setattr(
         "genledger.refresh.collect.scan_all",
-        lambda jobs, scan, workers: forked.append(real(jobs, scan, workers)) or forked[-1],
+        lambda jobs, scan, workers, *more: (
+            forked.append(real(jobs, scan, workers, *more)) or forked[-1]
+        ),
     )
     return forked
 
 
 def _bigger_tree(root: Path) -> Path:
-    """`mixed_tree` and three plain files of different sizes, each ending in a torn line."""
+    """`mixed_tree`, three plain files of different sizes, each ending in a torn line, and a
+    Parquet file of several row groups (which a local root would cut into pieces)."""
     mixed_tree(root)
     for n in range(3):
         write(root / f"big{n}" / "raw_responses.jsonl", jsonl(RECORDS * (n + 2)) + b'{"torn')
+    rows = [
+        {"input_ids": [(i * 7919 + j * 104729) % 150_000 for j in range(400)]} for i in range(200)
+    ]
+    write(root / "tok" / "part-1" / "tokenized_data.parquet", parquet(rows, row_group_size=50))
     return root
 
 
