@@ -150,13 +150,18 @@ RESPONSES = [
 ]
 
 
+def _a_piece_per_row_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every scan forks, and a Parquet file goes in a piece per row group."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PARQUET_PIECE_BYTES", 1)
+
+
 def test_parquet_row_group_pieces_equal_the_whole_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     if rerun_alone(request):
         return
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(parallel, "PARQUET_PIECE_BYTES", 1)  # a piece per row group
+    _a_piece_per_row_group(monkeypatch)
     files = {
         "tokenized_data.parquet": ("tokenized", parquet(TOKENS, row_group_size=8)),
         "raw_responses.parquet": ("responses", parquet(RESPONSES, row_group_size=7)),
@@ -181,8 +186,7 @@ def test_a_parquet_corrupt_in_one_piece_is_left_to_the_whole_read(
 ) -> None:
     if rerun_alone(request):
         return
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(parallel, "PARQUET_PIECE_BYTES", 1)
+    _a_piece_per_row_group(monkeypatch)
     data = bytearray(parquet(TOKENS, row_group_size=8))
     meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
     at = meta.row_group(3).column(0).data_page_offset
