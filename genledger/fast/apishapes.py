@@ -1,13 +1,15 @@
 """Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3).
 
-OpenAI Responses, Anthropic messages, Gemini (REST camelCase), Cohere v2 chat and vLLM offline
-`RequestOutput` dumps with n samples, each declared key by key like `genledger.fast.shapes`
-(whose helpers and rules they share): a line that decodes into one of them has a known
-structure, and its facts are written down from the declaration's paths
-(`genledger.parse.declarations`) the way `formats.response_facts` reads them; the comments
-name the rule. Anything outside the shapes — a failed request, an unknown key, a count that
-is not an int64, a tool call, a `"thought"` part where it matters — raises, and the slower
-paths decide. tests/genledger/fast/test_lines.py checks these against the general path.
+OpenAI Responses, Anthropic messages and the Message Batch lines that succeeded, Gemini (REST /
+`by_alias` camelCase and the google-genai SDK's snake_case dumps) and its Batch output lines
+that succeeded, Cohere v2 chat and vLLM offline `RequestOutput` dumps with n samples, each
+declared key by key like `genledger.fast.shapes` (whose helpers and rules they share): a line
+that decodes into one of them has a known structure, and its facts are written down from the
+declaration's paths (`genledger.parse.declarations`) the way `formats.response_facts` reads
+them; the comments name the rule. Anything outside the shapes — a failed request, an unknown
+key, a count that is not an int64, a tool call, a `"thought"` part where it matters — raises,
+and the slower paths decide. tests/genledger/fast/test_lines.py checks these against the
+general path.
 """
 
 from __future__ import annotations
@@ -219,6 +221,8 @@ class _AUsage(_Shape):
     cache_creation: _ACacheCreation | None = None
     server_tool_use: None = None
     service_tier: str | None = None
+    inference_geo: None = None  # the SDK's full dumps write these as null
+    speed: None = None
 
 
 class Anthropic(_Shape):
@@ -233,9 +237,15 @@ class Anthropic(_Shape):
     stop_reason: str | None = None
     stop_sequence: str | None = None
     container: None = None
+    diagnostics: None = None  # the SDK's full dumps write these as null
+    stop_details: None = None
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
+        return self.read(plain, self.id or None, "anthropic_message")
+
+    def read(self, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+        """The facts of this message, as its own record or as a batch result's."""
         visible = False
         for part in self.content or ():
             _texts(plain, part.text, part.thinking)
@@ -243,8 +253,8 @@ class Anthropic(_Shape):
         usage = self.usage
         details = usage.output_tokens_details
         return _facts(
-            self.id or None,
-            "anthropic_message",
+            record_id,
+            fmt,
             usage.output_tokens,
             _sum(  # input + cache_creation_input + cache_read_input tokens
                 usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
@@ -258,70 +268,177 @@ class Anthropic(_Shape):
         )
 
 
-# --- Gemini (REST / by_alias camelCase) ------------------------------------------------------
+class _ASucceeded(_Shape):
+    type: Literal["succeeded"]  # errored/canceled/expired: a failure rule, the general path
+    message: Anthropic  # read as `anthropic_message` (the declaration's inner format)
 
 
-# The API's own camelCase keys.
-class _GPart(_Shape):
-    text: Text = NO_TEXT
-    thought: bool | None = None
-    thoughtSignature: str | None = None
+class AnthropicBatch(_Shape):
+    """A Message Batch result line that succeeded: `{"custom_id", "result": {"message"}}`."""
+
+    custom_id: str  # the detect: `result.type & custom_id`
+    result: _ASucceeded
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record: the message's, named by the batch."""
+        # the declared id `custom_id` (a non-empty string); the message's own id is not read
+        return self.result.message.read(plain, self.custom_id or None, "anthropic_batch")
 
 
-class _GContent(_Shape):
-    parts: list[_GPart] | None = None
-    role: str | None = None
+# --- Gemini: REST / by_alias (camelCase) and the Python SDK's default dumps (snake_case) ------
 
 
-class _GCandidate(_Shape):
-    content: _GContent | None = None
-    finishReason: str | None = None
-    index: Int64 | None = None
-    avgLogprobs: float | None = None
+# One declaration, two spellings: each key is written snake_case here and built twice, as is and
+# renamed to camelCase (msgspec applies `rename` only to a class's own fields, so each family
+# is made by `defstruct`). Keys the SDK's full dumps write as null and nothing reads are typed
+# `None`: any other value there takes the slower paths, which decide.
+_NULL = (None, None)
+_GPART = {
+    "text": (Text, NO_TEXT),
+    "thought": (bool | None, None),
+    "thought_signature": (str | None, None),
+    **dict.fromkeys(
+        (
+            "function_call",  # an answer path (`parts[].functionCall`): a call shows one
+            "media_resolution", "code_execution_result", "executable_code", "file_data",
+            "function_response", "inline_data", "video_metadata", "tool_call", "tool_response",
+            "part_metadata", "audio_transcription", "media_processing", "speech_metadata",
+            "document_metadata", "spreadsheet_metadata", "audio_metadata",
+        ),
+        _NULL,
+    ),
+}  # fmt: skip
+_GMODALITY = {"modality": (str | None, None), "token_count": (Int64 | None, None)}
+_GCANDIDATE_NULLS = (
+    "citation_metadata", "grounding_metadata", "logprobs_result", "safety_ratings",
+    "url_context_metadata", "continuation_token",
+)  # fmt: skip
+_GUSAGE_COUNTS = (
+    "prompt_token_count", "candidates_token_count", "thoughts_token_count",
+    "cached_content_token_count", "total_token_count", "tool_use_prompt_token_count",
+)  # fmt: skip
+_GUSAGE_DETAILS = (
+    "prompt_tokens_details", "candidates_tokens_details", "cache_tokens_details",
+    "tool_use_prompt_tokens_details",
+)  # fmt: skip
+# `prompt_feedback` only null: `promptFeedback.blockReason` is a failure rule
+_GTOP_NULLS = (
+    "sdk_http_response", "prompt_feedback", "model_status", "automatic_function_calling_history",
+    "parsed",
+)  # fmt: skip
 
 
-class _GUsage(_Shape):
-    promptTokenCount: Int64 | None = None
-    candidatesTokenCount: Int64 | None = None
-    thoughtsTokenCount: Int64 | None = None
-    cachedContentTokenCount: Int64 | None = None
-    totalTokenCount: Int64 | None = None
+Rename = Literal["camel"] | None
 
 
-class Gemini(_Shape):
-    """A Gemini `GenerateContentResponse` as the REST API (or `by_alias`) writes it."""
+def _struct(name: str, fields: dict[str, Any], rename: Rename) -> Any:
+    """A shape of `fields` (key: (type, default)), its keys spelled by `rename`."""
+    specs = [(key, kind, default) for key, (kind, default) in fields.items()]
+    return msgspec.defstruct(name, specs, bases=(_Shape,), rename=rename)
 
-    usageMetadata: _GUsage  # the detect: `usageMetadata`
-    candidates: list[_GCandidate] | None = None
-    modelVersion: str | None = None
-    responseId: str | None = None
-    createTime: str | None = None
+
+def _list_of(shape: Any) -> Any:
+    """`list[shape] | None` of a shape made at import."""
+    return list[shape] | None  # type: ignore[valid-type]
+
+
+def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+    """The response facts of a Gemini response, as its own record or as a batch line's."""
+    visible, finish = False, None
+    for candidate in record.candidates or ():
+        if finish is None:
+            finish = candidate.finish_reason  # candidates[].finishReason: the first
+        content = candidate.content
+        for part in (content.parts if content is not None else None) or ():
+            _texts(plain, part.text)
+            # parts[].text; a `"thought": true` part is reasoning, no answer
+            visible = visible or (part.thought is not True and _shows_text(part.text))
+    usage = record.usage_metadata
+    thoughts = usage.thoughts_token_count
+    return _facts(
+        record_id,
+        fmt,
+        _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
+        usage.prompt_token_count,
+        thoughts,
+        usage.cached_content_token_count,
+        1,
+        finish,
+        None,
+        record.candidates is not None and not visible,
+    )
+
+
+class _GeminiRecord(_Shape):
+    """Base of the Gemini `GenerateContentResponse` shapes (their keys: `_gemini_shapes`)."""
 
     def facts(self, plain: bool) -> ResponseFacts:
         """The response facts of this record."""
-        visible, finish = False, None
-        for candidate in self.candidates or ():
-            if finish is None:
-                finish = candidate.finishReason  # candidates[].finishReason: the first
-            content = candidate.content
-            for part in (content.parts if content is not None else None) or ():
-                _texts(plain, part.text)
-                # parts[].text; a `"thought": true` part is reasoning, no answer
-                visible = visible or (part.thought is not True and _shows_text(part.text))
-        usage = self.usageMetadata
-        thoughts = usage.thoughtsTokenCount
-        return _facts(
-            self.responseId or None,  # the declared id, then custom_id / id (none here)
-            "gemini",
-            _completion(_sum(usage.candidatesTokenCount, thoughts)),  # candidates + thoughts
-            usage.promptTokenCount,
-            thoughts,
-            usage.cachedContentTokenCount,
-            1,
-            finish,
-            None,
-            self.candidates is not None and not visible,
-        )
+        # the declared id (`responseId` / `response_id`), then custom_id / id (none here)
+        return _gemini_facts(self, plain, self.response_id or None, "gemini")  # type: ignore[attr-defined]
+
+
+class _GeminiBatchLine(_Shape):
+    """Base of the Gemini Batch output line shapes: `{"key", "response"}` that succeeded."""
+
+    def facts(self, plain: bool) -> ResponseFacts:
+        """The response facts of this record: the response's, named by the batch."""
+        # the declared id `key`; `error` (a failure rule) is no key of the shape
+        key, response = self.key, self.response  # type: ignore[attr-defined]
+        return _gemini_facts(response, plain, key or None, "gemini_batch")
+
+
+def _gemini_shapes(rename: Rename) -> tuple[Any, Any]:
+    """The response and batch-line shapes of one spelling (None: snake_case)."""
+    part = _struct("_GPart", _GPART, rename)
+    content = _struct(
+        "_GContent", {"parts": (_list_of(part), None), "role": (str | None, None)}, rename
+    )
+    candidate = _struct(
+        "_GCandidate",
+        {
+            "content": (content | None, None),
+            "finish_reason": (str | None, None),
+            "index": (Int64 | None, None),
+            "avg_logprobs": (float | None, None),
+            "finish_message": (str | None, None),
+            "token_count": (Int64 | None, None),
+            **dict.fromkeys(_GCANDIDATE_NULLS, _NULL),
+        },
+        rename,
+    )
+    modality = _struct("_GModality", _GMODALITY, rename)
+    usage = _struct(
+        "_GUsage",
+        {
+            **dict.fromkeys(_GUSAGE_COUNTS, (Int64 | None, None)),
+            **dict.fromkeys(_GUSAGE_DETAILS, (_list_of(modality), None)),
+            "traffic_type": (str | None, None),
+        },
+        rename,
+    )
+    response = msgspec.defstruct(
+        "Gemini",
+        [
+            ("usage_metadata", usage),  # required: the detect's `usageMetadata`
+            ("candidates", _list_of(candidate), None),
+            ("model_version", str | None, None),
+            ("response_id", str | None, None),
+            ("create_time", str | None, None),
+            *((key, None, None) for key in _GTOP_NULLS),
+        ],
+        bases=(_GeminiRecord,),
+        rename=rename,
+    )
+    # the detect: `key & response` (both non-null); read as `gemini` (the inner format)
+    batch = msgspec.defstruct(
+        "GeminiBatch", [("key", str), ("response", response)], bases=(_GeminiBatchLine,)
+    )
+    return response, batch
+
+
+Gemini, GeminiBatch = _gemini_shapes("camel")
+GeminiSnake, GeminiBatchSnake = _gemini_shapes(None)
 
 
 # --- Cohere v2 chat ----------------------------------------------------------------------------
@@ -454,4 +571,7 @@ class VLLM(_Shape):
         )
 
 
-API_SHAPES: tuple[type[Any], ...] = (Responses, Anthropic, Gemini, Cohere, VLLM)
+API_SHAPES: tuple[type[Any], ...] = (
+    Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
+    Cohere, VLLM,
+)  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 from typing import Any
 
 import orjson
@@ -259,6 +260,17 @@ TOKENIZED_RECORDS = records(TOKENIZED_KEYS, ["input_ids", "loss_mask", "attentio
 
 # --- the typed shapes (genledger/fast/shapes.py): near-misses of every shape --------------
 DIGITS_400 = b"1" * 400
+MESSAGE_LINE = (
+    b'{"id": "m", "type": "message", "content": [{"type": "thinking", "thinking": "t",'
+    b' "signature": "s"}, {"type": "text", "text": "4", "citations": null}], "diagnostics": null,'
+    b' "stop_reason": "end_turn", "stop_details": null, "usage": {"output_tokens": 5,'
+    b' "input_tokens": 3, "cache_read_input_tokens": 2, "inference_geo": null, "speed": null}}'
+)
+GEMINI_LINE = (
+    b'{"usageMetadata": {"candidatesTokenCount": 3, "thoughtsTokenCount": 2},'
+    b' "responseId": "r", "candidates": [{"finishReason": "STOP", "content": {"parts":'
+    b' [{"text": "t", "thought": true}, {"text": "4", "functionCall": null}]}}]}'
+)
 SHAPE_LINES: list[bytes] = [
     b'{"meta_info": {"completion_tokens": 3, "e2e_latency": ' + DIGITS_400 + b"}}",
     b'{"meta_info": {"completion_tokens": 3, "e2e_latency": 1e999}}',
@@ -410,6 +422,62 @@ SHAPE_LINES: list[bytes] = [
     b'{"prompt_token_ids": [1, 2, 3], "outputs": [{"token_ids": [1, 2]}]}',
     b'{"outputs": [{"token_ids": [1, 2]}]}',
     b'{"request_id": "", "outputs": [{"text": "x"}]}',
+    # batch result lines and the SDK's dumps (Anthropic, Gemini camelCase and snake_case)
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": "", "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": 7, "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": null, "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": null}}',
+    b'{"custom_id": "c", "result": {"type": "succeeded"}}',
+    b'{"custom_id": "c", "result": {"type": "other", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": "c", "result": {"type": "errored", "message": ' + MESSAGE_LINE + b"}}",
+    b'{"custom_id": "c", "result": {"type": "errored", "error": {"error": {"message": "m"}}}}',
+    b'{"custom_id": "c", "result": {"type": "canceled"}}',
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"},"
+    b' "zzz_unknown": 1}',
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": {"type": "message",'
+    b' "usage": {"output_tokens": 9223372036854775808}}}}',
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": {"type": "message",'
+    b' "usage": {"output_tokens": 1}, "content": [{"type": "text", "text": "a</think>"}]}}}',
+    b'{"custom_id": "c", "result": {"type": "succeeded", "message": {"type": "message",'
+    b' "usage": {"output_tokens": 1, "speed": "fast"}, "stop_details": {"type": "x"}}}}',
+    b'{"custom_id": "c", "id": "i", "result": {"type": "succeeded", "message": '
+    + MESSAGE_LINE
+    + b"}}",
+    b'[{"custom_id": "a", "result": {"type": "succeeded", "message": ' + MESSAGE_LINE + b"}},"
+    b' {"custom_id": "b", "result": {"type": "expired"}}]',
+    b'{"key": "k", "response": ' + GEMINI_LINE + b"}",
+    b'{"key": "", "response": ' + GEMINI_LINE + b"}",
+    b'{"key": null, "response": ' + GEMINI_LINE + b"}",
+    b'{"key": "k", "response": null}',
+    b'{"key": "k", "response": {}}',
+    b'{"key": "k", "error": {"code": 3, "message": "Invalid request"}}',
+    b'{"key": "k", "response": ' + GEMINI_LINE + b', "error": {"code": 3}}',
+    b'{"key": "k", "response": ' + GEMINI_LINE + b', "zzz_unknown": null}',
+    b'{"key": "k", "response": {"usageMetadata": {"candidatesTokenCount": 99999999999999999999}}}',
+    b'{"key": "k", "response": {"usageMetadata": {"candidatesTokenCount": 3},'
+    b' "candidates": [{"content": {"parts": [{"text": "a</think>"}]}}]}}',
+    b'{"key": "k", "response": {"usageMetadata": {"candidatesTokenCount": 3},'
+    b' "promptFeedback": {"blockReason": "SAFETY"}}}',
+    b'{"key": "k", "response": {"usage_metadata": {"candidates_token_count": 3},'
+    b' "response_id": "r", "candidates": [{"finish_reason": "STOP", "content": {"parts":'
+    b' [{"text": "t", "thought": true}, {"text": null, "function_call": null}]}}]}}',
+    b'{"key": "k", "response": {"usage_metadata": {"candidates_token_count": 3},'
+    b' "usageMetadata": {"candidatesTokenCount": 4}}}',
+    b'{"usage_metadata": {"candidates_token_count": 3, "thoughts_token_count": 2,'
+    b' "prompt_tokens_details": [{"modality": "TEXT", "token_count": 5}]}, "candidates": null}',
+    b'{"usage_metadata": {"candidates_token_count": 3}, "candidates": [{"content": {"parts":'
+    b' [{"text": "", "function_call": {"name": "f"}}]}}]}',
+    b'{"usage_metadata": {"candidates_token_count": 3}, "prompt_feedback": null,'
+    b' "parsed": null, "sdk_http_response": {"headers": {}}}',
+    b'{"usage_metadata": {"prompt_token_count": 3}, "candidates": []}',
+    b'{"usage_metadata": null, "candidates": []}',
+    b'{"usage_metadata": {"candidates_token_count": 3}, "candidatesTokenCount": 3}',
+    b'{"usageMetadata": {"candidatesTokenCount": 3, "promptTokensDetails": [{"modality":'
+    b' "TEXT", "tokenCount": 9223372036854775808}]}}',
+    b'{"usageMetadata": {"candidatesTokenCount": 3}, "candidates": [{"content": {"parts":'
+    b' [{"text": "a", "thought": null, "thoughtSignature": null, "fileData": null}]},'
+    b' "finishMessage": "m", "tokenCount": 4, "safetyRatings": null}], "modelStatus": null}',
 ]
 TOKENIZED_SHAPE_LINES: list[bytes] = [
     b'{"input_ids": [1, 2, 3], "loss_mask": [0,1,1]}',
@@ -620,6 +688,42 @@ def exact(fields: dict[str, Any], required: tuple[str, ...] = ()) -> st.SearchSt
 
 COUNTS = st.one_of(st.integers(-2, 5000), st.just(2**63 - 1), st.none())
 PART = exact({"type": st.sampled_from(["text", "output_text"]), "text": TEXTS})
+ANTHROPIC_EXACT = exact(
+    {"type": st.just("message"), "id": TEXTS, "stop_reason": TEXTS,
+     "content": st.one_of(st.none(), st.lists(PART, max_size=2)),
+     "diagnostics": st.none(), "stop_details": st.none(),
+     "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS,
+                     "cache_creation_input_tokens": COUNTS, "cache_read_input_tokens": COUNTS,
+                     "output_tokens_details": exact({"thinking_tokens": COUNTS}),
+                     "inference_geo": st.none(), "speed": st.none()},
+                    ("output_tokens",))},
+    ("type", "usage"),
+)  # fmt: skip
+GEMINI_EXACT = exact(
+    {"candidates": st.one_of(st.none(), st.lists(exact({
+         "content": exact({"parts": st.lists(exact({
+             "text": TEXTS, "thought": st.one_of(st.booleans(), st.none()),
+             "functionCall": st.none(), "thoughtSignature": st.none()}), max_size=3)}),
+         "finishReason": st.one_of(TEXTS, st.none()), "safetyRatings": st.none()}), max_size=2)),
+     "responseId": TEXTS, "promptFeedback": st.none(),
+     "usageMetadata": exact({"candidatesTokenCount": COUNTS, "thoughtsTokenCount": COUNTS,
+                             "promptTokenCount": COUNTS, "cachedContentTokenCount": COUNTS,
+                             "promptTokensDetails": st.lists(exact(
+                                 {"modality": TEXTS, "tokenCount": COUNTS}), max_size=2)})},
+    ("usageMetadata",),
+)  # fmt: skip
+
+
+def snake_case(value: Any) -> Any:
+    """A camelCase record's keys as the google-genai SDK's default dump spells them."""
+    if isinstance(value, dict):
+        return {re.sub("([A-Z])", lambda m: "_" + m[1].lower(), k): snake_case(v)
+                for k, v in value.items()}  # fmt: skip
+    if isinstance(value, list):
+        return [snake_case(v) for v in value]
+    return value
+
+
 API_EXACT = st.one_of(
     exact({"object": st.just("response"), "id": TEXTS,
            "status": st.sampled_from(["completed", "incomplete", "failed", None]),
@@ -633,21 +737,14 @@ API_EXACT = st.one_of(
                            "output_tokens_details": exact({"reasoning_tokens": COUNTS}),
                            "input_tokens_details": exact({"cached_tokens": COUNTS})},
                           ("output_tokens",))}, ("object", "usage")),
-    exact({"type": st.just("message"), "id": TEXTS, "stop_reason": TEXTS,
-           "content": st.one_of(st.none(), st.lists(PART, max_size=2)),
-           "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS,
-                           "cache_creation_input_tokens": COUNTS,
-                           "cache_read_input_tokens": COUNTS,
-                           "output_tokens_details": exact({"thinking_tokens": COUNTS})},
-                          ("output_tokens",))}, ("type", "usage")),
-    exact({"candidates": st.one_of(st.none(), st.lists(exact({
-               "content": exact({"parts": st.lists(exact({
-                   "text": TEXTS, "thought": st.one_of(st.booleans(), st.none())}), max_size=3)}),
-               "finishReason": st.one_of(TEXTS, st.none())}), max_size=2)),
-           "responseId": TEXTS,
-           "usageMetadata": exact({"candidatesTokenCount": COUNTS, "thoughtsTokenCount": COUNTS,
-                                   "promptTokenCount": COUNTS,
-                                   "cachedContentTokenCount": COUNTS})}, ("usageMetadata",)),
+    ANTHROPIC_EXACT,
+    GEMINI_EXACT,
+    GEMINI_EXACT.map(snake_case),
+    exact({"custom_id": TEXTS,
+           "result": exact({"type": st.just("succeeded"), "message": ANTHROPIC_EXACT},
+                           ("type", "message"))}, ("custom_id", "result")),
+    exact({"key": TEXTS, "response": st.one_of(GEMINI_EXACT, GEMINI_EXACT.map(snake_case))},
+          ("key", "response")),
     exact({"id": TEXTS, "finish_reason": TEXTS,
            "message": exact({"content": st.lists(PART, max_size=2)}),
            "usage": exact({"tokens": exact({"output_tokens": FLOATS, "input_tokens": FLOATS},
@@ -657,7 +754,15 @@ API_EXACT = st.one_of(
                                       "finish_reason": FINISHES}), max_size=4)}, ("outputs",)),
 )  # fmt: skip
 # the hosted APIs' shapes (genledger/fast/apishapes.py), near misses and exact
-API_RESPONSES = st.one_of(RESPONSES_API, ANTHROPIC, GEMINI, COHERE, VLLM, API_EXACT, API_EXACT)
+GEMINI_BATCH = shaped(
+    {"key": TEXTS, "response": st.one_of(GEMINI, GEMINI.map(snake_case)),
+     "error": st.one_of(st.none(), shaped({"code": INTS, "message": TEXTS}))},
+    ("key",),
+)  # fmt: skip
+API_RESPONSES = st.one_of(
+    RESPONSES_API, ANTHROPIC, ANTHROPIC_BATCH, GEMINI, GEMINI.map(snake_case), GEMINI_BATCH,
+    COHERE, VLLM, API_EXACT, API_EXACT,
+)  # fmt: skip
 SHAPED_RESPONSES = st.one_of(
     SGLANG,
     FLAT,

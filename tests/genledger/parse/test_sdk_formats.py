@@ -11,12 +11,13 @@ import orjson
 import pytest
 
 from genledger.config import Config
+from genledger.fast import lines as fastparse
 from genledger.fast.lines import fast_facts
 from genledger.parse.formats import keys_read, response_facts
 from genledger.parse.line import facts_of_line
 from genledger.refresh.collect import refresh
 
-from ..fast.test_lines import assert_same
+from ..fast.test_lines import assert_same, read_flags
 from . import sdk_records as sdk
 from .sdk_records import Dataset
 
@@ -100,6 +101,24 @@ def test_every_format_takes_the_fast_path(name: str) -> None:
         if any(f.failed_request or f.missing_detail for f in facts):
             continue
         assert fast_facts(line, "responses") == facts, line[:120]
+
+
+# The SDK dumps the typed shapes (genledger/fast/shapes.py, apishapes.py) take whole.
+TYPED = tuple(
+    n for n in DATASETS if n.startswith(("anthropic", "gemini", "cohere", "sglang", "vllm"))
+)
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_the_typed_shapes_take_these_sdk_dumps(name: str) -> None:
+    # Guards the lever: these must not fall to the stand-in tier (~10x slower) unnoticed.
+    typed = fastparse._typed("responses")
+    for line in DATASETS[name]().lines:
+        facts = facts_of_line(line, "responses")
+        if any(f.failed_request for f in facts):
+            continue  # the general path words a failed request
+        for flags in read_flags(line):
+            assert typed.decode(line, flags) == facts, line[:120]
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
