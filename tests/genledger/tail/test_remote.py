@@ -456,9 +456,17 @@ parallel.MIN_PARALLEL_BYTES = 0
 counted = Transfer.add
 
 def lose(data):
-    sshd = psutil.Process(int(sys.argv[1]))
-    for gone in [*sshd.children(recursive=True), sshd]:
-        gone.send_signal(signal.SIGKILL)
+    # Both workers may get here: whichever comes second finds the server already gone.
+    try:
+        sshd = psutil.Process(int(sys.argv[1]))
+        doomed = [*sshd.children(recursive=True), sshd]
+    except psutil.NoSuchProcess:
+        doomed = []
+    for gone in doomed:
+        try:
+            gone.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
     return counted(data)
 
 Transfer.add = lose
