@@ -94,8 +94,18 @@ class LineSplitter:
         """Bytes after the last complete line."""
         return len(self._tail)
 
+    @property
+    def tail(self) -> bytes:
+        """The bytes after the last complete line."""
+        return self._tail
+
     def feed(self, chunk: bytes) -> Iterator[Line]:
         """Yield the complete lines that `chunk` finishes, blank ones included."""
+        for block in self.blocks(chunk):
+            yield from block.lines()
+
+    def blocks(self, chunk: bytes) -> Iterator[Block]:
+        """The block of complete lines that `chunk` finishes (none while no `\\n` came)."""
         data = self._tail + chunk if self._tail else chunk
         last = data.rfind(b"\n")
         if last < 0:
@@ -103,7 +113,7 @@ class LineSplitter:
             return
         block = Block(data, self.offset, self.line_number, last + 1)
         self._tail = data[last + 1 :]
-        yield from block.lines()
+        yield block
         self.offset, self.line_number = block.next_offset, block.next_number
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
 from genledger.tail.fingerprint import TAIL_WINDOW, checksum
-from genledger.tail.lines import Block, Line
+from genledger.tail.lines import Block, Line, LineSplitter
 from genledger.tail.roots import Handle, LocalHandle, Source, open_source
 from genledger.tail.sealed import prefetched
 
@@ -142,8 +142,7 @@ class FileReader:
                 block = Block(data, position, number, last + 1)
                 last_data, last_at = data, position
                 if head_sum is None and position == 0:
-                    head_len = data.find(b"\n") + 1
-                    head_sum = checksum(data[:head_len])
+                    head_len, head_sum = _head(data)
                 yield block
                 position, number = block.next_offset, block.next_number
         except OSError as exc:
@@ -182,26 +181,26 @@ class FileReader:
         """The blocks of a remote read: contiguous ranged reads, each byte fetched once, the
         next one in flight (a thread) while this one is parsed; a partial line is carried."""
         head_len, head_sum = cp.head_len, cp.head_sum
-        carry, at, last_data, last_at = b"", position, b"", 0
+        splitter, last_data, last_at = LineSplitter(position, number), b"", 0
         ranges = range(position, end, self._chunk)
         pieces = prefetched(handle.read_at(p, min(self._chunk, end - p)) for p in ranges)
         for piece in pieces:
-            data = carry + piece if carry else piece
-            last = data.rfind(b"\n")
-            if last < 0:
-                carry = data
-                continue
-            block = Block(data, at, number, last + 1)
-            last_data, last_at = data, at
-            if head_sum is None and at == 0:
-                head_len = data.find(b"\n") + 1
-                head_sum = checksum(data[:head_len])
-            yield block
-            at, number, carry = block.next_offset, block.next_number, data[last + 1 :]
-        return at, number, at + len(carry), head_len, head_sum, last_data, last_at
+            for block in splitter.blocks(piece):
+                last_data, last_at = block.data, block.offset
+                if head_sum is None and block.offset == 0:
+                    head_len, head_sum = _head(block.data)
+                yield block
+        at, number = splitter.offset, splitter.line_number
+        return at, number, at + splitter.pending, head_len, head_sum, last_data, last_at
 
     def result(self) -> ReadResult:
         """The checkpoint and file facts after `lines()` was exhausted."""
         if self._result is None:
             raise RuntimeError("result() before lines() was exhausted")
         return self._result
+
+
+def _head(data: bytes) -> tuple[int, str]:
+    """The length and checksum of the first line of a file's first read."""
+    head_len = data.find(b"\n") + 1
+    return head_len, checksum(data[:head_len])

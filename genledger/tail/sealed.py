@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from genledger.tail.checkpoint import Checkpoint, identity_of
 from genledger.tail.fingerprint import checksum
-from genledger.tail.lines import Block
+from genledger.tail.lines import Block, LineSplitter
 from genledger.tail.roots import Handle, iter_chunks
 
 HEAD_BYTES = 4096  # bytes checksummed at the start of a sealed file
@@ -192,16 +192,10 @@ def lines_of(inflater: Inflater, tail: StreamTail) -> Iterator[Block]:
     0.27 s more CPU in GIL hand-offs, which busy workers pay in full (docs/performance.md)."""
     ahead = inflater.form == "gzip" or _ZSTD_AHEAD[0]
     pieces = prefetched(iter(inflater)) if ahead else iter(inflater)
-    buffered, offset, number = b"", 0, 0
+    splitter = LineSplitter()
     for piece in pieces:
-        data = buffered + piece if buffered else piece
-        last = data.rfind(b"\n")
-        if last < 0:
-            buffered = data
-            continue
-        block = Block(data, offset, number, last + 1)
-        yield block
-        offset, number, buffered = block.next_offset, block.next_number, data[last + 1 :]
+        yield from splitter.blocks(piece)
+    buffered, offset, number = splitter.tail, splitter.offset, splitter.line_number
     if buffered and inflater.complete and inflater.error is None:
         # A sealed stream that ended whole: its last line needs no `\n` to be complete.
         yield Block(buffered + b"\n", offset, number, len(buffered) + 1)
