@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -200,6 +199,8 @@ def _env_path(env: dict[str, str], name: str) -> Path | None:
 
 
 def _read_toml(file: Path) -> dict[str, Any]:
+    import tomllib  # only when a config file exists: 5 ms of every start otherwise
+
     try:
         with file.open("rb") as handle:
             return tomllib.load(handle)

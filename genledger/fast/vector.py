@@ -1,8 +1,10 @@
-"""numpy and pyarrow for big scans: imported once, only when a scan is big enough to repay it.
+"""numpy (and simdjson's UTF-8 check) for big scans: imported once, only when a scan is big
+enough to repay it.
 
-Importing them costs ~0.2-0.3 s, more than a small refresh takes, so they are loaded for scans
-of `BULK_BYTES` or more (and before forking workers, which then share them); everything that
-uses them has a `bytes`-method stand-in for when they are not loaded.
+Importing them costs ~0.05-0.1 s, more than a small refresh takes, so they are loaded for
+scans of `BULK_BYTES` or more (and before forking workers, which then share them); everything
+that uses them has a `bytes`-method stand-in for when they are not loaded. pyarrow is imported
+by the Parquet readers alone: JSONL scans do not need it.
 """
 
 from __future__ import annotations
@@ -11,42 +13,44 @@ import os
 import sys
 from typing import Any
 
+from genledger.fast import utf8
+
 BULK_BYTES = 32 << 20  # new bytes of a scan from which loading them pays
 
-_modules: tuple[Any, Any] | None = None
+_numpy: Any = None
 COMMA = ord(",")
 
 
 def load() -> bool:
-    """Import numpy and pyarrow (once); False when unavailable."""
-    global _modules
-    if _modules is None:
+    """Import numpy and simdjson's UTF-8 check (once); False when numpy is unavailable."""
+    global _numpy
+    if _numpy is None:
         # One BLAS thread: none is used here, and idle ones spin on the cores the scan needs.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         try:
             import numpy
-            import pyarrow
-        except ImportError:  # pragma: no cover - both are dependencies
+        except ImportError:  # pragma: no cover - a dependency
             return False
-        _modules = (numpy, pyarrow)
+        utf8.warm()
+        _numpy = numpy
     return True
 
 
 def loaded() -> bool:
-    """Loaded here, or both imported by someone else already."""
-    return _modules is not None or ("pyarrow" in sys.modules and "numpy" in sys.modules and load())
+    """Loaded here, or numpy imported by someone else already."""
+    return _numpy is not None or ("numpy" in sys.modules and load())
 
 
-def modules() -> tuple[Any, Any]:
-    """(numpy, pyarrow); `load()` first."""
-    assert _modules is not None, "vector.load() first"
-    return _modules
+def numpy() -> Any:
+    """The numpy module; `load()` first."""
+    assert _numpy is not None, "vector.load() first"
+    return _numpy
 
 
 def count_commas(data: bytes) -> int:
     """`data.count(b",")`, vectorised when numpy is loaded (~2.5x faster on a 1,000-id array;
     below ~2 kB numpy's call overhead outweighs it)."""
-    if _modules is None or len(data) < 2048:
+    np = _numpy
+    if np is None or len(data) < 2048:
         return data.count(b",")
-    np = _modules[0]
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == COMMA))

@@ -69,7 +69,7 @@ def scan_file(
 
 def non_blank_lines(blocks: Iterable[Block]) -> int:
     """Non-blank complete lines: a prompts file's expected records."""
-    return sum(not is_blank(row[2]) for block in blocks for row in block.rows())
+    return sum(block.non_blank() for block in blocks)
 
 
 CHUNK_ROWS = 20_000  # rows validated at a time (speed levers): memory flat in the file size

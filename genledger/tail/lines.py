@@ -7,10 +7,13 @@ last `\\n` are pending: never yielded until their `\\n` arrives.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 BOM = b"\xef\xbb\xbf"
+# A line break followed by what `bytes.strip()` strips: where a blank line may start.
+BLANK_START = re.compile(rb"\n[ \t\n\r\x0b\x0c]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +72,18 @@ class Block:
             yield number, self.offset + start, content
             start = newline + 1
         self._count = number - self.number
+
+    def non_blank(self) -> int:
+        """How many of the lines are not blank (`is_blank`): counted without a loop over them
+        when no line can be blank, that is, when none starts with ASCII whitespace (which takes
+        an empty line too) and the block does not start a file with a BOM."""
+        data, stop = self.data, self.end
+        first = data[:1]
+        if not first.strip() or (self.offset == 0 and data.startswith(BOM)):
+            return sum(not is_blank(row[2]) for row in self.rows())
+        if BLANK_START.search(data, 0, stop) is not None:
+            return sum(not is_blank(row[2]) for row in self.rows())
+        return self.next_number - self.number
 
     def lines(self) -> Iterator[Line]:
         """The same lines as `Line` objects."""

@@ -14,7 +14,6 @@ anything, so no checkpoint moves.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import posixpath
 import threading
@@ -337,12 +336,14 @@ def quiet_about_losses(loop: Any) -> None:
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+    import logging  # remote roots only: 3 ms of every local start otherwise
+
     log = logging.getLogger("asyncio")
     if _drop_lost_sends not in log.filters:
         log.addFilter(_drop_lost_sends)
 
 
-def _drop_lost_sends(record: logging.LogRecord) -> bool:
+def _drop_lost_sends(record: Any) -> bool:  # a logging.LogRecord
     return record.msg != LOST_SENDS
 
 

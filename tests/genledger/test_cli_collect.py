@@ -235,3 +235,39 @@ def test_collect_takes_expected_totals_from_the_config_file(tmp_path: Path) -> N
     block = orjson.loads(out.read_bytes())["datasets"]["clean run"]
     n_done = expected_clean()["clean run"]["n_done"]
     assert (block["n_prompts"], block["progress"]) == (28, n_done / 28)
+
+
+QUICK_EXIT = """
+import atexit, sys, threading, time
+from pathlib import Path
+from genledger.cli import quick_exit
+marks = Path(sys.argv[1])
+atexit.register(lambda: (marks / "teardown").write_text("ran"))
+if sys.argv[2] == "thread":
+    def late() -> None:
+        time.sleep(0.3)
+        (marks / "thread").write_text("finished")
+    threading.Thread(target=late).start()
+print("x" * 200_000, end="")
+print("summary", file=sys.stderr, end="")
+quick_exit(int(sys.argv[3]))
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_quick_exit_flushes_and_skips_teardown_only_when_nothing_runs(
+    tmp_path: Path, thread: bool
+) -> None:
+    # A collect ends with os._exit (no interpreter teardown), after flushing both streams; a
+    # process with another thread alive (a remote transport) exits the usual way instead.
+    mode = "thread" if thread else "alone"
+    done = subprocess.run(
+        [sys.executable, "-c", QUICK_EXIT, str(tmp_path), mode, "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3
+    assert done.stdout == "x" * 200_000 and done.stderr == "summary"
+    assert (tmp_path / "thread").exists() == thread
+    assert (tmp_path / "teardown").exists() == thread

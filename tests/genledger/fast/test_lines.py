@@ -274,7 +274,8 @@ def test_lines_read_together_share_their_reads_flags() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=64), st.integers(0, 64))
 def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: int) -> None:
-    # Both readings of a read may differ only where the vectorised one knows more (UTF-8).
+    # Both readings of a read may differ only where the vectorised one knows more (UTF-8);
+    # it may also not tell (these bytes are seldom JSON lines): never call invalid bytes valid.
     data = data.replace(b"\n", b" ") + b"\n"
     assert vector.load()
     fast, slow = rawtext.vectorised_flags(data, len(data)), rawtext.bytes_flags(data, len(data))
@@ -285,8 +286,6 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
         data.decode()
     except UnicodeDecodeError:
         assert not fast.utf8
-    else:
-        assert fast.utf8
 
 
 @settings(max_examples=300, deadline=None)
@@ -295,7 +294,7 @@ def test_the_paired_escape_search_finds_every_backslash_u(parts: list[bytes], pa
     # `\u` read as uint16 pairs from both offsets: none may hide across a pair's border
     data = b"x" * pad + b"".join(parts)
     assert vector.load()
-    np, _ = vector.modules()
+    np = vector.numpy()
     found = rawtext._backslash_u_in(np, np.frombuffer(data, np.uint8))
     assert found == (b"\\u" in data), data
 

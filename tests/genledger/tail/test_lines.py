@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from genledger.tail.lines import BOM, LineSplitter, is_blank
 
 
@@ -72,3 +75,20 @@ def test_line_offsets_and_ends_tile_the_file() -> None:
     assert [x.offset for x in got] == [0, 4, 5, 10]
     assert [x.end for x in got] == [4, 5, 10, 16]
     assert [data[x.offset : x.end] for x in got] == data.splitlines(keepends=True)
+
+
+PIECES = [b"{}", b'{"i": 1}', b"[1]", b"x", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"\n", BOM]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.integers(0, 3), st.booleans())
+def test_counting_non_blank_lines_equals_looking_at_each(
+    pieces: list[bytes], offset: int, resumed: bool
+) -> None:
+    # A prompts file's lines are counted without a loop when no line can be blank; the count
+    # must be the loop's, whatever whitespace, carriage returns and BOMs the lines hold.
+    data = b"".join(pieces) + b"\n"
+    splitter = LineSplitter(offset=offset if resumed else 0)
+    for block in splitter.blocks(data):
+        expected = sum(not is_blank(content) for _, _, content in block.rows())
+        assert block.non_blank() == expected, data

@@ -1,0 +1,71 @@
+"""Whether a read's bytes are all valid UTF-8, checked with SIMD (the text lever's first check).
+
+simdjson checks UTF-8 in the same SIMD pass that indexes a document's structure (its stage 1),
+over the whole input, before it builds anything; pysimdjson exposes that pass only through a
+parse. A read of several JSONL lines is no single document, so the parse fails, and how it
+fails says what stage 1 found:
+- `UnicodeDecodeError` (simdjson's UTF8_ERROR): not valid UTF-8;
+- success, or TAPE_ERROR (stage 2 found more than one document): stage 1 passed, so valid;
+- any other error (an unclosed string, raw control characters, a first line's number beyond
+  64 bits): unknown, so not valid here (the caller then decodes each text exactly, which is
+  slower, never wrong).
+This runs at ~4 GB/s on the reference corpus, against ~2.4 GB/s for Arrow's validator and
+~1.5 GB/s for `bytes.decode`. A start-up probe checks that pysimdjson still fails this way;
+where it is missing or does not, `bytes.decode` decides instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import cache
+
+PROBE_LINES = b'{"a": 1}\n{"b": "\xc3\xa9"}\n'  # valid UTF-8, two documents
+PROBE_BAD = b'{"a": 1}\n{"b": "\xed\xa0\x80"}\n'  # a UTF-16 surrogate: not valid UTF-8
+PASSED_STAGE_1 = "TAPE_ERROR"
+
+
+def valid_utf8(data: bytes | memoryview) -> bool:
+    """Whether `data` (whole lines) is valid UTF-8; False may also mean: could not tell."""
+    return _checker()(data)
+
+
+def by_decode(data: bytes | memoryview) -> bool:
+    """The definition: Python's own strict decoder accepts `data`."""
+    try:
+        bytes(data).decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def warm() -> None:
+    """Import and probe the checker now (before forking: the workers then share it)."""
+    _checker()
+
+
+@cache
+def _checker() -> Callable[[bytes | memoryview], bool]:
+    """simdjson's check when it behaves as described above, else `by_decode`."""
+    try:
+        import simdjson
+    except ImportError:  # pragma: no cover - a dependency
+        return by_decode
+    local = threading.local()  # a parser is not to be shared between threads
+
+    def by_simdjson(data: bytes | memoryview) -> bool:
+        parser = getattr(local, "parser", None)
+        if parser is None:
+            parser = local.parser = simdjson.Parser()
+        try:
+            parser.parse(data)
+        except UnicodeDecodeError:
+            return False
+        except ValueError as exc:
+            return str(exc).startswith(PASSED_STAGE_1)
+        except Exception:  # anything unforeseen: cannot tell
+            return False
+        return True
+
+    probes_pass = by_simdjson(PROBE_LINES) and not by_simdjson(PROBE_BAD)
+    return by_simdjson if probes_pass else by_decode
