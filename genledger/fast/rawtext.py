@@ -9,9 +9,9 @@ only ways to write `</think>` otherwise), makes each of its lines "plain": its t
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
 by one; a line that has one decodes its texts exactly, as before.
 
-The vectorised scans need numpy (`genledger.fast.vector`, loaded only for big scans) and check
-UTF-8 with simdjson's SIMD pass (`genledger.fast.utf8`, ~4 GB/s); without numpy, checks with
-plain `bytes` methods stand in (ASCII or nothing is plain).
+UTF-8 is checked with simdjson's SIMD pass (`genledger.fast.utf8`, ~4 GB/s); the escape
+search is vectorised with numpy (`genledger.fast.vector`, loaded only for big scans), and
+plain `bytes` methods stand in for it without numpy.
 """
 
 from __future__ import annotations
@@ -52,12 +52,12 @@ def inspect(data: bytes, end: int) -> ReadFlags:
 
 
 def bytes_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` with `bytes` methods alone: only an ASCII read can be plain."""
-    if not data.isascii():
+    """`inspect` without numpy (small reads): `bytes` methods and the SIMD UTF-8 check."""
+    if not data.isascii() and not valid_utf8(memoryview(data)[:end]):
         return NOTHING_PLAIN
-    view = data[:end]
-    tags = b"</" in view or b"<\\/" in view
-    return ReadFlags(True, _risky_escapes(view), tags, _tag_lines(data, end) if tags else None)
+    escapes = data.find(b"\\u00", 0, end) >= 0 and ASCII_ESCAPE.search(data, 0, end) is not None
+    tags = _close_tags_in(data, end)
+    return ReadFlags(True, escapes, tags, _tag_lines(data, end) if tags else None)
 
 
 def plain_line(content: bytes, flags: ReadFlags) -> bool:

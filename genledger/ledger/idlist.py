@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from array import array
 from collections.abc import Iterable, Iterator
+from itertools import accumulate, chain
 from typing import Any
 
 
@@ -41,12 +42,14 @@ class IdList:
     def __len__(self) -> int:
         return len(self.lines)
 
+    def keys(self) -> list[bytes]:
+        """The ids as UTF-8 bytes, in order (cut in C: no Python loop per id)."""
+        data, ends = bytes(self.data), list(accumulate(self.lengths))
+        return list(map(data.__getitem__, map(slice, chain((0,), ends), ends)))
+
     def encoded(self) -> Iterator[tuple[int, bytes]]:
         """(line, id as UTF-8 bytes) pairs, in order: comparing bytes needs no decoding."""
-        start, data = 0, bytes(self.data)
-        for length, line in zip(self.lengths, self.lines, strict=True):
-            yield line, data[start : start + length]
-            start += length
+        return zip(self.lines, self.keys(), strict=True)
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
         """(line, id) pairs, in order."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import tempfile
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 STALE_TEMP_S = 900  # a temp file this old belongs to a writer that was killed mid-write
@@ -14,33 +15,79 @@ STALE_TEMP_S = 900  # a temp file this old belongs to a writer that was killed m
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` via a fsynced temp file in the same folder and `os.replace`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    atomic_write_many([(path, data)])
+
+
+def atomic_write_many(files: Sequence[tuple[Path, bytes]]) -> None:
+    """`atomic_write_bytes` of each (path, data), with the syncs done together: every temp
+    file is written, then all are fsynced at once (the disk takes them in one go), then each
+    is renamed over its path, then each folder is fsynced once. A failure before a rename
+    leaves that path as it was, and no temp file behind."""
+    temps: list[tuple[str, Path]] = []  # written, not yet renamed
+    fds: list[int] = []
+    current = files[0][0] if files else Path()
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        for current, data in files:
+            _write_temp(current, data, temps, fds)
+        _sync_all(fds)
+        while temps:
+            tmp, current = temps[0]
+            os.replace(tmp, current)
+            temps.pop(0)
     except BaseException as exc:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         # A failed write must not leave temp files behind next to the stats.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        for tmp, _ in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         if isinstance(exc, OSError):
             # Name the file the caller asked for, not our temp file.
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+            raise OSError(exc.errno, exc.strerror, str(current)) from exc
         raise
-    _fsync_dir(path.parent)
-    _remove_stale_temps(path)
+    folders: dict[Path, list[str]] = {}
+    for path, _ in files:
+        folders.setdefault(path.parent, []).append(path.name)
+    for folder, names in folders.items():
+        _fsync_dir(folder)
+        _remove_stale_temps(folder, names)
 
 
-def _remove_stale_temps(path: Path) -> None:
-    """Delete temp files that writers killed before `os.replace` left beside `path`."""
+def _write_temp(path: Path, data: bytes, temps: list[tuple[str, Path]], fds: list[int]) -> None:
+    """A new temp file beside `path` holding `data`, noted in `temps`, its fd left open."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fds.append(fd)
+    temps.append((tmp, path))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _sync_all(fds: list[int]) -> None:
+    """fsync and close every fd (emptying `fds`); several at once in threads (fsync releases
+    the GIL, and the disk then takes them together)."""
+    if len(fds) == 1:
+        os.fsync(fds[0])
+    elif fds:
+        with ThreadPoolExecutor(min(len(fds), 8)) as pool:
+            list(pool.map(os.fsync, fds))
+    while fds:
+        os.close(fds.pop())
+
+
+def _remove_stale_temps(folder: Path, names: list[str]) -> None:
+    """Delete temp files that writers killed before `os.replace` left beside these files."""
     cutoff = time.time() - STALE_TEMP_S
-    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        with contextlib.suppress(OSError):
-            if leftover.stat().st_mtime < cutoff:
-                leftover.unlink()
+    prefixes = tuple(f".{name}." for name in names)
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if not (entry.name.startswith(prefixes) and entry.name.endswith(".tmp")):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -90,8 +90,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         stats["totals"]["rate"] = total_rate(blocks)
         atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
         # Checkpoints move only once the stats that include them are durable.
-        for record, _ in refreshed.values():
-            store.save(record)
+        store.save_all(record for record, _ in refreshed.values())
     return Refresh(stats, {name: rec for name, (rec, _) in refreshed.items()}, config.stats_path)
 
 

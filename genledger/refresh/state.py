@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from genledger.ledger.records import DatasetRecord
-from genledger.refresh.atomic import atomic_write_bytes
+from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
 
 
 class StateStore:
@@ -57,3 +57,7 @@ class StateStore:
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
         atomic_write_bytes(self.path(record.name), record.to_bytes())
+
+    def save_all(self, records: Iterable[DatasetRecord]) -> None:
+        """Commit several datasets' records, each atomically, with their syncs done together."""
+        atomic_write_many([(self.path(r.name), r.to_bytes()) for r in records])

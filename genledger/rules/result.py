@@ -44,6 +44,10 @@ class Ids(Protocol):
 
     def __iter__(self) -> Iterator[tuple[int, str]]: ...
 
+    def keys(self) -> list[bytes]:
+        """The ids as UTF-8 bytes, in order."""
+        ...
+
     def encoded(self) -> Iterator[tuple[int, bytes]]:
         """(line, id as UTF-8 bytes) pairs."""
         ...

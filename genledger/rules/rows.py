@@ -90,6 +90,11 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
     duplicates: list[Values] = []
     for name, ids in files:
+        keys = ids.keys()
+        fresh = set(keys)
+        if len(fresh) == len(keys) and seen.isdisjoint(fresh):
+            seen |= fresh  # the usual file: no id twice, none seen before (set operations in C)
+            continue
         for line, key in ids.encoded():
             if key in seen:  # only failing rows become rows of the rule's table
                 duplicates.append((name, line, key.decode()))

@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from genledger.ledger.idlist import IdList
 from genledger.ledger.records import STATE_VERSION, DatasetRecord, FileState
 from genledger.ledger.tally import FileTally
-from genledger.refresh.atomic import STALE_TEMP_S, atomic_write_bytes
+from genledger.refresh.atomic import STALE_TEMP_S, atomic_write_bytes, atomic_write_many
 from genledger.refresh.state import StateStore
 from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
@@ -91,3 +92,46 @@ def test_temp_files_left_by_a_killed_writer_are_swept_once_stale(tmp_path: Path)
     atomic_write_bytes(target, b"{}")
     assert target.read_bytes() == b"{}"
     assert (stale.exists(), fresh.exists(), other.exists()) == (False, True, True)
+
+
+def _temps(*folders: Path) -> list[str]:
+    return sorted(p.name for folder in folders for p in folder.glob(".*.tmp"))
+
+
+def test_several_files_are_written_at_once_each_atomically(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    files = [(one / "a.json", b"A" * 100_000), (two / "b.json", b"B"), (one / "c.json", b"")]
+    (one).mkdir()
+    (one / "a.json").write_bytes(b"old")
+    atomic_write_many(files)
+    assert [path.read_bytes() for path, _ in files] == [data for _, data in files]
+    assert _temps(one, two) == []
+
+
+def test_a_failed_write_leaves_every_target_as_it_was_and_no_temp_file(tmp_path: Path) -> None:
+    # The third target cannot be written (its folder is a file): nothing is renamed yet, so
+    # the first two keep their old bytes, and their temp files are gone.
+    (tmp_path / "a.json").write_bytes(b"old a")
+    (tmp_path / "blocker").write_bytes(b"a file, not a folder")
+    files = [
+        (tmp_path / "a.json", b"new a"),
+        (tmp_path / "b.json", b"new b"),
+        (tmp_path / "blocker" / "c.json", b"new c"),
+    ]
+    with pytest.raises(OSError) as caught:
+        atomic_write_many(files)
+    assert caught.value.filename == str(tmp_path / "blocker" / "c.json")
+    assert (tmp_path / "a.json").read_bytes() == b"old a"
+    assert not (tmp_path / "b.json").exists()
+    assert _temps(tmp_path) == []
+
+
+def test_a_failed_rename_names_its_target_and_keeps_the_renames_before_it(tmp_path: Path) -> None:
+    (tmp_path / "b.json").mkdir()  # a folder where the second file goes: the rename fails
+    files = [(tmp_path / "a.json", b"new a"), (tmp_path / "b.json", b"new b")]
+    with pytest.raises(OSError) as caught:
+        atomic_write_many(files)
+    assert caught.value.filename == str(tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == b"new a"  # each file is atomic on its own
+    assert (tmp_path / "b.json").is_dir()
+    assert _temps(tmp_path) == []
