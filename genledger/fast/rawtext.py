@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from genledger.fast import vector
-from genledger.fast.utf8 import valid_utf8
+from genledger.fast.utf8 import by_decode, valid_utf8
 
 BACKSLASH, LETTER_U, ZERO, SEVEN = (ord(c) for c in "\\u07")
 # A `\\u00` escape of an ASCII character (`\\u0000`-`\\u007f`): the only kind that can spell a
@@ -52,8 +52,9 @@ def inspect(data: bytes, end: int) -> ReadFlags:
 
 
 def bytes_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` without numpy (small reads): `bytes` methods and the SIMD UTF-8 check."""
-    if not data.isascii() and not valid_utf8(memoryview(data)[:end]):
+    """`inspect` without numpy (small reads): `bytes` methods, UTF-8 by Python's decoder
+    (for a small refresh, cheaper than importing simdjson)."""
+    if not data.isascii() and not by_decode(memoryview(data)[:end]):
         return NOTHING_PLAIN
     escapes = data.find(b"\\u00", 0, end) >= 0 and ASCII_ESCAPE.search(data, 0, end) is not None
     tags = _close_tags_in(data, end)
