@@ -366,6 +366,19 @@ SHAPE_LINES: list[bytes] = [
     b'"finish_reason": "stop"}]}, "id": "w"}',
     b'{"response": {"usage": {"completion_tokens": 2}}, "custom_id": "w"}',
     b'{"response": {"usage": {"completion_tokens": 2}, "status_code": 200}}',
+    # Every field the typed shapes write down, each with its own value (a fact put in the
+    # wrong place of the positional tuple shows).
+    b'{"details": {"generated_tokens": 4, "finish_reason": "eos_token", "seed": 3, '
+    b'"input_length": 7}, "generated_text": "hi"}',
+    b'{"details": {"generated_tokens": 0, "input_length": 12}, "generated_text": ""}',
+    b'{"text": "ab", "output_ids": [1, 2, 3], "meta_info": {"id": "m", "completion_tokens": 9, '
+    b'"prompt_tokens": 8, "reasoning_tokens": 6, "cached_tokens": 5, "finish_reason": '
+    b'{"type": "length", "length": 9}}}',
+    b'{"text": "", "meta_info": {"completion_tokens": 2, "prompt_tokens": 11}}',
+    b'{"id": "f", "text": "ab", "input_ids": [1, 2], "output_ids": [3, 4, 5], '
+    b'"prompt_tokens": 13, "completion_tokens": 14, "finish_reason": "stop"}',
+    b'{"id": "d", "text": "", "input_ids": [1, 2], "output_ids": [3, 4, 5], "finish_reason": '
+    b'{"type": "stop", "matched": 2}}',
     b'{"details": {"generated_tokens": 4, "finish_reason": "eos_token", "seed": null}}',
     b'{"details": {"generated_tokens": 4, "seed": 18446744073709551615}}',
     b'{"details": {"generated_tokens": 4}, "generated_text": "a</think>"}',
