@@ -35,8 +35,13 @@ class Unusual(Exception):
     """This record needs a slower path."""
 
 
-class _Shape(msgspec.Struct, forbid_unknown_fields=True):
-    """Base: an unknown key anywhere fails the decode (so nothing is skipped unchecked)."""
+class _Shape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """Base: an unknown key anywhere fails the decode (so nothing is skipped unchecked).
+
+    Not tracked by the garbage collector (`gc=False`, inherited): a decoded record is a tree of
+    JSON values, never part of a cycle, and tracking 3-7 structs a line made the collector
+    run over and over (cold collect 1.23 -> 1.18 s, alternating).
+    """
 
 
 class _FinishObject(_Shape):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -339,3 +340,20 @@ def test_msgspecs_skip_accepts_exactly_the_escapes_orjson_accepts(units: list[st
     except orjson.JSONDecodeError:
         parsed = False
     assert skipped == parsed, line
+
+
+def test_decoded_shapes_are_not_tracked_by_the_garbage_collector() -> None:
+    # A record is a tree of JSON values (no cycle can form), so its structs skip the collector.
+    line = (
+        b'{"response": {"body": {"usage": {"completion_tokens": 2}, "choices": [{"message": '
+        b'{"content": "a"}}]}}, "custom_id": "c"}'
+    )
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    decoded = None
+    for decoders in typed.decoders:
+        with contextlib.suppress(msgspec.ValidationError):
+            decoded = decoders[0].decode(line)
+            break
+    assert decoded is not None
+    assert not gc.is_tracked(decoded)
+    assert not gc.is_tracked(decoded.response.body.choices[0].message)
