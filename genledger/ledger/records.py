@@ -111,9 +111,13 @@ class DatasetRecord:
         )
 
     @classmethod
-    def from_bytes(cls, raw: bytes, name: str, data_root: str) -> DatasetRecord:
+    def from_bytes(
+        cls, raw: bytes, name: str, data_root: str, history_only: bool = False
+    ) -> DatasetRecord:
         """Parse; a record of another version, dataset, data root or set of declared formats
-        is a fresh one (counts made with other declarations are read again)."""
+        is a fresh one (counts made with other declarations are read again). `history_only`:
+        a fresh record that keeps only the rate history (a full re-read: the files' counts
+        and ids would be dropped anyway, so they are not decoded)."""
         data = orjson.loads(raw)
         if (data.get("version"), data.get("name"), data.get("data_root")) != (
             STATE_VERSION,
@@ -121,6 +125,8 @@ class DatasetRecord:
             data_root,
         ) or data.get("formats", "[]") != declarations.signature():
             return cls(name, data_root)
+        if history_only:
+            return cls(name, data_root, history=list(data.get("history", [])))
         return cls(
             name=name,
             data_root=data_root,

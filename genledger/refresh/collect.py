@@ -120,9 +120,8 @@ def refresh_dataset_record(
 
 
 def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
-    record = store.load(ds.name)
     # --full forgets checkpoints and counts, not the rate history of the run.
-    return DatasetRecord(ds.name, store.data_root, history=record.history) if full else record
+    return store.load(ds.name, history_only=full)
 
 
 def refresh_record(

@@ -44,11 +44,12 @@ class StateStore:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def load(self, dataset: str) -> DatasetRecord:
-        """The committed record, or a fresh one if absent or damaged."""
+    def load(self, dataset: str, history_only: bool = False) -> DatasetRecord:
+        """The committed record, or a fresh one if absent or damaged; `history_only`: a fresh
+        one with the committed rate history (`DatasetRecord.from_bytes`)."""
         try:
             return DatasetRecord.from_bytes(
-                self.path(dataset).read_bytes(), dataset, self.data_root
+                self.path(dataset).read_bytes(), dataset, self.data_root, history_only
             )
         except (OSError, ValueError, KeyError, TypeError):
             # A lost or damaged state only costs a full re-read; it never costs correctness.

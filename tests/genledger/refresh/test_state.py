@@ -38,6 +38,16 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
     assert orjson.loads(store.path(record.name).read_bytes())["version"] == STATE_VERSION
 
 
+def test_a_full_reread_keeps_only_the_rate_history(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    record = a_record()
+    record.history = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    store.save(record)
+    fresh = store.load(record.name, history_only=True)
+    assert fresh == DatasetRecord(record.name, "/data", history=record.history)
+    assert StateStore(tmp_path, "/other").load(record.name, history_only=True).history == []
+
+
 def test_a_damaged_record_costs_a_full_reread_not_a_crash(tmp_path: Path) -> None:
     store = StateStore(tmp_path, "/data")
     store.save(a_record())
