@@ -16,6 +16,7 @@ where it is missing or does not, `bytes.decode` decides instead.
 
 from __future__ import annotations
 
+import codecs
 import threading
 from collections.abc import Callable
 from functools import cache
@@ -31,9 +32,9 @@ def valid_utf8(data: bytes | memoryview) -> bool:
 
 
 def by_decode(data: bytes | memoryview) -> bool:
-    """The definition: Python's own strict decoder accepts `data`."""
+    """The definition: Python's own strict decoder accepts `data` (a view: not copied)."""
     try:
-        bytes(data).decode()
+        codecs.utf_8_decode(data, "strict", True)
     except UnicodeDecodeError:
         return False
     return True
