@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 STALE_TEMP_S = 900  # a temp file this old belongs to a writer that was killed mid-write
@@ -68,11 +68,24 @@ def _write_temp(path: Path, data: bytes, temps: list[tuple[str, Path]], fds: lis
 def _sync_all(fds: list[int]) -> None:
     """fsync and close every fd (emptying `fds`); several at once in threads (fsync releases
     the GIL, and the disk then takes them together)."""
-    if len(fds) == 1:
-        os.fsync(fds[0])
-    elif fds:
-        with ThreadPoolExecutor(min(len(fds), 8)) as pool:
-            list(pool.map(os.fsync, fds))
+    failures: list[OSError] = []
+
+    def sync(fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            failures.append(exc)
+
+    # Plain threads: concurrent.futures would cost every start 4 ms of imports (logging).
+    threads = [threading.Thread(target=sync, args=(fd,)) for fd in fds[1:]]
+    for thread in threads:
+        thread.start()
+    if fds:
+        sync(fds[0])
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
     while fds:
         os.close(fds.pop())
 

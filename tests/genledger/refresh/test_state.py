@@ -145,3 +145,24 @@ def test_a_failed_rename_names_its_target_and_keeps_the_renames_before_it(tmp_pa
     assert (tmp_path / "a.json").read_bytes() == b"new a"  # each file is atomic on its own
     assert (tmp_path / "b.json").is_dir()
     assert _temps(tmp_path) == []
+
+
+def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The syncs run in threads: an error in one of them must still reach the caller.
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 3:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    files = [(tmp_path / f"{name}.json", b"new") for name in "abcd"]
+    with pytest.raises(OSError) as caught:
+        atomic_write_many(files)
+    assert caught.value.errno == 5
+    assert not any(path.exists() for path, _ in files)
+    assert _temps(tmp_path) == []
