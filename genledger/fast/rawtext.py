@@ -52,12 +52,27 @@ def inspect(data: bytes, end: int) -> ReadFlags:
 
 
 def bytes_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` without numpy (small reads): `bytes` methods, UTF-8 by Python's decoder
-    (for a small refresh, cheaper than importing simdjson)."""
-    if not data.isascii() and not by_decode(memoryview(data)[:end]):
+    """`inspect` without numpy (small reads): UTF-8 by Python's decoder (for a small refresh,
+    cheaper than importing simdjson) and the escape search by `bytes` methods."""
+    return _flags(data, end, None)
+
+
+def vectorised_flags(data: bytes, end: int) -> ReadFlags:
+    """`inspect` with numpy, which must be loaded (`vector.load`): UTF-8 by simdjson's SIMD
+    pass and the escape search by numpy masks."""
+    return _flags(data, end, vector.numpy())
+
+
+def _flags(data: bytes, end: int, np: Any) -> ReadFlags:
+    valid = by_decode if np is None else valid_utf8
+    if not data.isascii() and not valid(memoryview(data)[:end]):
         return NOTHING_PLAIN
-    escapes = data.find(b"\\u00", 0, end) >= 0 and ASCII_ESCAPE.search(data, 0, end) is not None
+    # The memchr walk before the numpy scan: the other order measured ~4 % slower a read.
     tags = _close_tags_in(data, end)
+    if np is None:
+        escapes = _risky_escapes(data, end)
+    else:
+        escapes = _escapes_in(np, np.frombuffer(data, np.uint8, count=end))
     return ReadFlags(True, escapes, tags, _tag_lines(data, end) if tags else None)
 
 
@@ -65,7 +80,7 @@ def plain_line(content: bytes, flags: ReadFlags) -> bool:
     """Whether the texts of one line of a read with `flags` may be checked by first byte."""
     if not flags.utf8:
         return False
-    if flags.risky_escapes and _risky_escapes(content):
+    if flags.risky_escapes and _risky_escapes(content, len(content)):
         return False
     if not flags.close_tags:
         return True
@@ -76,18 +91,9 @@ def plain_line(content: bytes, flags: ReadFlags) -> bool:
     return b"think>" not in content
 
 
-def _risky_escapes(data: bytes) -> bool:
-    return b"\\u00" in data and ASCII_ESCAPE.search(data) is not None
-
-
-def vectorised_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` with numpy, which must be loaded (`vector.load`), and SIMD UTF-8 checks."""
-    np = vector.numpy()
-    if not data.isascii() and not valid_utf8(memoryview(data)[:end]):
-        return NOTHING_PLAIN
-    raw = np.frombuffer(data, np.uint8, count=end)
-    tags = _close_tags_in(data, end)
-    return ReadFlags(True, _escapes_in(np, raw), tags, _tag_lines(data, end) if tags else None)
+def _risky_escapes(data: bytes, end: int) -> bool:
+    """A `\\u00XX` escape of an ASCII character in `data[:end]` (a memchr-like search first)."""
+    return data.find(b"\\u00", 0, end) >= 0 and ASCII_ESCAPE.search(data, 0, end) is not None
 
 
 BACKSLASH_U = 0x755C  # the bytes `\\u` read as one little-endian uint16

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +39,8 @@ def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str
 
 class Ids(Protocol):
     """A file's record ids with their line numbers (`genledger.ledger.idlist.IdList`)."""
+
+    lines: Iterable[int]  # each id's line, in order
 
     def __len__(self) -> int: ...
 

@@ -90,12 +90,13 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
     duplicates: list[Values] = []
     for name, ids in files:
-        fresh = set(ids.keys())
-        if len(fresh) == len(ids) and seen.isdisjoint(fresh):
+        keys = ids.keys()
+        fresh = set(keys)
+        if len(fresh) == len(keys) and seen.isdisjoint(fresh):
             # the usual file: no id twice, none seen before (set operations in C)
             seen = seen | fresh if seen else fresh
             continue
-        for line, key in ids.encoded():
+        for line, key in zip(ids.lines, keys, strict=True):
             if key in seen:  # only failing rows become rows of the rule's table
                 duplicates.append((name, line, key.decode()))
             else:

@@ -77,11 +77,9 @@ class Block:
         """How many of the lines are not blank (`is_blank`): counted without a loop over them
         when no line can be blank, that is, when none starts with ASCII whitespace (which takes
         an empty line too) and the block does not start a file with a BOM."""
-        data, stop = self.data, self.end
-        first = data[:1]
-        if not first.strip() or (self.offset == 0 and data.startswith(BOM)):
-            return sum(not is_blank(row[2]) for row in self.rows())
-        if BLANK_START.search(data, 0, stop) is not None:
+        data = self.data
+        bom = self.offset == 0 and data.startswith(BOM)
+        if not data[:1].strip() or bom or BLANK_START.search(data, 0, self.end) is not None:
             return sum(not is_blank(row[2]) for row in self.rows())
         return self.next_number - self.number
 
