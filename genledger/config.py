@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from genledger.tail.lines import MAX_LINE_BYTES
+
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
@@ -43,6 +45,7 @@ class FilePatterns:
     prompts: tuple[str, ...] = _forms("prompts*")
     ignore: tuple[str, ...] = ()  # globs on the file name or its path under the data root
     settle_seconds: float = 300.0  # gzip writers may not flush for minutes
+    max_line_bytes: int = MAX_LINE_BYTES  # a longer line is one malformed line, skipped
 
 
 EXECUTORS = ("in_process", "multiprocess")

@@ -26,6 +26,7 @@ from genledger.refresh.sealed import scan_parquet_groups
 from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
+from genledger.tail.lines import limit_lines
 from genledger.tail.roots import root_id
 
 VANISHED = "vanished since the last refresh"
@@ -55,6 +56,7 @@ class Refresh:
 def _store(config: Config) -> StateStore:
     # The config's declared formats are in force for this refresh (and its forked workers).
     use_formats(declared(config))
+    limit_lines(config.patterns.max_line_bytes)
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
     return StateStore(config.resolved_state_dir(), root_id(config.data_root))

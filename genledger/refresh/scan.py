@@ -22,7 +22,7 @@ from genledger.parse.line import Facts, facts_of_line
 from genledger.parse.table import TableBuilder
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
-from genledger.tail.lines import Block, is_blank
+from genledger.tail.lines import Block, LongLine, is_blank, line_limit
 from genledger.tail.reader import FileReader, FileUnreadable, Span
 from genledger.tail.roots import RemoteFile, Source
 
@@ -106,6 +106,10 @@ def tally_blocks(
     done, builder = FileTally(), TableBuilder(role, name)
     texts = role == "responses"  # tokenized shapes hold no long texts
     for block in blocks:
+        if type(block) is LongLine:
+            reason = f"line longer than {line_limit()} bytes ({block.length} bytes, skipped)"
+            builder.add_malformed(block.number + 1, block.offset, reason)
+            continue
         flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
         for number, offset, content in block.rows():
             if is_blank(content):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from genledger.config import Switches
@@ -33,9 +33,13 @@ from genledger.tail.parquet import MAGIC, Batch, CorruptRowGroup, ParquetShard
 from genledger.tail.reader import ReadResult
 from genledger.tail.roots import Source, open_source, stream_source
 from genledger.tail.sealed import (
+    DAMAGED_OUT_BYTES,
+    DAMAGED_READ_BYTES,
+    Damage,
     Inflater,
     NotThisFormat,
     StreamTail,
+    before_damage,
     fingerprint,
     lines_of,
     same_file,
@@ -118,10 +122,59 @@ def _scan_stream(
     reason: str,
     switches: Switches,
 ) -> FileScan:
+    read = _read_stream(path, name, role, mark, switches)
+    if read.inflater.error is not None:
+        # Corrupt: read again, counting nothing from the damage on (`before_damage`).
+        read = _read_stream(path, name, role, mark, switches, read.inflater)
+    inflater, tail, delta = read.inflater, read.tail, read.delta
+    lines = tail.lines
+    unsettled = False
+    problem = inflater.error
+    if problem is None and not inflater.complete:
+        unsettled = not is_settled
+        problem = inflater.reason if is_settled else None
+    at = inflater.consumed - tail.pending
+    if read.damage.line is not None:
+        lines, at = read.damage.line - 1, read.damage.offset
+        problem = f"{read.damage_error}; nothing from this line on is counted"
+    if problem is not None and role != "prompts":
+        delta = delta + _malformed(name, role, lines + 1, at, problem, switches)
+    cp = _whole(mark, lines, unsettled, tail.pending)
+    if unsettled:
+        reason += f"; stream incomplete, {tail.pending} bytes pending"
+    return FileScan(delta, _result(cp, True, reason))
+
+
+@dataclass
+class _StreamRead:
+    delta: FileTally
+    inflater: Inflater
+    tail: StreamTail
+    damage: Damage
+    damage_error: str | None = None
+
+
+def _read_stream(
+    path: Source,
+    name: str,
+    role: str,
+    mark: Checkpoint,
+    switches: Switches,
+    damaged: Inflater | None = None,
+) -> _StreamRead:
+    """Tally a compressed stream; `damaged`: the first read of a stream found corrupt, whose
+    damaged member this read stops at (fed in small pieces, to lose little before the error)."""
     stream = stream_source(path)
+    damage = Damage()
     try:
-        inflater, tail = Inflater(stream, form_of(name)), StreamTail()
+        if damaged is None:
+            inflater = Inflater(stream, form_of(name))
+        else:
+            inflater = Inflater(stream, form_of(name), DAMAGED_READ_BYTES, DAMAGED_OUT_BYTES)
+        tail = StreamTail()
         blocks = lines_of(inflater, tail)
+        if damaged is not None:
+            blocks = before_damage(blocks, damaged.member_start, damage)
         if role == "prompts":
             delta = FileTally(prompt_lines=non_blank_lines(blocks))
         else:
@@ -130,19 +183,8 @@ def _scan_stream(
             delta = tally_blocks(blocks, name, role, switches)
     finally:
         stream.close()
-    lines = tail.lines
-    unsettled = False
-    problem = inflater.error
-    if problem is None and not inflater.complete:
-        unsettled = not is_settled
-        problem = inflater.reason if is_settled else None
-    if problem is not None and role != "prompts":
-        at = inflater.consumed - tail.pending
-        delta = delta + _malformed(name, role, lines + 1, at, problem, switches)
-    cp = _whole(mark, lines, unsettled, tail.pending)
-    if unsettled:
-        reason += f"; stream incomplete, {tail.pending} bytes pending"
-    return FileScan(delta, _result(cp, True, reason))
+    error = damaged.error if damaged is not None else None
+    return _StreamRead(delta, inflater, tail, damage, error)
 
 
 def _whole(mark: Checkpoint, lines: int, unsettled: bool, pending: int = 0) -> Checkpoint:

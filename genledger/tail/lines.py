@@ -2,7 +2,8 @@
 
 `\\n` is the only line end (raw U+2028, U+0085 or form feeds inside JSON strings are not),
 a trailing `\\r` is stripped, a UTF-8 BOM at file offset 0 is stripped, and bytes after the
-last `\\n` are pending: never yielded until their `\\n` arrives.
+last `\\n` are pending: never yielded until their `\\n` arrives. A line longer than the cap
+(`limit_lines`, `[files] max_line_bytes`) is a `LongLine`: its bytes are skipped, never held.
 """
 
 from __future__ import annotations
@@ -14,6 +15,19 @@ from dataclasses import dataclass
 BOM = b"\xef\xbb\xbf"
 # A line break followed by what `bytes.strip()` strips: where a blank line may start.
 BLANK_START = re.compile(rb"\n[ \t\n\r\x0b\x0c]")
+MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
+_LIMIT = [MAX_LINE_BYTES]
+
+
+def limit_lines(max_bytes: int) -> None:
+    """Set the cap on a line's length for the reads of this process (and its forked workers):
+    a refresh sets it from `[files] max_line_bytes` before it reads."""
+    _LIMIT[0] = max_bytes
+
+
+def line_limit() -> int:
+    """The cap on a line's length in force: a longer line is one malformed line, skipped."""
+    return _LIMIT[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,23 +108,84 @@ class Block:
             yield Line(*previous, self.next_offset)
 
 
-class LineSplitter:
-    """Feed chunks in file order; get back complete lines. Keeps the partial tail."""
+class LongLine(Block):
+    """A complete line longer than the cap: no bytes kept, one malformed line where it starts
+    (`number` lines before it, at file offset `offset`; the next line starts at `stop`)."""
 
-    def __init__(self, offset: int = 0, line_number: int = 0) -> None:
+    __slots__ = ("stop",)
+
+    def __init__(self, offset: int, number: int, stop: int) -> None:
+        super().__init__(b"", offset, number, 0)
+        self.stop = stop
+        self._count = 1
+
+    @property
+    def next_offset(self) -> int:
+        """File offset just past this line's `\\n`."""
+        return self.stop
+
+    @property
+    def length(self) -> int:
+        """The line's bytes, its `\\n` excluded."""
+        return self.stop - self.offset - 1
+
+    def rows(self) -> Iterator[tuple[int, int, bytes]]:
+        """No row: the line's content was skipped."""
+        return iter(())
+
+    def non_blank(self) -> int:
+        """A line this long is not blank."""
+        return 1
+
+    def lines(self) -> Iterator[Line]:
+        """The line, without its content."""
+        yield Line(self.number + 1, self.offset, b"", self.stop)
+
+
+def split_long(block: Block, limit: int) -> Iterator[Block]:
+    """`block` as it is, or cut around its lines longer than `limit` (`LongLine`s). Only a
+    block of more than `limit + 1` bytes can hold such a line: the common path pays one test."""
+    if block.end <= limit + 1:
+        yield block
+        return
+    data, find = block.data, block.data.find
+    start, kept, number = 0, 0, block.number
+    while start < block.end:
+        newline = find(b"\n", start, block.end)
+        if newline - start > limit:
+            if kept < start:
+                yield Block(data[kept:start], block.offset + kept, number, start - kept)
+                number += data.count(b"\n", kept, start)
+            yield LongLine(block.offset + start, number, block.offset + newline + 1)
+            number, kept = number + 1, newline + 1
+        start = newline + 1
+    if kept < block.end:
+        rest = data[kept:] if kept else data
+        yield Block(rest, block.offset + kept, number, block.end - kept)
+
+
+class LineSplitter:
+    """Feed chunks in file order; get back complete lines. Keeps the partial tail as a list of
+    pieces, joined once when its line completes (linear in the line's length, however many
+    chunks it spans), and drops it once it is longer than the cap."""
+
+    def __init__(self, offset: int = 0, line_number: int = 0, limit: int | None = None) -> None:
         self.offset = offset  # file offset just after the last complete line
         self.line_number = line_number  # complete lines seen so far (blank ones too)
-        self._tail = b""
+        self.limit = line_limit() if limit is None else limit
+        self._parts: list[bytes] = []  # the partial line, unless it is too long to keep
+        self._pending = 0  # bytes after the last complete line
+        self._skipping = False  # the partial line is longer than the cap: its bytes are dropped
 
     @property
     def pending(self) -> int:
         """Bytes after the last complete line."""
-        return len(self._tail)
+        return self._pending
 
     @property
     def tail(self) -> bytes:
-        """The bytes after the last complete line."""
-        return self._tail
+        """The bytes after the last complete line (empty once they are longer than the cap)."""
+        return b"".join(self._parts)
 
     def feed(self, chunk: bytes) -> Iterator[Line]:
         """Yield the complete lines that `chunk` finishes, blank ones included."""
@@ -118,14 +193,48 @@ class LineSplitter:
             yield from block.lines()
 
     def blocks(self, chunk: bytes) -> Iterator[Block]:
-        """The block of complete lines that `chunk` finishes (none while no `\\n` came)."""
-        data = self._tail + chunk if self._tail else chunk
-        last = data.rfind(b"\n")
-        if last < 0:
-            self._tail = data
+        """The blocks of complete lines that `chunk` finishes (none while no `\\n` came)."""
+        first = chunk.find(b"\n")
+        if first < 0:
+            self._pending += len(chunk)
+            if self._skipping or self._pending > self.limit:
+                self._skipping, self._parts = True, []
+            elif chunk:
+                self._parts.append(chunk)
             return
-        block = Block(data, self.offset, self.line_number, last + 1)
-        self._tail = data[last + 1 :]
+        start = 0
+        if self._skipping or self._pending + first > self.limit:
+            stop = self.offset + self._pending + first + 1
+            long = LongLine(self.offset, self.line_number, stop)
+            self.offset, self.line_number = stop, self.line_number + 1
+            yield long
+            start, data = first + 1, chunk
+        else:
+            data = b"".join([*self._parts, chunk]) if self._parts else chunk
+        last = data.rfind(b"\n")
+        rest = data[last + 1 :]
+        self._pending, self._skipping = len(rest), len(rest) > self.limit
+        self._parts = [rest] if rest and not self._skipping else []
+        if last < start:
+            return
+        body = data[start:] if start else data
+        block = Block(body, self.offset, self.line_number, last + 1 - start)
+        pieces = split_long(block, self.limit) if len(chunk) > self.limit + 1 else (block,)
+        for piece in pieces:
+            yield piece
+            self.offset, self.line_number = piece.next_offset, piece.next_number
+
+    def finish(self) -> Iterator[Block]:
+        """The partial line as a complete last line (a sealed stream that ended whole needs
+        no final `\\n`)."""
+        if not self._pending:
+            return
+        if self._skipping:
+            block: Block = LongLine(self.offset, self.line_number, self.offset + self._pending + 1)
+        else:
+            data = b"".join([*self._parts, b"\n"])
+            block = Block(data, self.offset, self.line_number, len(data))
+        self._parts, self._pending, self._skipping = [], 0, False
         yield block
         self.offset, self.line_number = block.next_offset, block.next_number
 

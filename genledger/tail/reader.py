@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
 from genledger.tail.fingerprint import TAIL_WINDOW, checksum
-from genledger.tail.lines import Block, Line, LineSplitter
+from genledger.tail.lines import Block, Line, LineSplitter, LongLine, line_limit
 from genledger.tail.roots import Handle, LocalHandle, Source, open_source
 from genledger.tail.sealed import prefetched
 
@@ -118,8 +118,11 @@ class FileReader:
         cp = self._cp if self.start and self._span is None else START
         number = cp.lines
         head_len, head_sum = cp.head_len, cp.head_sum
-        position, end, size, seen = self.start, self._end(), self._chunk, self.start
+        position, end, seen = self.start, self._end(), self.start
         handle = self.handle
+        cap = line_limit()
+        # A read of at most cap + 1 bytes holds no complete line longer than the cap.
+        size = min(self._chunk, cap + 1)
         last_data, last_at = b"", 0  # the latest read: the closing window is often inside it
         try:
             if not isinstance(handle, LocalHandle):
@@ -127,22 +130,31 @@ class FileReader:
                 position, number, seen, head_len, head_sum, last_data, last_at = state
             while position < end and isinstance(handle, LocalHandle):
                 # Each read starts at the first incomplete line, so no tail is carried over
-                # (and copied); a line longer than a read doubles the read until it fits.
-                data = handle.read_some(position, min(size, end - position))
+                # (and copied).
+                want = min(size, end - position)
+                data = handle.read_some(position, want)
                 if not data:
                     break
                 seen = position + len(data)
                 last = data.rfind(b"\n")
                 if last < 0:
-                    if seen >= end:
-                        break
-                    size *= 2
-                    continue
-                size = self._chunk
-                block = Block(data, position, number, last + 1)
-                last_data, last_at = data, position
+                    if seen >= end or len(data) < want:
+                        break  # the end, or a short read: the file shrank while it was read
+                    # A line longer than a read: find its end without keeping its bytes, then
+                    # read it whole if it is within the cap.
+                    stop, seen = _line_end(handle, seen, end, self._chunk)
+                    if stop is None:
+                        break  # still pending
+                    block = self._long(handle, position, number, stop, cap)
+                    if block is None:
+                        seen = position
+                        break  # shorter than it was a moment ago: the file shrank
+                else:
+                    block = Block(data, position, number, last + 1)
                 if head_sum is None and position == 0:
-                    head_len, head_sum = _head(data)
+                    head_len, head_sum = _head(handle, block)
+                if type(block) is Block:
+                    last_data, last_at = block.data, position
                 yield block
                 position, number = block.next_offset, block.next_number
         except OSError as exc:
@@ -186,12 +198,24 @@ class FileReader:
         pieces = prefetched(handle.read_at(p, min(self._chunk, end - p)) for p in ranges)
         for piece in pieces:
             for block in splitter.blocks(piece):
-                last_data, last_at = block.data, block.offset
+                if type(block) is Block:
+                    last_data, last_at = block.data, block.offset
                 if head_sum is None and block.offset == 0:
-                    head_len, head_sum = _head(block.data)
+                    head_len, head_sum = _head(handle, block)
                 yield block
         at, number = splitter.offset, splitter.line_number
         return at, number, at + splitter.pending, head_len, head_sum, last_data, last_at
+
+    @staticmethod
+    def _long(handle: LocalHandle, position: int, number: int, stop: int, cap: int) -> Block | None:
+        """The line at `position` that ends just before `stop`: read whole when within the cap,
+        else a `LongLine`; None when it can no longer be read whole (the file shrank)."""
+        if stop - position - 1 > cap:
+            return LongLine(position, number, stop)
+        data = handle.read_at(position, stop - position)
+        if len(data) < stop - position or data[-1:] != b"\n":
+            return None
+        return Block(data, position, number, len(data))
 
     def result(self) -> ReadResult:
         """The checkpoint and file facts after `lines()` was exhausted."""
@@ -200,7 +224,25 @@ class FileReader:
         return self._result
 
 
-def _head(data: bytes) -> tuple[int, str]:
-    """The length and checksum of the first line of a file's first read."""
-    head_len = data.find(b"\n") + 1
-    return head_len, checksum(data[:head_len])
+def _head(handle: Handle, block: Block) -> tuple[int, str]:
+    """The length and checksum of a file's first line, from the block that starts the file; a
+    first line longer than the cap is known by its first `TAIL_WINDOW` bytes."""
+    if isinstance(block, LongLine):
+        return TAIL_WINDOW, checksum(handle.read_at(0, TAIL_WINDOW))
+    head_len = block.data.find(b"\n") + 1
+    return head_len, checksum(block.data[:head_len])
+
+
+def _line_end(handle: LocalHandle, at: int, end: int, chunk: int) -> tuple[int | None, int]:
+    """(offset just past the first `\\n` at or after `at`, or None if there is none before
+    `end`; the offset read up to), scanning a chunk at a time: the bytes are not kept."""
+    while at < end:
+        want = min(chunk, end - at)
+        data = handle.read_some(at, want)
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return at + newline + 1, at + len(data)
+        at += len(data)
+        if len(data) < want:
+            break  # a short read: the file shrank
+    return None, at

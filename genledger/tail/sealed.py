@@ -13,13 +13,15 @@ from __future__ import annotations
 import queue
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+import orjson
+
 from genledger.tail.checkpoint import Checkpoint, identity_of
 from genledger.tail.fingerprint import checksum
-from genledger.tail.lines import Block, LineSplitter
+from genledger.tail.lines import Block, LineSplitter, LongLine, is_blank
 from genledger.tail.roots import Handle, iter_chunks
 
 HEAD_BYTES = 4096  # bytes checksummed at the start of a sealed file
@@ -70,23 +72,34 @@ def settled(mtime_ns: int, now: float, settle_seconds: float) -> bool:
 class Inflater:
     """The decompressed bytes of a gzip or zstd stream (multi-member/frame), in bounded
     pieces. After iterating: `complete` (the stream ended at a member or frame end), `error`
-    (corrupt data met, with the reason), `consumed` (decompressed bytes produced)."""
+    (corrupt data met, with the reason), `consumed` (decompressed bytes produced),
+    `member_start` (where the last member or frame began, in decompressed bytes).
+    `read_bytes`, `out_bytes`: compressed bytes fed, and most bytes produced, at a time (small
+    ones lose little output to an error: the call that meets it returns nothing)."""
 
-    def __init__(self, stream: IO[bytes], form: str) -> None:
+    def __init__(
+        self, stream: IO[bytes], form: str, read_bytes: int = READ_BYTES, out_bytes: int = OUT_BYTES
+    ) -> None:
         self.stream, self.form = stream, form
+        self.read_bytes, self.out_bytes = read_bytes, out_bytes
         self.complete = True
         self.error: str | None = None
         self.consumed = 0
+        self.member_start = 0
+
+    def _member(self) -> None:
+        self.member_start = self.consumed
 
     def __iter__(self) -> Iterator[bytes]:
-        chunks = iter_chunks(self.stream, READ_BYTES)
+        chunks = iter_chunks(self.stream, self.read_bytes)
         first = next(chunks, b"")
         if not first:
             return  # an empty file: no stream yet, nothing to count
         magic = GZIP_MAGIC if self.form == "gzip" else ZSTD_MAGIC
         if not first.startswith(magic[: len(first)]):
             raise NotThisFormat(f"not a {self.form} file")
-        pieces = _gzip(first, chunks) if self.form == "gzip" else _zstd(first, chunks)
+        decode = _gzip if self.form == "gzip" else _zstd
+        pieces = decode(first, chunks, self._member, self.out_bytes)
         try:
             for piece in pieces:
                 self.consumed += len(piece)
@@ -118,7 +131,9 @@ class _Corrupt(Exception):
     """Bytes after a complete member that start no new one."""
 
 
-def _gzip(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+def _gzip(
+    first: bytes, chunks: Iterator[bytes], member: Callable[[], None], most: int
+) -> Iterator[bytes]:
     inflater = zlib.decompressobj(wbits=31)
     data: bytes | None = first
     started = True
@@ -130,11 +145,14 @@ def _gzip(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
                 if not data.startswith(GZIP_MAGIC[: len(data)]):
                     raise _Corrupt("trailing bytes after the last member")
                 inflater, started = zlib.decompressobj(wbits=31), True
-            out = inflater.decompress(data, OUT_BYTES)
+                member()
+            out = inflater.decompress(data, most)
             if out:
                 yield out
-            while inflater.unconsumed_tail:
-                out = inflater.decompress(inflater.unconsumed_tail, OUT_BYTES)
+            # Past a member's end zlib keeps its `unconsumed_tail` (the next member's bytes,
+            # also in `unused_data`): looping on it would never end.
+            while inflater.unconsumed_tail and not inflater.eof:
+                out = inflater.decompress(inflater.unconsumed_tail, most)
                 if out:
                     yield out
             if inflater.eof:
@@ -145,7 +163,9 @@ def _gzip(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
     raise _Ended(not started)
 
 
-def _zstd(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+def _zstd(
+    first: bytes, chunks: Iterator[bytes], member: Callable[[], None], most: int
+) -> Iterator[bytes]:
     import zstandard
 
     decompressor = zstandard.ZstdDecompressor()
@@ -156,6 +176,7 @@ def _zstd(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
         while data:
             if not started:
                 inflater, started = decompressor.decompressobj(), True
+                member()
             out = inflater.decompress(data)
             if out:
                 yield out
@@ -195,12 +216,61 @@ def lines_of(inflater: Inflater, tail: StreamTail) -> Iterator[Block]:
     splitter = LineSplitter()
     for piece in pieces:
         yield from splitter.blocks(piece)
-    buffered, offset, number = splitter.tail, splitter.offset, splitter.line_number
-    if buffered and inflater.complete and inflater.error is None:
+    if inflater.complete and inflater.error is None:
         # A sealed stream that ended whole: its last line needs no `\n` to be complete.
-        yield Block(buffered + b"\n", offset, number, len(buffered) + 1)
-        buffered, number = b"", number + 1
-    tail.lines, tail.pending = number, len(buffered)
+        yield from splitter.finish()
+    tail.lines, tail.pending = splitter.line_number, splitter.pending
+
+
+DAMAGED_READ_BYTES = 4 << 10  # a damaged stream is read again in small feeds...
+DAMAGED_OUT_BYTES = 64 << 10  # ...and small outputs
+DAMAGED_LINES_KEPT = 1 << 20  # lines of a damaged member remembered to notice a repeated one
+
+
+@dataclass
+class Damage:
+    """Where a read of a damaged stream stopped: the first line that is not JSON in the
+    damaged member (its 1-based number and offset), or None when the error came first."""
+
+    line: int | None = None
+    offset: int = 0
+
+
+def before_damage(blocks: Iterator[Block], start: int, damage: Damage) -> Iterator[Block]:
+    """The blocks of a damaged stream up to the first line at or after decompressed offset
+    `start` (where the damaged member began) that is not JSON or repeats a line of that member
+    exactly: a corrupt deflate stream is noticed only at its member's end (the CRC), and what it
+    decoded until then may be garbage, even copies of earlier records (a back-reference gone
+    wrong). Records after that line are never counted."""
+    seen: set[int] = set()  # hashes of the damaged member's lines so far
+    for block in blocks:
+        if block.next_offset <= start:
+            yield block
+            continue
+        if type(block) is LongLine:
+            damage.line, damage.offset = block.number + 1, block.offset
+            return
+        for number, offset, content in block.rows():
+            if offset < start or is_blank(content):
+                continue
+            key = hash(content)
+            if key in seen or not _json(content):
+                if offset > block.offset:
+                    kept = offset - block.offset
+                    yield Block(block.data[:kept], block.offset, block.number, kept)
+                damage.line, damage.offset = number, offset
+                return
+            if len(seen) < DAMAGED_LINES_KEPT:
+                seen.add(key)
+        yield block
+
+
+def _json(content: bytes) -> bool:
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict | list)
 
 
 _DONE = object()

@@ -3,11 +3,14 @@ their previous contribution replaced, never added twice; bad ones named, others 
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import random
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 
 from genledger.config import Config, FilePatterns
 from genledger.refresh.collect import refresh
@@ -395,3 +399,137 @@ def test_a_users_format_reads_its_own_columns_from_parquet(tmp_path: Path) -> No
     got = collect(sealed, tmp_path / "b", formats=formats)["datasets"]["ds"]
     assert numbers(got) == numbers(expected)
     assert got["total_comp"] == sum(range(20)) and got["quality"]["missing_tokens"] == 0
+
+
+# --- streams a shared cluster writes: appended members, damage, one huge line ---------------
+
+
+def _in_subprocess(code: str, timeout: float = 120) -> dict[str, Any]:
+    """Run `code` (which prints one JSON line) in a fresh interpreter: its answer and its peak
+    memory (`max_rss_mb`); a read that never ends fails the test at `timeout`."""
+    runner = code + (
+        "\nimport resource, sys\n"
+        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", runner], capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr
+    rss = int(done.stderr.rsplit("RSS ", 1)[1].split()[0])
+    return dict(orjson.loads(done.stdout)) | {"max_rss_mb": rss}
+
+
+COLLECT_ONE = """
+import orjson
+from pathlib import Path
+from genledger.config import Config
+from genledger.refresh.collect import refresh
+tmp = Path({tmp!r})
+config = Config(data_root=tmp / "data", stats_path=tmp / "s.json", state_dir=tmp / "st")
+block = refresh(config).stats["datasets"]["ds"]
+print(orjson.dumps(block).decode())
+"""
+
+
+def test_gzip_appended_member_by_member_with_a_first_member_past_4_mb_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    # A writer appending with gzip.open(p, "at") writes one member per open; past a member
+    # of more than one decompressed piece, zlib keeps its unconsumed tail (the next member's
+    # bytes): the inflate loop spun on it, its memory growing.
+    path = tmp_path / "data" / "ds" / "raw_responses.jsonl.gz"
+    path.parent.mkdir(parents=True)
+    records = [{"id": f"a{i}", "text": "x" * 100, "completion_tokens": 3} for i in range(60_000)]
+    with gzip.open(path, "at") as handle:
+        handle.write(jsonl(records).decode())
+    with gzip.open(path, "at") as handle:
+        handle.write(jsonl([{"id": "b", "completion_tokens": 4}]).decode())
+    block = _in_subprocess(COLLECT_ONE.format(tmp=str(tmp_path)), timeout=60)
+    assert (block["n_done"], block["total_comp"]) == (60_001, 3 * 60_000 + 4)
+    assert block["quality"]["status"] == "ok"
+
+
+def _corrupted(data: bytes, form: str, where: float, seed: int) -> tuple[bytes, int]:
+    """`data` compressed, 16 random bytes written over it at `where` of its length; and how
+    many of its lines decode whole from the intact bytes before the damage (an upper bound of
+    what may be counted)."""
+    blob = bytearray(encode_stream(data, form))
+    at = int(len(blob) * where)
+    blob[at : at + 16] = random.Random(seed).randbytes(16)
+    return bytes(blob), _lines_before(encode_stream(data, form)[:at], form)
+
+
+def encode_stream(data: bytes, form: str) -> bytes:
+    return (
+        gzip.compress(data, mtime=0) if form == "gz" else zstandard.ZstdCompressor().compress(data)
+    )
+
+
+def _lines_before(prefix: bytes, form: str) -> int:
+    if form == "gz":
+        out = zlib.decompressobj(wbits=31).decompress(prefix)
+    else:
+        out = zstandard.ZstdDecompressor().decompressobj().decompress(prefix)
+    return out.count(b"\n")
+
+
+@pytest.mark.parametrize("form", ["gz", "zst"])
+@pytest.mark.parametrize("n", [2000, 20_000])
+@pytest.mark.parametrize("where", [0.3, 0.5, 0.8])
+def test_a_damaged_stream_counts_the_records_before_the_damage_and_nothing_after(
+    tmp_path: Path, form: str, n: int, where: float
+) -> None:
+    records = [
+        {"id": f"r{i}", "text": f"answer {i} " * 3, "completion_tokens": 5} for i in range(n)
+    ]
+    blob, bound = _corrupted(jsonl(records), form, where, seed=n)
+    root = dataset(tmp_path, {f"raw_responses.jsonl.{form}": blob})
+    block = collect(root, tmp_path)
+    quality = block["datasets"]["ds"]["quality"]
+    counted = block["datasets"]["ds"]["n_done"]
+    assert counted <= bound  # nothing decoded past the damage, no garbage copies
+    assert quality["duplicate_ids"] == 0
+    assert quality["malformed_lines"] == 1 and quality["status"] == "error"
+    (failure,) = [f for f in quality["failures"] if f["check"] == "malformed_lines"]
+    assert failure["examples"][0]["reason"].startswith(f"corrupt {FORM_NAMES[form]} stream")
+    assert failure["examples"][0]["line"] == counted + 1
+    if form == "gz":  # deflate has no blocks to lose: everything before the damage counts
+        assert counted >= bound * 0.9
+
+
+FORM_NAMES = {"gz": "gzip", "zst": "zstd"}
+
+
+def test_a_damaged_later_member_keeps_every_record_of_the_members_before_it(
+    tmp_path: Path,
+) -> None:
+    first = jsonl([{"id": f"a{i}", "completion_tokens": 2} for i in range(3000)])
+    second = bytearray(
+        gzip.compress(jsonl([{"id": f"b{i}", "completion_tokens": 2} for i in range(3000)]))
+    )
+    second[len(second) // 2 : len(second) // 2 + 16] = bytes(16)
+    root = dataset(tmp_path, {"raw_responses.jsonl.gz": gzip.compress(first) + bytes(second)})
+    block = collect(root, tmp_path)["datasets"]["ds"]
+    assert 3000 <= block["n_done"] < 6000
+    assert block["quality"]["duplicate_ids"] == 0 and block["quality"]["malformed_lines"] == 1
+
+
+def test_a_400_mb_line_in_a_gzip_is_one_malformed_line_in_bounded_memory(tmp_path: Path) -> None:
+    # tail + chunk rebuilt for every 4 MB piece made this take 19 s and 870 MB (quadratic).
+    path = tmp_path / "data" / "ds" / "raw_responses.jsonl.gz"
+    path.parent.mkdir(parents=True)
+    good = jsonl([{"id": "a", "completion_tokens": 3}])
+    deflate = zlib.compressobj(wbits=31)
+    with path.open("wb") as out:
+        out.write(deflate.compress(good))
+        for _ in range(400):
+            out.write(deflate.compress(b"x" * (1 << 20)))
+        out.write(deflate.compress(b"\n" + jsonl([{"id": "b", "completion_tokens": 4}])))
+        out.write(deflate.flush())
+    block = _in_subprocess(COLLECT_ONE.format(tmp=str(tmp_path)))
+    assert (block["n_done"], block["total_comp"]) == (2, 7)
+    (failure,) = block["quality"]["failures"]
+    assert failure["check"] == "malformed_lines" and failure["count"] == 1
+    assert failure["examples"][0]["reason"].startswith("line longer than 67108864 bytes")
+    assert failure["examples"][0]["line"] == 2
+    assert block["max_rss_mb"] < 300, block["max_rss_mb"]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.tail.lines import BOM, LineSplitter, is_blank
+from genledger.tail.lines import BOM, LineSplitter, LongLine, is_blank
 
 
 def _contents(chunks: list[bytes]) -> tuple[list[bytes], LineSplitter]:
@@ -92,3 +94,53 @@ def test_counting_non_blank_lines_equals_looking_at_each(
     for block in splitter.blocks(data):
         expected = sum(not is_blank(content) for _, _, content in block.rows())
         assert block.non_blank() == expected, data
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    edges = [0, *sorted(c % (len(data) + 1) for c in cuts), len(data)]
+    return [data[a:b] for a, b in pairwise(edges)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), max_size=12),
+    st.lists(st.integers(0, 10_000), max_size=8),
+    st.integers(1, 30),
+    st.booleans(),
+)
+def test_lines_over_the_cap_are_long_lines_wherever_the_chunks_are_cut(
+    lengths: list[int], cuts: list[int], limit: int, ended: bool
+) -> None:
+    data = b"".join(b"x" * n + b"\n" for n in lengths) + (b"y" * 35 if not ended else b"")
+    splitter = LineSplitter(limit=limit)
+    got: list[tuple[str, int, int]] = []
+    for chunk in _pieces(data, cuts):
+        for block in splitter.blocks(chunk):
+            if isinstance(block, LongLine):
+                got.append(("long", block.number + 1, block.length))
+            else:
+                got += [("line", n, len(c)) for n, _, c in block.rows()]
+    expected = [("long" if n > limit else "line", i, n) for i, n in enumerate(lengths, 1)]
+    assert got == expected
+    assert splitter.pending == (0 if ended else 35)
+    assert splitter.tail == (b"" if ended or limit < 35 else b"y" * 35)
+
+
+def test_a_line_spanning_many_chunks_is_joined_once_not_once_a_chunk() -> None:
+    # Rebuilding tail + chunk for every chunk made a 400 MB line quadratic; the pieces are
+    # kept in a list and joined once, so the splitter holds them, not copies of copies.
+    splitter = LineSplitter(limit=1 << 30)
+    chunk = b"x" * 4096
+    for _ in range(1000):
+        assert list(splitter.blocks(chunk)) == []
+    assert len(splitter._parts) == 1000  # one reference a chunk, nothing joined yet
+    (block,) = splitter.blocks(b"\n")
+    assert block.end == 4096 * 1000 + 1
+
+
+def test_a_finished_stream_ends_its_last_line_even_when_it_is_too_long() -> None:
+    splitter = LineSplitter(limit=10)
+    assert list(splitter.blocks(b"ok\n" + b"z" * 50)) != []
+    (last,) = splitter.finish()
+    assert isinstance(last, LongLine) and last.length == 50 and last.number == 1
+    assert splitter.pending == 0 and splitter.line_number == 2

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from genledger.tail.checkpoint import Checkpoint
-from genledger.tail.lines import BOM
+from genledger.tail.lines import BOM, MAX_LINE_BYTES, LongLine, limit_lines
 from genledger.tail.reader import FileReader, FileUnreadable, ReadResult
 
 
@@ -212,3 +214,87 @@ def test_result_before_reading_is_an_error(tmp_path: Path) -> None:
     path.write_bytes(b"a\n")
     with FileReader(path) as reader, pytest.raises(RuntimeError):
         reader.result()
+
+
+def _read_in_thread(reader: FileReader) -> list[bytes]:
+    """The reader's lines, read in a thread that must end within 30 s (a spinning read fails
+    the test instead of hanging it)."""
+    out: list[list[bytes]] = []
+    thread = threading.Thread(target=lambda: out.append([x.content for x in reader.lines()]))
+    thread.daemon = True
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the read never ended"
+    assert out, "the read raised"
+    return out[0]
+
+
+def test_a_file_truncated_mid_line_while_it_is_read_ends_the_read(tmp_path: Path) -> None:
+    # The read knows the size the file had when it was opened; the file then shrinks to the
+    # middle of a line longer than a read: the short read is the end of the file.
+    path = tmp_path / "f.jsonl"
+    long = b'{"t": "' + b"x" * 5000 + b'"}\n'
+    path.write_bytes(b"{}\n" + long + long)
+    with FileReader(path, chunk_size=1024) as reader:
+        os.truncate(path, 3 + len(long) + 2000)
+        got = _read_in_thread(reader)
+        result = reader.result()
+    assert got == [b"{}", long[:-1]]
+    assert result.checkpoint.offset == 3 + len(long)
+    assert result.pending_bytes <= 2000
+
+
+def test_a_file_truncated_to_a_line_start_while_it_is_read_ends_the_read(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"a\n" * 3000)
+    with FileReader(path, chunk_size=1024) as reader:
+        os.truncate(path, 2048)
+        got = _read_in_thread(reader)
+    assert got == [b"a"] * 1024
+
+
+@pytest.fixture
+def small_cap() -> Iterator[int]:
+    """Lines longer than 100 bytes are over the cap for the test's reads."""
+    limit_lines(100)
+    yield 100
+    limit_lines(MAX_LINE_BYTES)
+
+
+def test_a_line_longer_than_the_cap_is_skipped_and_the_next_ones_read(
+    tmp_path: Path, small_cap: int
+) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"a\n" + b"x" * 5000 + b"\nb\n" + b"y" * 100 + b"\n")
+    with FileReader(path, chunk_size=1024) as reader:
+        blocks = list(reader.blocks())
+        result = reader.result()
+    long = [b for b in blocks if isinstance(b, LongLine)]
+    assert [(b.number + 1, b.offset, b.length) for b in long] == [(2, 2, 5000)]
+    rows = [row[2] for b in blocks for row in b.rows()]
+    assert rows == [b"a", b"b", b"y" * 100]  # exactly the cap is not over it
+    assert (result.checkpoint.lines, result.checkpoint.offset) == (4, path.stat().st_size)
+
+
+def test_lines_over_the_cap_inside_one_read_are_found_too(tmp_path: Path, small_cap: int) -> None:
+    # Reads never exceed cap + 1 bytes, so a complete line in a read is within the cap.
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"".join(b"z" * n + b"\n" for n in (50, 101, 99, 300, 100)))
+    with FileReader(path, chunk_size=1 << 20) as reader:
+        blocks = list(reader.blocks())
+    assert [b.length for b in blocks if isinstance(b, LongLine)] == [101, 300]
+    assert [len(row[2]) for b in blocks for row in b.rows()] == [50, 99, 100]
+
+
+def test_a_pending_line_over_the_cap_is_scanned_not_kept_and_resumes_when_it_ends(
+    tmp_path: Path, small_cap: int
+) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"a\n" + b"x" * 4000)
+    got, r1 = read(path, chunk=1024)
+    assert got == [b"a"] and r1.pending_bytes == 4000 and r1.checkpoint.offset == 2
+    append(path, b"x\nb\n")
+    with FileReader(path, r1.checkpoint, chunk_size=1024) as reader:
+        blocks = list(reader.blocks())
+    assert [b.length for b in blocks if isinstance(b, LongLine)] == [4001]
+    assert [row[2] for b in blocks for row in b.rows()] == [b"b"]
