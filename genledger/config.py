@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from genledger.tail.lines import MAX_LINE_BYTES
+from genledger.settings import SettingsError, validate
+from genledger.tail.lines import BOM, MAX_LINE_BYTES
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
@@ -192,10 +193,6 @@ def _root(value: str) -> Path | str:
     return root_arg(value)
 
 
-def _nonempty(value: Any) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
 def _env_path(env: dict[str, str], name: str) -> Path | None:
     value = env.get(name, "").strip()
     return Path(value).expanduser() if value else None
@@ -205,78 +202,54 @@ def _read_toml(file: Path) -> dict[str, Any]:
     import tomllib  # only when a config file exists: 5 ms of every start otherwise
 
     try:
-        with file.open("rb") as handle:
-            return tomllib.load(handle)
+        raw = file.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read config file {file}: {exc.strerror or exc}") from exc
+    if raw.startswith(BOM):
+        raise ConfigError(
+            f"config file {file} starts with a byte-order mark (BOM), which TOML does not "
+            "allow: save it as UTF-8 without a BOM"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in raw[:64]
+        detail = (
+            "it looks like UTF-16"
+            if utf16
+            else f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+        )
+        raise ConfigError(f"config file {file} is not UTF-8 ({detail}): save it as UTF-8") from exc
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {file} is not valid TOML: {exc}") from exc
 
 
 def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     where = f"config file {source}"
-    files = raw.get("files", {})
-    default = FilePatterns()
-
-    def globs(role: str) -> tuple[str, ...]:
-        value = files.get(role)
-        if value is None:
-            return tuple(getattr(default, role))
-        return _strings(value, f"{where}: files.{role}")
-
-    patterns = FilePatterns(
-        responses=globs("responses"),
-        tokenized=globs("tokenized"),
-        prompts=globs("prompts"),
-        ignore=globs("ignore"),
-        settle_seconds=_settle(files, where, default.settle_seconds),
-    )
-    n_prompts: dict[str, int] = {}
-    for name, section in raw.get("datasets", {}).items():
-        value = section.get("n_prompts") if isinstance(section, dict) else None
-        if value is not None:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"{where}: datasets.{name}.n_prompts must be an int >= 0")
-            n_prompts[name] = value
     try:
-        dagster = DagsterSettings(**_tuples(raw.get("dagster", {})))
-        notify = NotifySettings(**_tuples(raw.get("notify", {})))
-    except TypeError as exc:
-        raise ConfigError(f"{where}: {exc}") from exc
-    formats = raw.get("formats", [])
-    if not isinstance(formats, list) or not all(isinstance(f, dict) for f in formats):
-        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
+        values = validate(raw, where)
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from None
+    files = values.get("files", {})
+    n_prompts = {
+        name: table["n_prompts"]
+        for name, table in values.get("datasets", {}).items()
+        if "n_prompts" in table
+    }
     return Config(
-        formats=tuple(formats),
-        data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
-        stats_path=_path(raw.get("stats_path")),
-        state_dir=_path(raw.get("state_dir")),
-        patterns=patterns,
+        formats=values.get("formats", ()),
+        data_root=_root(values["data_root"]) if values.get("data_root") else None,
+        stats_path=_path(values.get("stats_path")),
+        state_dir=_path(values.get("state_dir")),
+        patterns=FilePatterns(**files),
         n_prompts=n_prompts,
-        dagster=dagster,
-        notify=notify,
+        dagster=DagsterSettings(**values.get("dagster", {})),
+        notify=NotifySettings(**values.get("notify", {})),
         source=source,
     )
 
 
-def _settle(files: dict[str, Any], where: str, default: float) -> float:
-    value = files.get("settle_seconds", default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ConfigError(f"{where}: files.settle_seconds must be a number >= 0")
-    return float(value)
-
-
 def _path(value: Any) -> Path | None:
     return Path(value).expanduser() if isinstance(value, str) and value else None
-
-
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ConfigError(f"{where} must be a string or a list of strings")
-
-
-def _tuples(section: dict[str, Any]) -> dict[str, Any]:
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}

@@ -22,6 +22,7 @@ from genledger.parse.paths import (
     parse_field,
     parse_path,
 )
+from genledger.settings import FORMAT_KEYS
 
 
 @dataclass(frozen=True)
@@ -353,10 +354,7 @@ STREAM_FRAGMENTS = _detect(
 
 # --- user declarations (genledger.toml `[[formats]]`) ---------------------------------------
 
-USER_KEYS = (
-    "name", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
-    "finish_reason", "id", "text", "detect", "failed_when", "samples", "float_counts",
-)  # fmt: skip
+USER_KEYS = FORMAT_KEYS  # the schema of genledger.toml (`genledger.settings`) lists them
 
 
 def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:

@@ -407,9 +407,10 @@ def test_a_users_format_reads_its_own_columns_from_parquet(tmp_path: Path) -> No
 def _in_subprocess(code: str, timeout: float = 120) -> dict[str, Any]:
     """Run `code` (which prints one JSON line) in a fresh interpreter: its answer and its peak
     memory (`max_rss_mb`); a read that never ends fails the test at `timeout`."""
-    runner = code + (
-        "\nimport resource, sys\n"
-        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)"
+    runner = code + (  # VmHWM, not ru_maxrss: Linux carries that over an exec from the parent
+        "\nimport re, sys\n"
+        "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1]\n"
+        "print('RSS', int(hwm) // 1024, file=sys.stderr)"
     )
     done = subprocess.run(
         [sys.executable, "-c", runner], capture_output=True, text=True, timeout=timeout

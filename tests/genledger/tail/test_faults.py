@@ -386,3 +386,76 @@ def test_a_ten_megabyte_record_among_garbage_is_counted() -> None:
     big = orjson.dumps({"id": "big", "text": "é" * (5 << 20), "completion_tokens": 3})
     block = full_scan_of(b"\xff\n" + big + b"\n" + b"[\n")
     assert (block["n_done"], block["total_comp"], block["quality"]["malformed_lines"]) == (1, 3, 2)
+
+
+# --- bounded: a line too long to keep -------------------------------------------------------
+
+PEAK_COLLECT = """
+import re, sys
+from genledger.cli import main
+code = main(sys.argv[1:])
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over an exec from the forking parent.
+print(int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read())[1]) // 1024)
+sys.exit(code)
+"""
+
+
+def _collect_peak_mb(root: Path, tmp: Path) -> tuple[int, dict[str, Any]]:
+    """Run `genledger collect` in a fresh interpreter: its peak memory (MB) and the stats."""
+    cmd = [sys.executable, "-c", PEAK_COLLECT, *collect_cmd(root, tmp / "s.json", tmp / "st")[3:]]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    return int(done.stdout.split()[-1]), orjson.loads((tmp / "s.json").read_bytes())
+
+
+@pytest.mark.parametrize("ended", [False, True], ids=["pending", "complete"])
+def test_a_300_mb_line_costs_neither_its_size_in_memory_nor_the_lines_around_it(
+    tmp_path: Path, ended: bool
+) -> None:
+    # Before: a pending 300 MB line cost 600 MB on every refresh (its read doubled until it
+    # held the line), a complete one 1.56 GB.
+    path = tmp_path / "data" / "ds" / "raw_responses.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(response_line(0))
+    os.truncate(path, path.stat().st_size + (300 << 20))  # 300 MB of NULs, no newline
+    if ended:
+        with path.open("ab") as handle:
+            handle.write(b"\n" + response_line(1))
+    peak, stats = _collect_peak_mb(tmp_path / "data", tmp_path)
+    block = stats["datasets"]["ds"]
+    assert peak < 150, f"{peak} MB"
+    assert block["n_done"] == 1 + ended
+    entry = block["files"]["raw_responses.jsonl"]
+    if ended:
+        (failure,) = block["quality"]["failures"]
+        example = failure["examples"][0]
+        assert (failure["check"], failure["count"], example["line"]) == ("malformed_lines", 1, 2)
+        assert example["reason"].startswith("line longer than 67108864 bytes")
+        assert entry["pending_bytes"] == 0
+    else:
+        assert entry["pending_bytes"] == 300 << 20
+
+
+def test_the_line_cap_is_configurable_and_a_line_at_the_cap_still_counts(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    line = response_line(1)  # its length without the newline is the cap
+    cap = len(line) - 1
+    (root / "ds" / "raw_responses.jsonl").write_bytes(
+        line + b'{"id": "long", "completion_tokens": 3, "pad": "' + b"x" * cap + b'"}\n' + line
+    )
+    (tmp_path / "genledger.toml").write_text(f"[files]\nmax_line_bytes = {cap}\n")
+    done = subprocess.run(
+        [
+            *collect_cmd(root, tmp_path / "s.json", tmp_path / "st"),
+            "--config",
+            str(tmp_path / "genledger.toml"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr
+    block = orjson.loads((tmp_path / "s.json").read_bytes())["datasets"]["ds"]
+    assert (block["n_done"], block["quality"]["malformed_lines"]) == (2, 1)
+    (failure,) = block["quality"]["failures"][:1]
+    assert failure["examples"][0]["reason"].startswith(f"line longer than {cap} bytes")
