@@ -64,14 +64,15 @@ def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
     failures: dict[str, RuleTally] = {}
     for state in files:
         failures = merge_failures(failures, state.tally.failures)
-    rows = [
-        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
-        for f in files
-    ]
+    has_responses = any(f.role == "responses" for f in record.files.values())
+    main = role == "responses" or not has_responses
+    # The prompts files (the expected total) have no asset: their file rules (unreadable, an
+    # unterminated last line) are checked on the dataset's main asset.
+    prompts = [f for f in record.files.values() if f.role == "prompts"] if main else []
+    rows = [f.rule_row() for f in files + prompts]
     if rows:
         failures = merge_failures(failures, file_failures(rows))
-    has_responses = any(f.role == "responses" for f in record.files.values())
-    if role == "responses" or not has_responses:
+    if main:
         for name, tally in record.rules.failures.items():
             if DATASET_LEVEL[role].intersection(RULES_BY_NAME[name].tables):
                 failures = merge_failures(failures, {name: tally})
@@ -169,7 +170,9 @@ def stats_check_spec() -> dg.AssetCheckSpec:
 
 def every_dataset_present(stats: dict[str, Any], expected: Iterable[str]) -> dg.AssetCheckResult:
     """Fail ERROR if a known dataset is absent from the stats JSON, WARN if there is none."""
-    present = set(stats.get("datasets", {}))
+    # A dataset whose every file is gone (its folder deleted, its share unmounted) is reported
+    # by the engine file by file, and is not present.
+    present = {name for name, block in stats.get("datasets", {}).items() if not _gone(block)}
     wanted = sorted(set(expected))
     missing = [name for name in wanted if name not in present]
     empty = not present
@@ -191,6 +194,14 @@ def every_dataset_present(stats: dict[str, Any], expected: Iterable[str]) -> dg.
         severity=dg.AssetCheckSeverity.ERROR if missing else dg.AssetCheckSeverity.WARN,
         metadata=metadata,
         description=description,
+    )
+
+
+def _gone(block: dict[str, Any]) -> bool:
+    """Every file of a dataset block was counted before and is gone now."""
+    files = block.get("files") or {}
+    return bool(files) and all(
+        str(entry.get("error") or "").startswith("gone:") for entry in files.values()
     )
 
 

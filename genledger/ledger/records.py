@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+import msgspec
 
+from genledger.ledger import jsonio
+from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse import declarations
 from genledger.rules.result import RuleTally
@@ -32,6 +34,21 @@ class FileState:
     mtime: float | None = None
     error: str | None = None
     last_read: str = ""  # why the last refresh read from where it did
+    settled: bool = False  # unchanged for settle_seconds when last read
+
+    def rule_row(self) -> dict[str, Any]:
+        """This file as a row of the rules' FILES table (`genledger.rules.catalogue`)."""
+        records = self.tally.prompt_lines if self.role == "prompts" else self.tally.records
+        pending = self.pending_bytes if self.error is None else 0
+        return {
+            "file": self.name,
+            "role": self.role,
+            "records": records,
+            "error": self.error,
+            "pending_bytes": pending,
+            "settled": self.settled,
+            "line": self.checkpoint.lines + 1 if pending else 0,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -45,22 +62,8 @@ class FileState:
             "mtime": self.mtime,
             "error": self.error,
             "last_read": self.last_read,
+            "settled": self.settled,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FileState:
-        """Inverse of `to_dict`."""
-        return cls(
-            dataset=data["dataset"],
-            name=data["name"],
-            role=data["role"],
-            checkpoint=Checkpoint.from_dict(data["checkpoint"]),
-            tally=FileTally.from_dict(data["tally"]),
-            pending_bytes=int(data.get("pending_bytes", 0)),
-            mtime=data.get("mtime"),
-            error=data.get("error"),
-            last_read=data.get("last_read", ""),
-        )
 
 
 @dataclass
@@ -77,12 +80,6 @@ class DatasetState:
             "failures": {k: v.to_dict() for k, v in self.failures.items()},
         }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DatasetState:
-        """Inverse of `to_dict`."""
-        failures = {k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()}
-        return cls(data.get("signature", ""), failures)
-
 
 @dataclass
 class DatasetRecord:
@@ -95,10 +92,12 @@ class DatasetRecord:
     history: list[list[float]] = field(
         default_factory=list
     )  # rate samples (genledger.ledger.rates)
+    # A `history_only` load: `files` hold only the names, roles and errors of the files known.
+    files_only_named: bool = False
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
-        return orjson.dumps(
+        return jsonio.dumps(
             {
                 "version": STATE_VERSION,
                 "name": self.name,
@@ -116,21 +115,71 @@ class DatasetRecord:
     ) -> DatasetRecord:
         """Parse; a record of another version, dataset, data root or set of declared formats
         is a fresh one (counts made with other declarations are read again). `history_only`:
-        a fresh record that keeps only the rate history (a full re-read: the files' counts
-        and ids would be dropped anyway, so they are not decoded)."""
-        data = orjson.loads(raw)
+        a fresh record that keeps only the rate history and the names of its files (a full
+        re-read: the files' counts and ids would be dropped anyway, so they are not decoded).
+        Raises `DamagedRecord` naming what is wrong when a value has the wrong shape or type."""
+        data = jsonio.loads(raw)
+        if not isinstance(data, dict):
+            raise DamagedRecord(f"expected an object, got {type(data).__name__}")
         if (data.get("version"), data.get("name"), data.get("data_root")) != (
             STATE_VERSION,
             name,
             data_root,
         ) or data.get("formats", "[]") != declarations.signature():
             return cls(name, data_root)
+        history = _typed(data.get("history", []), list[list[float]], "history")
         if history_only:
-            return cls(name, data_root, history=list(data.get("history", [])))
-        return cls(
-            name=name,
-            data_root=data_root,
-            files={k: FileState.from_dict(v) for k, v in data["files"].items()},
-            rules=DatasetState.from_dict(data["rules"]),
-            history=list(data.get("history", [])),
-        )
+            known = _typed(data.get("files", {}), dict[str, _Known], "files")
+            files = {k: FileState(name, v.name, v.role, error=v.error) for k, v in known.items()}
+            return cls(name, data_root, files=files, history=history, files_only_named=True)
+        files = _typed(data.get("files", {}), dict[str, FileState], "files")
+        rules = _typed(data.get("rules", {}), DatasetState, "rules")
+        for key, state in files.items():
+            _sane(state, f"files.{key}")
+        return cls(name=name, data_root=data_root, files=files, rules=rules, history=history)
+
+
+class DamagedRecord(ValueError):
+    """A state record with a value of the wrong shape or type; the message says where."""
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What a full re-read keeps of a file the record knew: its name, role and error."""
+
+    name: str
+    role: str
+    error: str | None = None
+
+
+def _decode_ids(kind: type, value: Any) -> Any:
+    if kind is IdList:
+        if not isinstance(value, dict):
+            raise ValueError("expected an id list object")
+        return IdList.from_dict(value)
+    raise NotImplementedError(kind)
+
+
+def _typed(value: Any, kind: Any, where: str) -> Any:
+    """`value` converted to `kind` with every type checked (msgspec, strict: no "3" for 3)."""
+    try:
+        return msgspec.convert(value, kind, dec_hook=_decode_ids)
+    except (msgspec.ValidationError, ValueError, TypeError) as exc:
+        raise DamagedRecord(f"{where}: {exc}".replace(" - at `$", " at `$")) from None
+
+
+NON_NEGATIVE = ("offset", "lines", "head_len", "tail_start", "size", "pending")
+
+
+def _sane(state: FileState, where: str) -> None:
+    """Counts and positions are never negative, and examples name a file, line and reason."""
+    cp = state.checkpoint
+    for key in NON_NEGATIVE:
+        if getattr(cp, key) < 0:
+            raise DamagedRecord(f"{where}.checkpoint.{key} is negative")
+    if state.pending_bytes < 0 or cp.tail_start > cp.offset:
+        raise DamagedRecord(f"{where}: the checkpoint's window does not end at its offset")
+    for rule, tally in state.tally.failures.items():
+        for example in tally.examples:
+            if not (isinstance(example.get("line"), int) and isinstance(example.get("file"), str)):
+                raise DamagedRecord(f"{where}.tally.failures.{rule}: an example without line")

@@ -190,9 +190,11 @@ def document(
     now: float,
     unrecognised: tuple[str, ...] = (),
     outside: dict[str, RuleTally] | None = None,
+    unreadable: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     """The whole stats JSON; `unrecognised`: files under the root in no dataset (loose, or in
-    a folder holding no recognised file), `outside`: their rule failures."""
+    a folder holding no recognised file), `unreadable`: what cannot be read there (path,
+    reason), `outside`: their rule failures and the root's own."""
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": iso_utc(now),
@@ -200,4 +202,11 @@ def document(
         "totals": totals(datasets, outside),
         "datasets": datasets,
         "unrecognised": unrecognised_block(unrecognised),
+        "unreadable": unreadable_block(unreadable),
     }
+
+
+def unreadable_block(entries: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """`unreadable`: how many entries outside every dataset cannot be read, and the first
+    `MAX_LISTED` of them with the OS's reason."""
+    return {"count": len(entries), "files": dict(entries[:MAX_LISTED])}

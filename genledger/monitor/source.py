@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from genledger.ledger import jsonio
 from genledger.tail.roots import DataRootError
 
 Signature = tuple[int, int, int]  # inode, mtime_ns, size
@@ -56,8 +55,8 @@ def read_stats(path: Path | str) -> Reading:
     if not raw.strip():
         return Reading(None, mtime, "the stats file is empty")
     try:
-        stats = orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        stats = jsonio.loads(raw)
+    except (ValueError, RecursionError):
         return Reading(None, mtime, "the stats file is incomplete or not JSON")
     if not isinstance(stats, dict) or not isinstance(stats.get("datasets"), dict):
         return Reading(None, mtime, "not a genledger stats JSON")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import secrets
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -55,14 +57,34 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]]) -> None:
 
 
 def _write_temp(path: Path, data: bytes, temps: list[tuple[str, Path]], fds: list[int]) -> None:
-    """A new temp file beside `path` holding `data`, noted in `temps`, its fd left open."""
+    """A new temp file beside `path` holding `data`, noted in `temps`, its fd left open. It
+    gets the mode of the file it replaces, else 0666 less the umask, as a plain `open` would
+    give (mkstemp's 0600 locked out a dashboard running as another user)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _new_temp(path)
     fds.append(fd)
     temps.append((tmp, path))
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = None  # a new file: the umask applied by os.open decides
+    if mode is not None:
+        os.fchmod(fd, mode)
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _new_temp(path: Path) -> tuple[int, str]:
+    """An exclusive new file `.NAME.<random>.tmp` beside `path`, created 0666 less the umask."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", str(path))
 
 
 def _sync_all(fds: list[int]) -> None:

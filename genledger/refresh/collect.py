@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from genledger.config import Config, Switches
+from genledger.config import Config, Switches, is_url
 from genledger.fast.parallel import ScanJob, scan_all
+from genledger.ledger import jsonio
 from genledger.ledger.filescan import FileScan
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState
@@ -21,18 +23,26 @@ from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally, RuleTally
 from genledger.parse.declarations import declared, use_formats
 from genledger.refresh.atomic import atomic_write_bytes
+from genledger.refresh.missing import gone_files, kind_of_files
 from genledger.refresh.scan import SETTLE_SECONDS, scan_file, scan_job
 from genledger.refresh.sealed import scan_parquet_groups
 from genledger.refresh.state import StateStore
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
 from genledger.tail.lines import limit_lines
-from genledger.tail.roots import root_id
+from genledger.tail.roots import open_root, root_id
 
-VANISHED = "vanished since the last refresh"
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
 DEFAULT_SWITCHES = Switches()
-NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
+NO_RESPONSES_YET = {
+    "file": RESPONSE_FILES,
+    "role": "responses",
+    "records": 0,
+    "error": None,
+    "pending_bytes": 0,
+    "settled": False,
+    "line": 0,
+}
 
 
 class UsageError(ValueError):
@@ -46,6 +56,7 @@ class Refresh:
     stats: dict[str, Any]
     records: dict[str, DatasetRecord]
     stats_path: Path
+    notices: list[str] = field(default_factory=list)  # one line each, for the operator
 
     @property
     def has_errors(self) -> bool:
@@ -59,11 +70,36 @@ def _store(config: Config) -> StateStore:
     limit_lines(config.patterns.max_line_bytes)
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
+    refuse_writes_inside(config)
     return StateStore(config.resolved_state_dir(), root_id(config.data_root))
 
 
-def refresh(config: Config, full: bool = False, now: float | None = None) -> Refresh:
-    """Bring the stats JSON up to date with the data root (incrementally unless `full`)."""
+def refuse_writes_inside(config: Config) -> None:
+    """Raise `UsageError` when the stats path or the state dir resolves inside a local data
+    root: genledger never writes there (`-o ROOT/ds/raw_responses.jsonl` replaced a shard)."""
+    if config.data_root is None or is_url(config.data_root):
+        return
+    root = os.path.realpath(config.data_root)
+    for what, path in (
+        ("stats path", config.stats_path),
+        ("state dir", config.resolved_state_dir()),
+    ):
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            raise UsageError(
+                f"the {what} {path} is inside the data root {config.data_root}: "
+                "genledger never writes into the data root; choose a path outside it"
+            )
+
+
+def refresh(
+    config: Config, full: bool = False, now: float | None = None, forget_missing: bool = False
+) -> Refresh:
+    """Bring the stats JSON up to date with the data root (incrementally unless `full`).
+    `forget_missing`: files and datasets counted before and gone now are dropped from the
+    state instead of being reported (again) as gone."""
     store = _store(config)
     if config.stats_path is None:
         raise UsageError("no stats path: pass -o STATS.json or set GENLEDGER_STATS_PATH")
@@ -71,29 +107,64 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
     found = survey(config.data_root, config)
     datasets = found.datasets
     now = time.time() if now is None else now
+    missing = store.other_datasets({ds.name for ds in datasets})
     with ExitStack() as stack:
-        for ds in datasets:
-            stack.enter_context(store.locked(ds.name))
+        for name in sorted({ds.name for ds in datasets} | set(missing)):
+            stack.enter_context(store.locked(name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
         # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
         switches = config.switches
         settle = config.patterns.settle_seconds
         jobs = [
-            _job(f, previous[ds.name], switches, now, settle) for ds in datasets for f in ds.files
+            _job(f, previous[ds.name], switches, now, settle)
+            for ds in datasets
+            for f in ds.files
+            if f.error is None
         ]
         scans = scan_all(jobs, scan_job, switches.workers, scan_parquet_groups)
         refreshed = {
-            ds.name: refresh_record(ds, previous[ds.name], now, scans, switches, settle)
+            ds.name: refresh_record(
+                ds, previous[ds.name], now, scans, switches, settle, forget_missing
+            )
             for ds in datasets
         }
         blocks = {name: block for name, (_, block) in refreshed.items()}
-        outside = root_failures(found.unrecognised, switches)
-        stats = document(store.data_root, blocks, now, found.unrecognised, outside)
+        if not forget_missing:
+            for name in missing:
+                blocks[name] = _gone_dataset(config, store.load(name, history_only=True))
+        blocks = dict(sorted(blocks.items()))
+        outside = root_failures(found.unrecognised, switches, found.problems, len(blocks))
+        stats = document(store.data_root, blocks, now, found.unrecognised, outside, found.problems)
         stats["totals"]["rate"] = total_rate(blocks)
-        atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
+        atomic_write_bytes(config.stats_path, jsonio.dumps(stats, indent=True))
         # Checkpoints move only once the stats that include them are durable.
         store.save_all(record for record, _ in refreshed.values())
-    return Refresh(stats, {name: rec for name, (rec, _) in refreshed.items()}, config.stats_path)
+        if forget_missing:
+            store.forget(missing)
+    records = {name: rec for name, (rec, _) in refreshed.items()}
+    notices = [*store.notices, *_unknown_datasets(config, blocks)]
+    return Refresh(stats, records, config.stats_path, notices)
+
+
+def _gone_dataset(config: Config, record: DatasetRecord) -> dict[str, Any]:
+    """The block of a dataset the state dir knows and the root no longer holds: each of its
+    files gone, with the OS's reason (a share unmounted: "No such file or directory")."""
+    assert config.data_root is not None
+    folder = open_root(config.data_root).source(record.name)
+    files = gone_files(record, folder, set())
+    rules = _dataset_rules(files, (), DatasetState(), config.switches)
+    n_prompts = config.n_prompts.get(record.name)
+    return dataset_stats(kind_of_files(files), n_prompts, files, rules, ())
+
+
+def _unknown_datasets(config: Config, blocks: Mapping[str, Any]) -> list[str]:
+    where = config.source or "the config"
+    return [
+        f"{where}: [datasets.{name!r}] names no dataset of the data root (yet): its n_prompts "
+        "applies once a folder of that name holds a recognised file"
+        for name in sorted(config.n_prompts)
+        if name not in blocks
+    ]
 
 
 def refresh_dataset(
@@ -133,35 +204,27 @@ def refresh_record(
     scans: Mapping[str, FileScan] | None = None,
     switches: Switches = DEFAULT_SWITCHES,
     settle_seconds: float = SETTLE_SECONDS,
+    forget_missing: bool = False,
 ) -> tuple[DatasetRecord, dict[str, Any]]:
     """Scan a dataset's files from `old` (or take `scans` made already, by file key);
-    return its new record and its stats block."""
+    return its new record and its stats block. Files of `old` the walk no longer lists stay
+    in the record as gone (`genledger.refresh.missing`), unless `forget_missing`."""
+    readable = {} if old.files_only_named else old.files  # a full re-read: no checkpoints
     files = [
-        _refresh_file(f, old.files.get(f.name), scans, switches, now, settle_seconds)
+        _refresh_file(f, readable.get(f.name), scans, switches, now, settle_seconds)
         for f in ds.files
     ]
+    if not forget_missing:
+        files += gone_files(old, ds.path, {f.name for f in ds.files})
     record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
     record.rules = _dataset_rules(files, ds.unrecognised, old.rules, switches)
     block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised)
-    for gone in old.files.values():
-        if gone.name not in record.files:
-            block["files"][gone.name] = _vanished_entry(gone)
     update_rates(block, record, now)
     return record, block
 
 
-def _vanished_entry(gone: FileState) -> dict[str, Any]:
-    return {
-        "bytes": 0,
-        "lines": 0,
-        "pending_bytes": 0,
-        "mtime": None,
-        "role": gone.role,
-        "error": VANISHED,
-    }
-
-
 def _checkpoint(old: FileState | None) -> Checkpoint | None:
+    # A file in error (unreadable, gone) is read again from its start once it can be.
     return old.checkpoint if old is not None and old.error is None else None
 
 
@@ -181,15 +244,19 @@ def _refresh_file(
     now: float,
     settle_seconds: float,
 ) -> FileState:
+    if data_file.error is not None:  # listed, but nothing to open (a FIFO, a folder)
+        return FileState(data_file.dataset, data_file.name, data_file.role, error=data_file.error)
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
         f = data_file
         checkpoint = _checkpoint(old)
         scan = scan_file(f.path, f.name, f.role, checkpoint, None, switches, now, settle_seconds)
-    return _merge(data_file, old, scan)
+    return _merge(data_file, old, scan, now, settle_seconds)
 
 
-def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileState:
+def _merge(
+    data_file: DataFile, old: FileState | None, scan: FileScan, now: float, settle: float
+) -> FileState:
     state = FileState(data_file.dataset, data_file.name, data_file.role)
     if scan.read is None:
         state.error = scan.error
@@ -200,6 +267,7 @@ def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileSt
     state.pending_bytes = scan.read.pending_bytes
     state.mtime = scan.read.mtime
     state.last_read = scan.read.reason
+    state.settled = now - scan.read.mtime >= settle
     return state
 
 
@@ -217,6 +285,8 @@ def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:
             f.checkpoint.head_sum,
             f.checkpoint.tail_sum,
             f.checkpoint.inode,
+            f.pending_bytes,
+            f.settled,
         )
         for f in files
     ]
@@ -234,12 +304,24 @@ def rule_evaluation(switches: Switches) -> Any:
     return rows
 
 
-def root_failures(unrecognised: tuple[str, ...], switches: Switches) -> dict[str, RuleTally]:
-    """The rule failures of files in no dataset (paths relative to the data root)."""
-    if not unrecognised:
-        return {}
-    rows = [{"file": path, "recognised": False} for path in unrecognised]
-    return dict(rule_evaluation(switches).folder_failures(rows))
+def root_failures(
+    unrecognised: tuple[str, ...],
+    switches: Switches,
+    problems: tuple[tuple[str, str], ...] = (),
+    n_datasets: int = 1,
+) -> dict[str, RuleTally]:
+    """The rule failures outside every dataset (paths relative to the data root): files
+    matching no pattern, entries that cannot be read (`problems`: path, reason), and a root
+    holding no dataset."""
+    evaluation = rule_evaluation(switches)
+    failures: dict[str, RuleTally] = dict(evaluation.root_failures(n_datasets))
+    if unrecognised:
+        rows = [{"file": path, "recognised": False} for path in unrecognised]
+        failures.update(evaluation.folder_failures(rows))
+    if problems:
+        unreadable = [FileState("", path, "responses", error=why) for path, why in problems]
+        failures.update(evaluation.file_failures([f.rule_row() for f in unreadable]))
+    return failures
 
 
 def _dataset_rules(
@@ -252,14 +334,12 @@ def _dataset_rules(
 
     responses = [f for f in files if f.role == "responses"]
     failures = evaluation.id_failures([(f.name, f.tally.ids) for f in responses])
-    rows: list[dict[str, Any]] = [
-        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
-        for f in files
-        if f.role != "prompts"
-    ]
-    # Only a prompts file so far: no record yet must say so, not pass on no
-    # data (docs/design.md §6).
-    failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
+    rows: list[dict[str, Any]] = [f.rule_row() for f in files]
+    if all(f.role == "prompts" for f in files):
+        # Only a prompts file so far: no record yet must say so, not pass on no
+        # data (docs/design.md §6).
+        rows.append(NO_RESPONSES_YET)
+    failures.update(evaluation.file_failures(rows))
     n_done = sum(f.tally.records for f in responses)
     n_nonzero = sum(f.tally.nonzero for f in responses)
     aggregate = evaluation.dataset_failures(n_done, n_nonzero)

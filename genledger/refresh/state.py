@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from genledger.ledger import jsonio
 from genledger.ledger.records import DatasetRecord
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
 
@@ -22,6 +25,7 @@ class StateStore:
     def __init__(self, state_dir: Path, data_root: str) -> None:
         self.state_dir = state_dir
         self.data_root = data_root
+        self.notices: list[str] = []  # one line each: damaged records discarded
 
     def _stem(self, dataset: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
@@ -47,13 +51,60 @@ class StateStore:
     def load(self, dataset: str, history_only: bool = False) -> DatasetRecord:
         """The committed record, or a fresh one if absent or damaged; `history_only`: a fresh
         one with the committed rate history (`DatasetRecord.from_bytes`)."""
+        path = self.path(dataset)
         try:
-            return DatasetRecord.from_bytes(
-                self.path(dataset).read_bytes(), dataset, self.data_root, history_only
-            )
-        except (OSError, ValueError, KeyError, TypeError):
-            # A lost or damaged state only costs a full re-read; it never costs correctness.
+            raw = path.read_bytes()
+        except FileNotFoundError:
             return DatasetRecord(dataset, self.data_root)
+        except OSError as exc:
+            return self._discard(dataset, path, f"unreadable: {exc.strerror or exc}")
+        try:
+            return DatasetRecord.from_bytes(raw, dataset, self.data_root, history_only)
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            # A damaged record only costs a full re-read; it never costs correctness.
+            return self._discard(dataset, path, str(exc) or type(exc).__name__)
+
+    def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
+        why = " ".join(why.split())[:200]  # one line
+        self.notices.append(
+            f"state record {path} of dataset {dataset!r} is damaged ({why}); "
+            "discarded: the dataset is read again from the start"
+        )
+        return DatasetRecord(dataset, self.data_root)
+
+    def other_datasets(self, besides: Iterable[str]) -> list[str]:
+        """The datasets of this data root with a record here, besides `besides` (those the
+        root holds now): the ones it held before and no longer does."""
+        skip = {self.path(name).name for name in besides}
+        found: list[str] = []
+        try:
+            entries = list(os.scandir(self.state_dir / "datasets"))
+        except OSError:
+            return found
+        for entry in entries:
+            if entry.name in skip or entry.name.startswith(".") or not entry.name.endswith(".json"):
+                continue
+            name = self._name_in(Path(entry.path))
+            if name is not None and self.path(name).name == entry.name:
+                found.append(name)
+        return sorted(found)
+
+    def _name_in(self, path: Path) -> str | None:
+        """The dataset a record of this data root is about (None: another root's, or none)."""
+        try:
+            data = jsonio.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict) or data.get("data_root") != self.data_root:
+            return None
+        name = data.get("name")
+        return name if isinstance(name, str) else None
+
+    def forget(self, datasets: Iterable[str]) -> None:
+        """Delete the records of `datasets` (gone from the root, and meant to be)."""
+        for name in datasets:
+            with contextlib.suppress(FileNotFoundError):
+                self.path(name).unlink()
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""

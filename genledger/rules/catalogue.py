@@ -37,6 +37,7 @@ class Table(StrEnum):
     FILES = "files"
     FOLDER = "folder"
     DATASET = "dataset"
+    ROOT = "root"
 
 
 Row = Mapping[str, Any]
@@ -112,9 +113,11 @@ TABLE_COLUMNS: dict[Table, tuple[str, ...]] = {
     Table.RESPONSES: RESPONSE_COLUMNS,
     Table.TOKENIZED: TOKENIZED_COLUMNS,
     Table.IDS: ("file", "line", "record_id"),
-    Table.FILES: ("file", "role", "records", "error"),
+    # `line`: the number the pending line would get; `settled`: unchanged for settle_seconds
+    Table.FILES: ("file", "role", "records", "error", "pending_bytes", "settled", "line"),
     Table.FOLDER: ("file", "recognised"),
     Table.DATASET: ("n_done", "n_nonzero"),
+    Table.ROOT: ("n_datasets",),
 }
 # Named derived columns of each table, in the pandera models too.
 DERIVED: dict[Table, dict[str, Expr]] = {
@@ -262,6 +265,19 @@ RULES: tuple[Rule, ...] = (
         col("error").is_null() & (col("records") == 0),
     ),
     Rule(
+        "unterminated_line",
+        Severity.WARN,
+        (Table.FILES,),
+        "lines_end_with_newline",
+        "A file unchanged for settle_seconds ends with a newline: bytes after the last one are "
+        'a line that is never counted (a file written with "\\n".join reads one short).',
+        lambda r: (
+            f"{_value(r, 'pending_bytes')} bytes after the last newline, unchanged for "
+            "settle_seconds: that line is not counted until it ends with \\n"
+        ),
+        col("error").is_null() & (col("pending_bytes") > 0) & col("settled"),
+    ),
+    Rule(
         "unrecognised_files",
         Severity.WARN,
         (Table.FOLDER,),
@@ -279,6 +295,15 @@ RULES: tuple[Rule, ...] = (
         "A dataset with responses has at least one valid non-zero completion count.",
         lambda r: f"{_value(r, 'n_done')} responses and not one valid non-zero completion count",
         (col("n_done") > 0) & (col("n_nonzero") == 0),
+    ),
+    Rule(
+        "no_datasets",
+        Severity.WARN,
+        (Table.ROOT,),
+        "every_dataset_present",  # checked on the stats_json asset (checks/asset_checks.py)
+        "The data root holds at least one dataset (an empty root is not a clean one).",
+        lambda r: "the data root holds no dataset (no folder with a recognised file)",
+        col("n_datasets") == 0,
     ),
 )
 

@@ -21,6 +21,7 @@ MODELS = {
     Table.FILES: schemas.FileTable,
     Table.FOLDER: schemas.FolderTable,
     Table.DATASET: schemas.DatasetTable,
+    Table.ROOT: schemas.RootTable,
 }
 
 
@@ -74,13 +75,17 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
 
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
-    """Unreadable and empty data files of a dataset: rows of file, role, records, error."""
+    """Unreadable and empty data files of a dataset, and last lines that never end: rows of
+    the FILES table's columns."""
     frame = pd.DataFrame(
         {
             "file": pd.array([r["file"] for r in rows], dtype=object),
             "role": pd.array([r["role"] for r in rows], dtype=object),
             "records": pd.array([r["records"] for r in rows], dtype="int64"),
             "error": pd.array([r["error"] for r in rows], dtype=object),
+            "pending_bytes": pd.array([r["pending_bytes"] for r in rows], dtype="int64"),
+            "settled": pd.array([r["settled"] for r in rows], dtype=bool),
+            "line": pd.array([r["line"] for r in rows], dtype="int64"),
         }
     )
     return rule_tallies(Table.FILES, frame)[1]
@@ -106,3 +111,9 @@ def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
         }
     )
     return rule_tallies(Table.DATASET, frame)[1]
+
+
+def root_failures(n_datasets: int) -> dict[str, RuleTally]:
+    """The data root's own rule: it holds at least one dataset."""
+    frame = pd.DataFrame({"n_datasets": pd.array([n_datasets], dtype="int64")})
+    return rule_tallies(Table.ROOT, frame)[1]

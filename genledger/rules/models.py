@@ -20,6 +20,7 @@ from genledger.rules.expr import evaluate
 
 COUNT_TYPES = ("int", "bigint", "bool", "float", "string", "array", "object")
 ROLES = ("responses", "tokenized")
+FILE_ROLES = (*ROLES, "prompts")
 
 
 def _rule(name: str) -> Any:
@@ -133,11 +134,15 @@ class FileTable(pa.DataFrameModel):
     """One row per data file of a dataset: its records and any read error."""
 
     file: Series[str]
-    role: Series[str] = pa.Field(isin=list(ROLES))
-    records: Series[int] = pa.Field(ge=0)
+    role: Series[str] = pa.Field(isin=list(FILE_ROLES))
+    records: Series[int] = pa.Field(ge=0)  # a prompts file: its non-blank lines
     error: Series[str] = pa.Field(nullable=True)
+    pending_bytes: Series[int] = pa.Field(ge=0)
+    settled: Series[bool]
+    line: Series[int] = pa.Field(ge=0)
     unreadable_files: Series[bool] = _rule("unreadable_files")
     empty_files: Series[bool] = _rule("empty_files")
+    unterminated_line: Series[bool] = _rule("unterminated_line")
 
     class Config:
         strict = True
@@ -145,7 +150,8 @@ class FileTable(pa.DataFrameModel):
     @pa.dataframe_parser
     @classmethod
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """A file that cannot be read is an error; one with no records yet says so."""
+        """A file that cannot be read is an error; one with no records yet, or a last line
+        that never ends, says so."""
         return derive(Table.FILES, df)
 
 
@@ -181,3 +187,19 @@ class DatasetTable(pa.DataFrameModel):
     def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
         """Responses exist, yet not one valid non-zero completion count: the silent zero."""
         return derive(Table.DATASET, df)
+
+
+class RootTable(pa.DataFrameModel):
+    """One row per data root: how many datasets it holds."""
+
+    n_datasets: Series[int] = pa.Field(ge=0)
+    no_datasets: Series[bool] = _rule("no_datasets")
+
+    class Config:
+        strict = True
+
+    @pa.dataframe_parser
+    @classmethod
+    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
+        """An empty root is not a clean one."""
+        return derive(Table.ROOT, df)

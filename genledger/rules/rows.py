@@ -108,7 +108,8 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
 
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
-    """Unreadable and empty data files of a dataset: rows of file, role, records, error."""
+    """Unreadable and empty data files of a dataset, and last lines that never end: rows of
+    the FILES table's columns (`FileState.rule_row`)."""
     return _dict_tallies(Table.FILES, rows)
 
 
@@ -120,3 +121,8 @@ def folder_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
 def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
     """The aggregate rule: responses exist but not one valid non-zero count."""
     return _dict_tallies(Table.DATASET, [{"n_done": n_done, "n_nonzero": n_nonzero}])
+
+
+def root_failures(n_datasets: int) -> dict[str, RuleTally]:
+    """The data root's own rule: it holds at least one dataset."""
+    return _dict_tallies(Table.ROOT, [{"n_datasets": n_datasets}])

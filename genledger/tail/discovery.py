@@ -36,12 +36,15 @@ def form_of(name: str) -> str:
 
 @dataclass(frozen=True)
 class DataFile:
-    """One file of a dataset: its path in the dataset folder, role and where to read it."""
+    """One file of a dataset: its path in the dataset folder, role and where to read it; or,
+    with `error`, something there that cannot be read (an unlistable folder, a FIFO, a folder
+    named like a data file), reported with the OS's reason and never opened."""
 
     dataset: str
     name: str  # path relative to the dataset folder, '/'-separated
     role: str
     path: Source
+    error: str | None = None
 
     @property
     def key(self) -> str:
@@ -89,6 +92,8 @@ class Survey:
     datasets: list[Dataset]
     unrecognised: tuple[str, ...] = ()  # paths relative to the data root
     files: tuple[FileInfo, ...] = field(default=(), repr=False)  # every file seen, not ignored
+    # what cannot be read outside every dataset: (path relative to the root, the reason)
+    problems: tuple[tuple[str, str], ...] = ()
 
 
 def role_of(name: str, patterns: FilePatterns) -> str | None:
@@ -101,6 +106,7 @@ def role_of(name: str, patterns: FilePatterns) -> str | None:
 
 def ignored(path: str, patterns: FilePatterns) -> bool:
     """A file that is never data: hidden, an editor's or writer's leftover, or configured."""
+    path = path.rstrip("/")  # an unlistable folder is named with a trailing `/`
     name = path.rsplit("/", 1)[-1]
     if name.startswith(".") or name.endswith(IGNORED_SUFFIXES):
         return True
@@ -111,27 +117,29 @@ def ignored(path: str, patterns: FilePatterns) -> bool:
 
 
 def survey(root: Path | str | Any, config: Config) -> Survey:
-    """Datasets (sorted by name) and unrecognised files of `root` (a path, URL or root).
-    Raises `DataRootError` when the root cannot be listed."""
+    """Datasets (sorted by name), unrecognised files and unreadable entries of `root` (a path,
+    URL or root). Raises `DataRootError` when the root cannot be listed."""
     tree = root if hasattr(root, "walk") else open_root(root)
     files = [f for f in tree.walk() if not ignored(f.path, config.patterns)]
     folders: dict[str, list[FileInfo]] = {}
-    loose: list[str] = []
+    loose: list[FileInfo] = []
     for info in files:
         top, sep, _ = info.path.partition("/")
         if sep:
             folders.setdefault(top, []).append(info)
-        else:
-            loose.append(info.path)
+        elif info.kind != "folder":  # a folder at the root is a dataset folder, whatever its name
+            loose.append(info)
     datasets: list[Dataset] = []
     outside = loose
     for name in sorted(folders):
         dataset = _dataset(tree, name, folders[name], config)
         if dataset is None:
-            outside += [f.path for f in folders[name]]
+            outside += [f for f in folders[name] if f.kind != "folder"]
         else:
             datasets.append(dataset)
-    return Survey(datasets, tuple(sorted(outside)), tuple(files))
+    unrecognised = tuple(sorted(f.path for f in outside if f.readable))
+    problems = tuple(sorted((f.path, str(f.error)) for f in outside if not f.readable))
+    return Survey(datasets, unrecognised, tuple(files), problems)
 
 
 def discover(root: Path | str | Any, config: Config) -> list[Dataset]:
@@ -152,17 +160,45 @@ def discover_one(root: Path | str | Any, name: str, config: Config) -> Dataset |
     return next((ds for ds in discover(tree, config) if ds.name == name), None)
 
 
+DATASET_FOLDER = "./"  # how a dataset's entries name its own folder (when it cannot be listed)
+
+
 def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dataset | None:
     files: list[DataFile] = []
     unrecognised: list[str] = []
+    problems: list[tuple[str, FileInfo, str | None]] = []
     for info in infos:
-        inner = info.path[len(name) + 1 :]
-        role = role_of(inner.rsplit("/", 1)[-1], config.patterns)
-        if role is None:
-            unrecognised.append(inner)
-        else:
-            files.append(DataFile(name, inner, role, tree.source(info.path, info)))
-    if not files:
+        inner = info.path[len(name) + 1 :] or DATASET_FOLDER
+        role = role_of(inner.rstrip("/").rsplit("/", 1)[-1], config.patterns)
+        if info.readable:
+            if role is None:
+                unrecognised.append(inner)
+            else:
+                files.append(DataFile(name, inner, role, tree.source(info.path, info)))
+        elif info.kind != "folder" or role is not None:  # a folder matching no pattern is one
+            problems.append((inner, info, role))
+    unlistable = any(inner == DATASET_FOLDER for inner, _, _ in problems)
+    if not files and not unlistable and all(role is None for _, _, role in problems):
         return None
-    folder = tree.source(name)
+    # What cannot be read and matches no pattern is checked with the dataset's main role.
+    main = (
+        "tokenized"
+        if any(f.role == "tokenized" for f in files)
+        and not any(f.role == "responses" for f in files)
+        else "responses"
+    )
+    for inner, info, role in problems:
+        source = tree.source(info.path, info)
+        files.append(DataFile(name, inner, role or main, source, error=info.error))
+    folder = tree.source(name, _top(infos))
+    files.sort(key=lambda f: f.name)
     return Dataset(name, folder, tuple(files), config.n_prompts.get(name), tuple(unrecognised))
+
+
+def _top(infos: list[FileInfo]) -> FileInfo | None:
+    """A listing of the dataset folder itself, as the file system spells its name."""
+    for info in infos:
+        if info.raw:
+            top = info.raw.split("/", 1)[0]
+            return FileInfo(info.path.split("/", 1)[0], 0, 0, "folder", raw=top)
+    return None

@@ -11,6 +11,7 @@ it); both are small, picklable values, so scan jobs can name files without openi
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -29,11 +30,20 @@ class DataRootError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class FileInfo:
-    """One regular file under a root: its path relative to the root and what it looks like."""
+    """One regular file under a root: its path relative to the root and what it looks like;
+    or, with `kind` other than "file", something else the walk met (see `LocalRoot.walk`)."""
 
-    path: str  # '/'-separated, relative to the root
+    path: str  # '/'-separated, relative to the root; bytes not UTF-8 shown escaped (`shown`)
     size: int
     mtime_ns: int
+    kind: str = "file"  # "file", "folder" (named like a data file), "other", "unlistable"
+    error: str | None = None  # why it cannot be read: the OS's reason
+    raw: str | None = None  # the path as the file system spells it, where `path` differs
+
+    @property
+    def readable(self) -> bool:
+        """A regular file seen whole (not a folder, not a problem)."""
+        return self.kind == "file" and self.error is None
 
 
 class Handle(Protocol):
@@ -58,14 +68,8 @@ class LocalHandle:
     __slots__ = ("fd", "identity", "mtime_ns", "size")
 
     def __init__(self, path: Path | str) -> None:
-        self.fd = os.open(path, os.O_RDONLY)
-        try:
-            st = os.fstat(self.fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(21, "Is a directory", str(path))
-        except BaseException:
-            os.close(self.fd)
-            raise
+        self.fd = open_regular(path)
+        st = os.fstat(self.fd)
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         self.identity: tuple[int, int] | None = (st.st_dev, st.st_ino)
 
@@ -90,6 +94,49 @@ class LocalHandle:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def open_regular(path: Path | str) -> int:
+    """A read-only descriptor of the regular file `path`. Opened without blocking, so a FIFO
+    put where a file was listed cannot hang the read (its open would wait for a writer);
+    anything but a regular file raises OSError with the reason."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, words in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def shown(name: str) -> str:
+    """A name from the file system as text: bytes that are not UTF-8 (which Python keeps as
+    lone surrogates, and no JSON may hold) escaped as `\\xNN`."""
+    if name.isascii():
+        return name
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
 
 
 @dataclass(frozen=True)
@@ -120,7 +167,7 @@ def stream_source(source: Source | str) -> IO[bytes]:
     if isinstance(source, RemoteFile):
         stream: IO[bytes] = source.root.stream(source.path)
         return stream
-    return open(source, "rb", buffering=0)
+    return os.fdopen(open_regular(source), "rb", buffering=0)
 
 
 def stat_source(source: Source | str) -> tuple[int, int] | None:
@@ -149,7 +196,11 @@ class LocalRoot:
 
     def source(self, rel: str, listed: FileInfo | None = None) -> Source:
         """The file at `rel` (relative to the root) as a readable source (`listed`: what the
-        walk saw of it, kept by remote roots only)."""
+        walk saw of it: its path as the file system spells it)."""
+        if listed is not None and listed.raw is not None:
+            rel = listed.raw
+        elif "\\" in rel:
+            rel = self._raw(rel)
         return self.path / rel if rel else self.path
 
     def check(self) -> None:
@@ -168,34 +219,84 @@ class LocalRoot:
 
     def walk(self, under: str = "") -> list[FileInfo]:
         """Every regular file under the root (or only its folder `under`), at any depth,
-        sorted by path (relative to the root)."""
+        sorted by path (relative to the root); and what else the walk met, never dropped in
+        silence: a folder it cannot list (`unlistable`), a FIFO, device, socket or broken
+        link (`other`), a file it cannot stat, each with the OS's reason, and each folder
+        named like a data file (`folder`: discovery decides whether it is one)."""
         self.check()
         found: list[FileInfo] = []
         seen: set[tuple[int, int]] = set()  # folders already walked: symlink loops end here
-        self._walk(self.path / under, f"{under}/" if under else "", found, seen)
+        raw = self._raw(under) if "\\" in under else under
+        prefix = f"{under}/" if under else ""
+        self._walk(self.path / raw, prefix, f"{raw}/" if raw else "", found, seen)
         found.sort(key=lambda f: f.path)
         return found
 
-    def _walk(self, folder: Path, prefix: str, found: list[FileInfo], seen: set[Any]) -> None:
+    def _raw(self, rel: str) -> str:
+        """The path as the file system spells it, of a path shown with escaped bytes."""
+        parts, folder = [], self.path
+        for part in rel.split("/"):
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            part = next((n for n in names if shown(n) == part), part)
+            parts.append(part)
+            folder = folder / part
+        return "/".join(parts)
+
+    def _walk(
+        self, folder: Path, prefix: str, raw_prefix: str, found: list[FileInfo], seen: set[Any]
+    ) -> None:
         try:
             st = os.stat(folder)
             if (st.st_dev, st.st_ino) in seen:
                 return
             seen.add((st.st_dev, st.st_ino))
             entries = list(os.scandir(folder))
-        except OSError:
-            return  # an unlistable subfolder holds nothing we can read
+        except FileNotFoundError:
+            return  # gone while listed: the next refresh sees the new state
+        except OSError as exc:
+            why = f"cannot list the folder: {exc.strerror or exc}"
+            found.append(FileInfo(prefix, 0, 0, "unlistable", why, raw_prefix))
+            return
         for entry in entries:
-            rel = prefix + entry.name
+            name = shown(entry.name)
+            rel, raw = prefix + name, raw_prefix + entry.name
+            raw_or_none = raw if raw != rel else None
             try:
                 if entry.is_dir():
                     if not entry.name.startswith("."):  # hidden folders (.git, .cache) too
-                        self._walk(Path(entry.path), rel + "/", found, seen)
+                        if name.endswith(DATA_SUFFIXES):
+                            found.append(
+                                FileInfo(rel, 0, 0, "folder", "is a directory", raw_or_none)
+                            )
+                        self._walk(Path(entry.path), rel + "/", raw + "/", found, seen)
                 elif entry.is_file():
                     st = entry.stat()
-                    found.append(FileInfo(rel, st.st_size, st.st_mtime_ns))
-            except OSError:
-                continue  # vanished while listed: the next refresh sees the new state
+                    found.append(FileInfo(rel, st.st_size, st.st_mtime_ns, raw=raw_or_none))
+                else:
+                    found.append(FileInfo(rel, 0, 0, "other", _not_regular(entry), raw_or_none))
+            except FileNotFoundError:
+                continue  # gone while listed: the next refresh sees the new state
+            except OSError as exc:
+                why = f"unreadable: {exc.strerror or exc}"
+                found.append(FileInfo(rel, 0, 0, "other", why, raw_or_none))
+
+
+# A folder whose name ends like this is named like a data file (discovery decides).
+DATA_SUFFIXES = (".jsonl", ".gz", ".zst", ".zstd", ".parquet")
+
+
+def _not_regular(entry: os.DirEntry[str]) -> str:
+    """Why a directory entry that is neither a file nor a folder cannot be read."""
+    try:
+        mode = os.stat(entry.path).st_mode  # through a symlink: what it points to
+    except FileNotFoundError:
+        return "a broken symbolic link (No such file or directory)"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    return f"not a regular file ({kind_of(mode)})"
 
 
 def open_root(root: Path | str) -> LocalRoot | Any:

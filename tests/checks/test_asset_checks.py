@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from checks.asset_checks import (
+    EVERY_DATASET_PRESENT,
     Rows,
     check_specs,
     every_dataset_present,
@@ -26,8 +27,10 @@ def example(line: int) -> dict[str, object]:
     return {"file": "raw_responses.jsonl", "line": line, "reason": "because"}
 
 
-def test_every_family_is_checked_on_some_file_asset() -> None:
-    assert set(families_for("responses")) | set(families_for("tokenized")) == set(FAMILIES)
+def test_every_family_is_checked_on_some_file_asset_or_on_stats_json() -> None:
+    on_files = set(families_for("responses")) | set(families_for("tokenized"))
+    assert on_files | {EVERY_DATASET_PRESENT} == set(FAMILIES)
+    assert {r.family for r in RULES if Table.ROOT in r.tables} == {EVERY_DATASET_PRESENT}
 
 
 def test_tokenized_assets_get_no_response_checks() -> None:

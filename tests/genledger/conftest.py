@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,16 @@ class Ledger:
         """A `full=True` refresh with its own state and stats: the oracle of the same bytes."""
         self._oracle_runs += 1
         where = self.base / f"oracle{self._oracle_runs}"
+        config = Config(data_root=self.root, stats_path=where / "s.json", state_dir=where / "st")
+        return refresh(config, full=True).stats
+
+    def full_with_the_same_state(self) -> dict[str, Any]:
+        """A `full=True` refresh with a copy of the committed state: everything read again,
+        and what the state knew of files since gone still reported."""
+        self._oracle_runs += 1
+        where = self.base / f"oracle{self._oracle_runs}"
+        if self.state_dir.exists():
+            shutil.copytree(self.state_dir, where / "st")
         config = Config(data_root=self.root, stats_path=where / "s.json", state_dir=where / "st")
         return refresh(config, full=True).stats
 

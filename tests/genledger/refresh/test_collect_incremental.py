@@ -145,16 +145,24 @@ def test_blank_lines_are_skipped_but_numbered(ledger: Ledger) -> None:
     assert failure["examples"][0]["line"] == 5
 
 
-def test_a_file_that_vanished_between_refreshes_is_reported_per_file(
+def test_a_file_deleted_between_refreshes_stays_reported_until_it_is_back(
     ledger: Ledger, lines: Lines
 ) -> None:
     ledger.append(lines(0, 2))
     ledger.append(lines(10, 3), name="raw_responses_2.jsonl")
     ledger.refresh()
+    kept = ledger.file("raw_responses_2.jsonl").read_bytes()
     ledger.file("raw_responses_2.jsonl").unlink()
+    for _ in range(3):  # not a note that is gone one refresh later
+        block = ledger.block(ledger.refresh())
+        assert block["n_done"] == 2
+        entry = block["files"]["raw_responses_2.jsonl"]
+        assert entry["error"] == "gone: No such file or directory"
+        assert (block["quality"]["unreadable_files"], block["quality"]["status"]) == (1, "error")
+    ledger.append(kept, name="raw_responses_2.jsonl")
     block = ledger.block(ledger.refresh())
-    assert block["n_done"] == 2
-    assert "vanished" in block["files"]["raw_responses_2.jsonl"]["error"]
+    assert (block["n_done"], block["quality"]["status"]) == (5, "ok")
+    assert comparable(ledger.refresh()) == comparable(ledger.fresh_scan())
 
 
 def test_a_file_that_vanishes_during_a_refresh_is_an_error_entry_not_a_traceback(

@@ -38,13 +38,19 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
     assert orjson.loads(store.path(record.name).read_bytes())["version"] == STATE_VERSION
 
 
-def test_a_full_reread_keeps_only_the_rate_history(tmp_path: Path) -> None:
+def test_a_full_reread_keeps_only_the_rate_history_and_the_names_of_the_files(
+    tmp_path: Path,
+) -> None:
     store = StateStore(tmp_path, "/data")
     record = a_record()
     record.history = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     store.save(record)
     fresh = store.load(record.name, history_only=True)
-    assert fresh == DatasetRecord(record.name, "/data", history=record.history)
+    (state,) = record.files.values()
+    named = FileState(state.dataset, state.name, state.role, error=state.error)
+    assert fresh == DatasetRecord(
+        record.name, "/data", {state.name: named}, history=record.history, files_only_named=True
+    )
     assert StateStore(tmp_path, "/other").load(record.name, history_only=True).history == []
 
 

@@ -58,6 +58,8 @@ CONTRACT_FAMILIES = {
     "files_have_records",
     "files_recognised",
     "dataset_has_token_counts",
+    "lines_end_with_newline",
+    "every_dataset_present",
 }
 
 

@@ -205,14 +205,18 @@ def test_a_null_id_is_rejected_by_the_schema_not_counted() -> None:
         run(schemas.IdTable, frame)
 
 
-def file_frame(rows: list[tuple[str, int, str | None]]) -> pd.DataFrame:
-    """A file table: (role, records, error) per file."""
+def file_frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
+    """A file table: (role, records, error[, pending bytes, settled]) per file."""
+    full = [(*r, 0, False)[:5] for r in rows]
     return pd.DataFrame(
         {
             "file": pd.array([f"f{i}.jsonl" for i in range(len(rows))], dtype=object),
-            "role": pd.array([r[0] for r in rows], dtype=object),
-            "records": pd.array([r[1] for r in rows], dtype="int64"),
-            "error": pd.array([r[2] for r in rows], dtype=object),
+            "role": pd.array([r[0] for r in full], dtype=object),
+            "records": pd.array([r[1] for r in full], dtype="int64"),
+            "error": pd.array([r[2] for r in full], dtype=object),
+            "pending_bytes": pd.array([r[3] for r in full], dtype="int64"),
+            "settled": pd.array([r[4] for r in full], dtype=bool),
+            "line": pd.array([r[1] + 1 if r[3] else 0 for r in full], dtype="int64"),
         }
     )
 
@@ -225,6 +229,19 @@ def test_file_rules_flag_unreadable_and_empty_files_separately() -> None:
     assert failing_rows(schemas.FileTable, frame, "empty_files") == [1]
     clean = file_frame([("responses", 1, None)])
     assert run(schemas.FileTable, clean).failing == {}
+
+
+def test_a_last_line_without_newline_fails_only_once_the_file_has_settled() -> None:
+    frame = file_frame(
+        [
+            ("responses", 3, None, 12, True),  # settled: its last line never ends
+            ("prompts", 5, None, 7, True),  # a prompts file written with "\n".join
+            ("responses", 3, None, 12, False),  # still being written: a torn line
+            ("responses", 3, None, 0, True),
+            ("responses", 0, "unreadable: Permission denied", 5, True),
+        ]
+    )
+    assert failing_rows(schemas.FileTable, frame, "unterminated_line") == [0, 1]
 
 
 def dataset_frame(n_done: int, n_nonzero: int) -> pd.DataFrame:

@@ -96,16 +96,28 @@ def test_duplicate_ids_across_shards_are_found_alike(shards: list[list[tuple[int
     assert rows.id_failures(files) == quality.id_failures(files)
 
 
+FILE_BASE = {"pending_bytes": 0, "settled": False, "line": 0}
 FILE_ROWS = [
-    {"file": "a", "role": "responses", "records": 0, "error": None},
-    {"file": "b", "role": "tokenized", "records": 3, "error": "vanished (no such file)"},
-    {"file": "c", "role": "responses", "records": 2, "error": None},
+    {"file": "a", "role": "responses", "records": 0, "error": None} | FILE_BASE,
+    {"file": "b", "role": "tokenized", "records": 3, "error": "gone: No such file"} | FILE_BASE,
+    {"file": "c", "role": "responses", "records": 2, "error": None} | FILE_BASE,
+    {"file": "p", "role": "prompts", "records": 9, "error": None}
+    | {"pending_bytes": 4, "settled": True, "line": 10},
+    {"file": "d", "role": "responses", "records": 1, "error": None}
+    | {"pending_bytes": 4, "settled": False, "line": 2},
 ]
 
 
 def test_file_rules_agree_including_a_dataset_with_no_data_file() -> None:
     for table in (FILE_ROWS, FILE_ROWS[2:], []):
         assert rows.file_failures(table) == quality.file_failures(table)
+
+
+def test_the_root_rule_agrees() -> None:
+    for n_datasets in (0, 1, 7):
+        assert rows.root_failures(n_datasets) == quality.root_failures(n_datasets)
+    assert rows.root_failures(0)["no_datasets"].count == 1
+    assert rows.root_failures(1) == {}
 
 
 def test_the_dataset_rule_agrees() -> None:
