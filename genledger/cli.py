@@ -15,9 +15,19 @@ EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
 def _root_arg(text: str) -> Path | str:
-    from genledger.config import root_arg
+    from genledger.config import ConfigError, root_arg
 
-    return root_arg(text)
+    try:
+        return root_arg(text)
+    except ConfigError as exc:  # its own words: argparse's would repeat the value (a password)
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _path_arg(text: str) -> Path:
+    """An argparse type: a path, never empty (`Path('')` would be the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return Path(text)
 
 
 def _positive_int(text: str) -> int:
@@ -45,10 +55,15 @@ def _parser() -> argparse.ArgumentParser:
         help="a folder, sftp://[user@]host[:port]/path or s3://bucket/prefix "
         "(default: $GENLEDGER_DATA_ROOT)",
     )
-    collect.add_argument("-o", "--output", type=Path, help="default: $GENLEDGER_STATS_PATH")
-    collect.add_argument("--state", type=Path, help="state dir (default: under ~/.cache)")
+    collect.add_argument("-o", "--output", type=_path_arg, help="default: $GENLEDGER_STATS_PATH")
+    collect.add_argument("--state", type=_path_arg, help="state dir (default: under ~/.cache)")
     collect.add_argument("--full", action="store_true", help="ignore checkpoints, read all")
-    collect.add_argument("--config", type=Path, help="config file (genledger.toml)")
+    collect.add_argument(
+        "--forget-missing",
+        action="store_true",
+        help="stop reporting files and datasets counted before and gone now",
+    )
+    collect.add_argument("--config", type=_path_arg, help="config file (genledger.toml)")
     collect.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
 
     monitor = sub.add_parser("monitor", help="live terminal dashboard of a stats JSON")
@@ -69,8 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     monitor.add_argument("--collect", type=_root_arg, metavar="DATA_ROOT", help="also run collect")
     monitor.add_argument("--collect-interval", type=float, default=30.0, help="seconds")
-    monitor.add_argument("--state", type=Path, help="state dir for --collect")
-    monitor.add_argument("--config", type=Path, help="config file (genledger.toml)")
+    monitor.add_argument("--state", type=_path_arg, help="state dir for --collect")
+    monitor.add_argument("--config", type=_path_arg, help="config file (genledger.toml)")
 
     demo = sub.add_parser("demo", help="a simulated growing run with the Dagster UI on it")
     demo.add_argument("--port", type=int, default=3000, help="Dagster UI port on 127.0.0.1")
@@ -143,18 +158,22 @@ def collect_command(args: argparse.Namespace) -> int:
     from genledger.ledger.summary import render
     from genledger.refresh.collect import UsageError, refresh
     from genledger.tail.discovery import DataRootError
+    from genledger.terminal import printable
 
     try:
         config = load_config(args.config).with_paths(
             data_root=args.data_root, stats_path=args.output, state_dir=args.state
         )
-        result = refresh(config, full=args.full)
+        result = refresh(config, full=args.full, forget_missing=args.forget_missing)
     except (UsageError, ConfigError, DataRootError) as exc:
-        print(f"genledger collect: {exc}", file=sys.stderr)
+        print(printable(f"genledger collect: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"genledger collect: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        where = f"cannot write {exc.filename}: {exc.strerror or exc}"
+        print(printable(f"genledger collect: {where}"), file=sys.stderr)
         return EXIT_USAGE
+    for notice in result.notices:
+        print(printable(f"genledger collect: note: {notice}"), file=sys.stderr)
     if not args.quiet:
         print(render(result.stats), file=sys.stderr)
     return EXIT_FAILURES if result.has_errors else EXIT_OK

@@ -184,8 +184,34 @@ def is_url(text: str | Path) -> bool:
 
 def root_arg(text: str) -> Path | str:
     """A data root as given on a command line or in the environment: a URL stays text (a
-    `Path` would fold its `//`), anything else is a local path."""
-    return text if is_url(text) else Path(text).expanduser()
+    `Path` would fold its `//`), anything else is a local path. A URL holding a password is
+    refused: the root's URL is written into the stats JSON and the state (and messages)."""
+    if is_url(text):
+        refuse_password(text)
+        return text
+    if not text.strip():
+        raise ConfigError("the data root is an empty string")
+    return Path(text).expanduser()
+
+
+def refuse_password(url: str) -> None:
+    """Raise `ConfigError` when `url` holds a password, naming it without the password."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return  # a malformed URL: the root says so when it is opened
+    if password is None:
+        return
+    user = parts.username or ""
+    shown = url.replace(f"{user}:{password}@", f"{user}:***@", 1)
+    raise ConfigError(
+        f"the data root {shown} holds a password: genledger never takes one from a URL (it "
+        "would be written into the stats JSON and the state); authenticate with a key "
+        "(GENLEDGER_SSH_KEY, the agent or ~/.ssh) or the standard AWS variables"
+    )
 
 
 def _root(value: str) -> Path | str:

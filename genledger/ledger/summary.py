@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from genledger.terminal import printable
+
 
 def _count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
@@ -47,6 +49,17 @@ def unrecognised_line(where: str, block: dict[str, Any] | None) -> str | None:
     return f"  {where}: {count} unrecognised {noun} (matching no pattern): {', '.join(paths)}{more}"
 
 
+def unreadable_lines(block: dict[str, Any] | None) -> list[str]:
+    """`  outside every dataset: cannot read PATH: REASON`, one line each (the first few)."""
+    if not block or not block.get("count"):
+        return []
+    files = list((block.get("files") or {}).items())[:SHOWN_PATHS]
+    lines = [f"  outside every dataset: cannot read {path}: {why}" for path, why in files]
+    if block["count"] > len(files):
+        lines.append(f"  ... and {block['count'] - len(files)} more that cannot be read")
+    return lines
+
+
 BY_REASON = (
     ("failed_request_reasons", "failed requests"),
     ("empty_output_reasons", "empty outputs (no visible answer), by finish"),
@@ -77,13 +90,16 @@ def render(stats: dict[str, Any]) -> str:
     outside = unrecognised_line("outside every dataset", stats.get("unrecognised"))
     if outside:
         lines.append(outside)
+    lines.extend(unreadable_lines(stats.get("unreadable")))
+    if not stats["datasets"]:
+        lines.append("  the data root holds no dataset (no folder with a recognised file)")
     totals = stats["totals"]
     lines.append(
         f"total: {totals['n_done']:,}/{_count(totals['n_prompts'])} done, "
         f"{totals['total_comp']:,} completion tokens, {totals['n_tokenized']:,} tokenized "
         f"[{totals['quality']['status'].upper()}]"
     )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def failing_checks(quality: dict[str, Any]) -> str:
@@ -99,7 +115,7 @@ def refresh_line(stats: dict[str, Any]) -> str:
     totals = stats["totals"]
     progress = totals.get("progress")
     pct = f" ({progress:.1%})" if progress is not None else ""
-    return (
+    return printable(
         f"{len(stats['datasets'])} datasets, "
         f"{totals['n_done']:,}/{_count(totals['n_prompts'])} done{pct}, "
         f"{totals['total_comp']:,} completion tokens, {totals['n_tokenized']:,} tokenized "

@@ -11,13 +11,15 @@ from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
+from rich.text import Text
 
 from genledger.monitor.collector import Collector
 from genledger.monitor.render import frame_width, render
 from genledger.monitor.source import StatsSource
 from genledger.monitor.state import MonitorState
+from genledger.terminal import printable
 
 EXIT_OK, EXIT_NO_STATS, EXIT_USAGE = 0, 1, 2
 POLL_S = 0.25  # how often the stats file's signature is checked
@@ -73,6 +75,8 @@ class Screen:
         problem = self.source.problem
         if good is not None and problem:
             problem = f"last read failed ({problem}); showing the previous stats"
+        elif good is not None and self.source.note:
+            problem = self.source.note
         return MonitorState(
             path=self.path,
             stats=good.stats if good else None,
@@ -90,7 +94,7 @@ class Screen:
         if self.elastic:
             self.console.width = frame_width(state)
             state = replace(state, width=self.console.width)
-        self.console.print(render(state))
+        self.console.print(safe_render(state))
 
     def _tick(self) -> bool:
         """Collect if due, then poll; True when the stats file changed."""
@@ -122,7 +126,7 @@ class Screen:
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             with Live(
-                render(self.state()),
+                safe_render(self.state()),
                 console=self.console,
                 auto_refresh=False,
                 redirect_stdout=False,
@@ -141,11 +145,20 @@ class Screen:
                 news = self._tick()
                 now = time.time()
                 if news or now - drawn_at >= interval or self.console.width != drawn_width:
-                    live.update(render(self.state()), refresh=True)
+                    live.update(safe_render(self.state()), refresh=True)
                     drawn_at, drawn_width = now, self.console.width
                 time.sleep(min(POLL_S, interval))
         except KeyboardInterrupt:
             return
+
+
+def safe_render(state: MonitorState) -> RenderableType:
+    """`render`, or one line saying why the stats cannot be drawn: a frame is never a
+    traceback (the reading is checked field by field; this is the last guard)."""
+    try:
+        return render(state)
+    except Exception as exc:  # a shape `monitor.shape` does not foresee
+        return Text(printable(f"genledger monitor: cannot draw these stats: {exc!r}"))
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -10,6 +10,7 @@ from rich.cells import cell_len
 
 from genledger.ledger.summary import worst_failure
 from genledger.monitor import fmt
+from genledger.terminal import printable
 
 BAR_WIDTH = 10
 NAME_MAX = 64
@@ -66,8 +67,9 @@ def _bar(row: Row, width: int = BAR_WIDTH) -> str:
 
 
 def cell_text(column: Column, row: Row, width: int) -> str:
-    """The cell's text for a column `width` wide (a bar is drawn to fit, not cut)."""
-    return _bar(row, width) if column.key == "bar" else column.cell(row)
+    """The cell's text for a column `width` wide (a bar is drawn to fit, not cut), control
+    characters of names and data escaped."""
+    return _bar(row, width) if column.key == "bar" else printable(column.cell(row))
 
 
 def _pct(row: Row) -> str:
@@ -177,7 +179,9 @@ def shown(rows: list[Row]) -> tuple[Column, ...]:
 
 def _natural(rows: list[Row]) -> dict[str, int]:
     return {
-        c.key: min(c.max_width, max(cell_len(c.header), *(cell_len(c.cell(r)) for r in rows)))
+        c.key: min(
+            c.max_width, max(cell_len(c.header), *(cell_len(printable(c.cell(r))) for r in rows))
+        )
         for c in shown(rows)
     }
 

@@ -13,6 +13,7 @@ from rich.text import Text
 from genledger.monitor import fmt
 from genledger.monitor.columns import Row, cell_text, fit, width_for_key_figures
 from genledger.monitor.state import MonitorState
+from genledger.terminal import printable
 
 STATUS_STYLE = {"error": "bold red", "warn": "yellow", "ok": "green"}
 ROW_STYLE = {"error": "red"}
@@ -23,12 +24,12 @@ def render(state: MonitorState) -> RenderableType:
     parts: list[RenderableType] = [_line(t, state.width) for t in _header(state)]
     if state.stats is None:
         waiting = Text("waiting for stats", style="bold yellow")
-        waiting.append(f": {state.message or 'nothing readable yet'}")
+        waiting.append(printable(f": {state.message or 'nothing readable yet'}"))
         parts.append(_line(waiting, state.width))
         return Group(*parts)
     parts.append(_table(state))
     if state.message:
-        parts.append(_line(Text(state.message, style="yellow"), state.width))
+        parts.append(_line(Text(printable(state.message), style="yellow"), state.width))
     return Group(*parts)
 
 
@@ -60,9 +61,9 @@ def _header(state: MonitorState) -> list[Text]:
     written = state.newest_write
     if written is not None:
         title.append(f" · last write {fmt.duration(max(0.0, state.now - written))} ago")
-    lines = [title, Text(str(state.path), style="dim")]
+    lines = [title, Text(printable(str(state.path)), style="dim")]
     if state.collecting:
-        lines.append(Text(state.collecting, style="dim"))
+        lines.append(Text(printable(state.collecting), style="dim"))
     return lines
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from genledger.ledger import jsonio
+from genledger.monitor.shape import conform
 from genledger.tail.roots import DataRootError
 
 Signature = tuple[int, int, int]  # inode, mtime_ns, size
@@ -60,6 +61,11 @@ def read_stats(path: Path | str) -> Reading:
         return Reading(None, mtime, "the stats file is incomplete or not JSON")
     if not isinstance(stats, dict) or not isinstance(stats.get("datasets"), dict):
         return Reading(None, mtime, "not a genledger stats JSON")
+    stats, wrong = conform(stats)
+    if wrong:
+        more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+        problem = f"fields of an unexpected type, left out: {', '.join(wrong[:3])}{more}"
+        return Reading(stats, mtime, problem)
     return Reading(stats, mtime)
 
 
@@ -94,6 +100,7 @@ class StatsSource:
         self.path = path
         self.last_good: Reading | None = None
         self.problem = ""
+        self.note = ""  # about the good reading shown (fields left out)
         self._seen: Signature | None = None
         self._polled = False
 
@@ -106,6 +113,7 @@ class StatsSource:
         reading = read_stats(self.path)
         if reading.stats is not None:
             self.last_good, self.problem = reading, ""
+            self.note = reading.problem
         else:
             self.problem = reading.problem
         return True
