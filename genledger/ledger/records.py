@@ -136,6 +136,9 @@ class DatasetRecord:
         rules = _typed(data.get("rules", {}), DatasetState, "rules")
         for key, state in files.items():
             _sane(state, f"files.{key}")
+        for rule, tally in rules.failures.items():
+            for example in tally.examples:
+                _example(example, f"rules.failures.{rule}")
         return cls(name=name, data_root=data_root, files=files, rules=rules, history=history)
 
 
@@ -181,5 +184,15 @@ def _sane(state: FileState, where: str) -> None:
         raise DamagedRecord(f"{where}: the checkpoint's window does not end at its offset")
     for rule, tally in state.tally.failures.items():
         for example in tally.examples:
-            if not (isinstance(example.get("line"), int) and isinstance(example.get("file"), str)):
-                raise DamagedRecord(f"{where}.tally.failures.{rule}: an example without line")
+            _example(example, f"{where}.tally.failures.{rule}")
+
+
+EXAMPLE_KEYS = {"file": str, "line": int, "reason": str, "offset": int}
+
+
+def _example(example: dict[str, Any], where: str) -> None:
+    """An example names its file, line and reason (and offset), each of its type."""
+    for key, kind in EXAMPLE_KEYS.items():
+        value = example.get(key)
+        if (value is None and key != "offset") or (value is not None and (type(value) is not kind)):
+            raise DamagedRecord(f"{where}: an example's {key} is {value!r}, not a {kind.__name__}")

@@ -39,10 +39,35 @@ def _lenient(content: bytes, error: orjson.JSONDecodeError) -> Any:
     value orjson cannot write back (lone surrogates) stays malformed.
     """
     if "control character" not in str(error):
-        raise Malformed(f"invalid JSON: {error}") from None
+        raise Malformed(why_not_json(content, error)) from None
     try:
         value = json.loads(content.decode("utf-8"), strict=False, parse_constant=_reject_constant)
         orjson.dumps(value)
     except (ValueError, TypeError, RecursionError, orjson.JSONEncodeError) as exc:
         raise Malformed(f"invalid JSON: {error}") from exc
     return value
+
+
+def why_not_json(content: bytes, error: Exception) -> str:
+    """The reason a line is not JSON, naming a wrong text encoding when it is one (a line of
+    UTF-16 or Latin-1 reads as garbage JSON otherwise)."""
+    if _utf16(content):
+        return "not UTF-8: looks like UTF-16 (a NUL byte beside every character); save as UTF-8"
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = content[exc.start]
+        return (
+            f"not UTF-8: byte 0x{byte:02x} at column {exc.start + 1} is not valid UTF-8 "
+            "(Latin-1 or another 8-bit encoding?); save as UTF-8"
+        )
+    return f"invalid JSON: {error}"
+
+
+def _utf16(content: bytes) -> bool:
+    """Text in UTF-16: a byte-order mark, or NUL bytes on one parity of positions only."""
+    if content.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    even, odd = content[0::2].count(0), content[1::2].count(0)
+    half = len(content) // 2
+    return half >= 4 and max(even, odd) >= half * 0.4 and min(even, odd) <= half * 0.1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -271,3 +272,116 @@ def test_quick_exit_flushes_and_skips_teardown_only_when_nothing_runs(
     assert done.stdout == "x" * 200_000 and done.stderr == "summary"
     assert (tmp_path / "thread").exists() == thread
     assert (tmp_path / "teardown").exists() == thread
+
+
+# --- never destructive, never a crash on what a shared cluster throws at it ---------------
+
+
+def shard_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    (root / "ds" / "raw_responses.jsonl").write_bytes(b'{"id": "a", "completion_tokens": 3}\n')
+    return root
+
+
+@pytest.mark.parametrize(
+    ("flag", "target", "what"),
+    [
+        ("-o", "ds/raw_responses.jsonl", "stats path"),
+        ("-o", "stats.json", "stats path"),
+        ("--state", ".state", "state dir"),
+        ("--state", "ds", "state dir"),
+    ],
+)
+def test_an_output_or_state_inside_the_data_root_is_refused_and_nothing_is_written(
+    tmp_path: Path, flag: str, target: str, what: str
+) -> None:
+    root = shard_tree(tmp_path)
+    before = sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file())
+    other = ["--state", str(tmp_path / "st")] if flag == "-o" else ["-o", str(tmp_path / "s.json")]
+    done = run("collect", root, flag, root / target, *other, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and f"the {what}" in done.stderr
+    assert "never writes into the data root" in done.stderr
+    after = sorted((p.relative_to(root), p.read_bytes()) for p in root.rglob("*") if p.is_file())
+    assert after == before and not (tmp_path / "s.json").exists()
+
+
+def test_an_output_reached_through_a_symlink_into_the_root_is_refused(tmp_path: Path) -> None:
+    root = shard_tree(tmp_path)
+    (tmp_path / "link").symlink_to(root / "ds")
+    done = run("collect", root, "-o", tmp_path / "link" / "raw_responses.jsonl", cwd=tmp_path)
+    assert done.returncode == 2 and "inside the data root" in done.stderr
+    assert (root / "ds" / "raw_responses.jsonl").read_bytes().startswith(b'{"id": "a"')
+
+
+def test_an_empty_output_path_is_refused_by_name(tmp_path: Path) -> None:
+    done = run("collect", shard_tree(tmp_path), "-o", "", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "-o/--output: expected a path, got an empty string" in done.stderr
+
+
+def test_the_stats_json_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    root, stats = shard_tree(tmp_path), tmp_path / "out" / "stats.json"
+    stats.parent.mkdir()
+    old_umask = os.umask(0o077)  # mkstemp's 0600 was kept whatever the umask: now it is not
+    try:
+        assert run("collect", root, "-o", stats, cwd=tmp_path).returncode == 0
+        assert stats.stat().st_mode & 0o777 == 0o600  # a new file: 0666 less the umask
+        stats.chmod(0o644)  # a dashboard running as another user reads it
+        assert run("collect", root, "-o", stats, cwd=tmp_path).returncode == 0
+        assert stats.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old_umask)
+    os.umask(0o022)
+    fresh = tmp_path / "out" / "fresh.json"
+    assert run("collect", root, "-o", fresh, cwd=tmp_path).returncode == 0
+    assert fresh.stat().st_mode & 0o777 == 0o644
+    os.umask(old_umask)
+
+
+def test_counts_whose_sums_pass_64_bits_are_written_exactly_and_read_back(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "data"
+    (root / "ds").mkdir(parents=True)
+    big = 2**63 - 1
+    lines = b"".join(
+        orjson.dumps({"id": f"r{i}", "completion_tokens": big, "prompt_tokens": big}) + b"\n"
+        for i in range(3)
+    )
+    (root / "ds" / "raw_responses.jsonl").write_bytes(lines)
+    stats_path = tmp_path / "s.json"
+    for _ in range(2):  # the second refresh reads the state the first wrote
+        done = run("collect", root, "-o", stats_path, "--state", tmp_path / "st", cwd=tmp_path)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        stats = json.loads(stats_path.read_bytes())
+        assert stats["totals"]["total_comp"] == 3 * big
+        assert stats["datasets"]["ds"]["total_prompt"] == 3 * big
+    shown = run("monitor", stats_path, "--once", cwd=tmp_path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+
+
+@pytest.mark.parametrize(
+    "how", ["argument", "environment", "config file"], ids=["arg", "env", "toml"]
+)
+def test_a_data_root_url_holding_a_password_is_refused_without_echoing_it(
+    tmp_path: Path, how: str
+) -> None:
+    url = "sftp://alice:hunter2secret@127.0.0.1:1/data/run"
+    args: list[str | Path] = ["collect", "-o", tmp_path / "s.json"]
+    env_extra: dict[str, str] = {}
+    if how == "argument":
+        args.insert(1, url)
+    elif how == "environment":
+        env_extra["GENLEDGER_DATA_ROOT"] = url
+    else:
+        (tmp_path / "genledger.toml").write_text(f'data_root = "{url}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENLEDGER_")} | env_extra
+    done = subprocess.run(
+        [str(GENLEDGER), *map(str, args)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "hunter2secret" not in done.stderr + done.stdout
+    assert "sftp://alice:***@127.0.0.1:1/data/run holds a password" in done.stderr
+    assert not (tmp_path / "s.json").exists()

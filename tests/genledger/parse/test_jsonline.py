@@ -22,7 +22,7 @@ def test_an_array_line_is_one_record_per_element() -> None:
         (b'{"completion_tokens": 3', "invalid JSON"),
         (b"not json at all", "invalid JSON"),
         (b'{"a": NaN}', "invalid JSON"),
-        (b'{"a": "\xff"}', "invalid JSON"),
+        (b'{"a": "\xff"}', "not UTF-8: byte 0xff at column 8"),
         (b"42", "not a JSON object"),
         (b'"a string"', "not a JSON object"),
         (b"null", "not a JSON object"),
@@ -43,3 +43,29 @@ def test_an_empty_array_line_holds_no_records_and_is_not_malformed() -> None:
 
 def test_surrounding_whitespace_is_allowed() -> None:
     assert records_of(b'  {"a": 1}  ') == [{"a": 1}]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            '{"id": "a", "text": "café", "completion_tokens": 3}'.encode("latin-1"),
+            "not UTF-8: byte 0xe9 at column 25 is not valid UTF-8 (Latin-1",
+        ),
+        (
+            '{"id": "a", "completion_tokens": 3}'.encode("utf-16"),
+            "not UTF-8: looks like UTF-16",
+        ),
+        (
+            # the line after a UTF-16-LE one: its "\n" was followed by a NUL
+            b"\x00" + '{"id": "a", "completion_tokens": 3}'.encode("utf-16-le"),
+            "not UTF-8: looks like UTF-16",
+        ),
+        (b"\x00" * 64, "invalid JSON"),
+    ],
+    ids=["latin-1", "utf-16", "utf-16-next-line", "nul-bytes"],
+)
+def test_a_line_in_another_encoding_is_named_as_such(line: bytes, reason: str) -> None:
+    with pytest.raises(Malformed) as raised:
+        records_of(line)
+    assert str(raised.value).startswith(reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 import orjson
@@ -285,3 +286,49 @@ def test_writes_leave_only_complete_json_and_no_temp_files(ledger: Ledger, lines
         orjson.loads(path.read_bytes())
     leftovers = [p for p in ledger.base.rglob("*.tmp")]
     assert leftovers == []
+
+
+# --- a last line that never ends -------------------------------------------------------------
+
+
+def test_a_last_line_without_newline_in_a_quiet_file_is_a_warning_and_a_fresh_one_is_not(
+    ledger: Ledger, lines: Lines
+) -> None:
+    ledger.append(lines(0, 3) + b'{"id": "last", "completion_tokens": 4}')
+    now = time.time()
+    block = ledger.block(refresh(ledger.config, now=now).stats)
+    assert block["quality"]["unterminated_line"] == 0  # still being written, maybe
+    os.utime(ledger.file(), (now - 400, now - 400))  # quiet for longer than settle_seconds
+    block = ledger.block(refresh(ledger.config, now=now).stats)
+    assert (block["quality"]["unterminated_line"], block["quality"]["status"]) == (1, "warn")
+    (failure,) = block["quality"]["failures"]
+    example = failure["examples"][0]
+    assert (example["file"], example["line"]) == ("raw_responses.jsonl", 4)
+    assert example["reason"].startswith("38 bytes after the last newline")
+    assert block["n_done"] == 3  # a line is complete only with its newline
+    ledger.append(b"\n")
+    block = ledger.block(refresh(ledger.config, now=now).stats)
+    assert (block["n_done"], block["quality"]["status"]) == (4, "ok")
+
+
+def test_a_prompts_file_written_with_a_join_warns_instead_of_reading_one_short(
+    ledger: Ledger, lines: Lines
+) -> None:
+    ledger.append(b"\n".join(b'{"q": %d}' % i for i in range(5)), name="prompts.jsonl")
+    ledger.append(lines(0, 4))
+    old = time.time() - 3600
+    os.utime(ledger.file("prompts.jsonl"), (old, old))
+    block = ledger.block(ledger.refresh())
+    assert block["n_prompts"] == 4  # the fifth has no newline yet
+    (failure,) = block["quality"]["failures"]
+    assert (failure["check"], failure["count"]) == ("unterminated_line", 1)
+    assert failure["examples"][0]["file"] == "prompts.jsonl"
+    assert failure["examples"][0]["line"] == 5
+
+
+def test_an_unreadable_prompts_file_is_an_unreadable_file(ledger: Ledger, lines: Lines) -> None:
+    ledger.append(lines(0, 2))
+    ledger.file("prompts.jsonl").mkdir()
+    block = ledger.block(ledger.refresh())
+    assert block["quality"]["unreadable_files"] == 1
+    assert block["files"]["prompts.jsonl"]["error"] == "is a directory"

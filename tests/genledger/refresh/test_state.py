@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
+from genledger.ledger import jsonio
 from genledger.ledger.idlist import IdList
 from genledger.ledger.records import STATE_VERSION, DatasetRecord, FileState
 from genledger.ledger.tally import FileTally
 from genledger.refresh.atomic import STALE_TEMP_S, atomic_write_bytes, atomic_write_many
+from genledger.refresh.collect import refresh
 from genledger.refresh.state import StateStore
 from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
+
+from ..conftest import Ledger, comparable
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
@@ -172,3 +180,103 @@ def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
     assert caught.value.errno == 5
     assert not any(path.exists() for path, _ in files)
     assert _temps(tmp_path) == []
+
+
+# --- damaged records: a notice and a re-read, never a traceback -------------------------------
+
+
+def _record_of(tmp_path: Path) -> tuple[Ledger, dict[str, Any]]:
+    ledger = Ledger(tmp_path)
+    ledger.append(b'{"id": "a", "completion_tokens": 3}\n{"oops\n')
+    ledger.append(b'{"input_ids": [1, 2]}\n', name="tokenized_data.jsonl")
+    ledger.refresh()
+    (record,) = (ledger.state_dir / "datasets").glob("*.json")
+    return ledger, orjson.loads(record.read_bytes())
+
+
+def _damage(ledger: Ledger, data: Any) -> None:
+    (record,) = (ledger.state_dir / "datasets").glob("*.json")
+    record.write_bytes(jsonio.dumps(data))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda r: r.update(files=[1, 2]),
+        lambda r: r["files"]["raw_responses.jsonl"]["checkpoint"].update(offset="abc"),
+        lambda r: r["files"]["raw_responses.jsonl"]["checkpoint"].update(offset=-5),
+        lambda r: r["files"]["raw_responses.jsonl"]["tally"].update(records=True),
+        lambda r: r["files"]["raw_responses.jsonl"]["tally"].update(formats=[]),
+        lambda r: r["files"]["raw_responses.jsonl"]["tally"]["ids"].update(lines=7),
+        lambda r: r["files"]["raw_responses.jsonl"].update(tally=None),
+        lambda r: r["rules"].update(failures={"x": {"count": "2", "examples": []}}),
+        lambda r: r.update(history=[["a"]]),
+    ],
+    ids=[
+        "files-list",
+        "offset-text",
+        "offset-negative",
+        "records-bool",
+        "formats-list",
+        "ids-int",
+        "tally-null",
+        "count-text",
+        "history-text",
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_discarded_with_one_notice_and_read_again(
+    tmp_path: Path, edit: Any
+) -> None:
+    ledger, record = _record_of(tmp_path)
+    edit(record)
+    _damage(ledger, record)
+    result = refresh(ledger.config)
+    (notice,) = result.notices
+    assert "is damaged" in notice and "read again from the start" in notice
+    assert "\n" not in notice
+    assert comparable(result.stats) == comparable(ledger.fresh_scan())
+    assert refresh(ledger.config).notices == []  # the record written back is whole
+
+
+RECORD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**65), 2**65),
+    st.floats(),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+def _places(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [at]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += _places(inner, (*at, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found += _places(inner, (*at, index))
+    return found
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_value_of_another_type_anywhere_in_a_record_costs_a_reread_never_a_crash(
+    data: st.DataObject,
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger, record = _record_of(Path(tmp))
+        places = [p for p in _places(record) if p and p[0] not in ("version", "name", "data_root")]
+        *parent, last = data.draw(st.sampled_from(places))
+        node = record
+        for key in parent:
+            node = node[key]
+        value = data.draw(RECORD_VALUES)
+        # A value of another type (a value of the right type is a record edited, not damaged).
+        assume(value is not None and type(value) is not type(node[last]))
+        node[last] = value
+        _damage(ledger, record)
+        result = refresh(ledger.config)
+        assert len(result.notices) <= 1
+        assert comparable(result.stats) == comparable(ledger.fresh_scan())
