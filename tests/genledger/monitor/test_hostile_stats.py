@@ -7,9 +7,9 @@ import copy
 import io
 import json
 import os
-import tempfile
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
