@@ -201,7 +201,8 @@ def _gone(block: dict[str, Any]) -> bool:
     """Every file of a dataset block was counted before and is gone now."""
     files = block.get("files") or {}
     return bool(files) and all(
-        str(entry.get("error") or "").startswith("gone:") for entry in files.values()
+        str(entry.get("error") or "").startswith(("gone:", "not listed:"))
+        for entry in files.values()
     )
 
 

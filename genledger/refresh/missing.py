@@ -25,16 +25,17 @@ def source_in(folder: Source, name: str) -> Source:
 
 
 def why_missing(source: Source) -> str:
-    """Why a file counted before is not listed now, in the OS's words."""
+    """Why a file counted before is not listed now, in the OS's words: `gone: ...` when it
+    is not there, `not listed: ...` when it may be (its folder cannot be listed)."""
     if isinstance(source, RemoteFile):
         return "gone: no such file"
     try:
         os.stat(source)
     except FileNotFoundError:
         return f"gone: {os.strerror(2)}"
-    except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
-    return "gone: no longer listed with the dataset's files"
+    except OSError as exc:  # its folder cannot be listed, say
+        return f"not listed: {exc.strerror or exc}"
+    return "not listed: no longer found with the dataset's files"
 
 
 def gone_files(record: DatasetRecord, folder: Source, listed: set[str]) -> list[FileState]:

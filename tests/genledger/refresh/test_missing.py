@@ -197,7 +197,7 @@ def test_a_shard_folder_that_cannot_be_listed_is_named_with_the_reason(run: Run)
     assert block["n_done"] == 2
     assert errors(block) == {
         "part-1/": "cannot list the folder: Permission denied",
-        "part-1/raw_responses.jsonl": "unreadable: Permission denied",
+        "part-1/raw_responses.jsonl": "not listed: Permission denied",
     }
     assert block["quality"]["unreadable_files"] == 2
 
@@ -214,7 +214,7 @@ def test_a_dataset_folder_that_cannot_be_listed_keeps_its_block(run: Run) -> Non
         (run.root / "ds").chmod(0o755)
     assert errors(stats["datasets"]["ds"]) == {
         "./": "cannot list the folder: Permission denied",
-        "raw_responses.jsonl": "unreadable: Permission denied",
+        "raw_responses.jsonl": "not listed: Permission denied",
     }
     assert stats["datasets"]["other"]["n_done"] == 1
     assert stats["totals"]["quality"]["status"] == "error"

@@ -202,16 +202,19 @@ def readable_part(stats: dict[str, Any]) -> dict[str, Any]:
     before and gone now, which only a refresh that knew them reports (until they are back),
     and minus the counter that counts them."""
     out = comparable(stats)
-    for block in [*out["datasets"].values(), out["totals"]]:
-        files = block.get("files", {})
-        block["files"] = {k: v for k, v in files.items() if not is_gone(v)}
+    for name, block in list(out["datasets"].items()):
+        block["files"] = {k: v for k, v in block["files"].items() if not is_gone(v)}
         block.pop("quality")
+        if not block["files"]:  # a dataset gone whole: only its state knew it
+            del out["datasets"][name]
+    out["totals"].pop("quality")
+    out["totals"].pop("n_datasets")
     return out
 
 
 def is_gone(entry: dict[str, Any]) -> bool:
-    """A file entry of a file counted before and gone now."""
-    return str(entry.get("error", "")).startswith("gone:")
+    """A file entry of a file counted before and not listed now."""
+    return str(entry.get("error", "")).startswith(("gone:", "not listed:"))
 
 
 def complete_lines(data: bytes) -> list[bytes]:
