@@ -10,7 +10,6 @@ not a time), a user format named like a built-in one.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -194,6 +193,8 @@ def _value(schema: Value | Table | Tables, value: Any, path: str, where: str) ->
 def _unknown(path: str, key: str, table: Table, value: Any) -> str:
     kind = "table" if isinstance(value, dict) else "key"
     shown = f"[{path}]" if kind == "table" else f"`{path}`"
+    import difflib  # only for a message: its import is not paid by every start
+
     known = sorted(table.keys)
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     hint = f"; did you mean `{close[0]}`?" if close else ""

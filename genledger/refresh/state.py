@@ -75,7 +75,7 @@ class StateStore:
     def other_datasets(self, besides: Iterable[str]) -> list[str]:
         """The datasets of this data root with a record here, besides `besides` (those the
         root holds now): the ones it held before and no longer does."""
-        skip = {self.path(name).name for name in besides}
+        skip = {f"{self._stem(name)}.json" for name in besides}
         found: list[str] = []
         try:
             entries = list(os.scandir(self.state_dir / "datasets"))
@@ -85,7 +85,7 @@ class StateStore:
             if entry.name in skip or entry.name.startswith(".") or not entry.name.endswith(".json"):
                 continue
             name = self._name_in(Path(entry.path))
-            if name is not None and self.path(name).name == entry.name:
+            if name is not None and f"{self._stem(name)}.json" == entry.name:
                 found.append(name)
         return sorted(found)
 

@@ -68,8 +68,7 @@ class LocalHandle:
     __slots__ = ("fd", "identity", "mtime_ns", "size")
 
     def __init__(self, path: Path | str) -> None:
-        self.fd = open_regular(path)
-        st = os.fstat(self.fd)
+        self.fd, st = open_regular(path)
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         self.identity: tuple[int, int] | None = (st.st_dev, st.st_ino)
 
@@ -96,21 +95,21 @@ class LocalHandle:
             self.fd = -1
 
 
-def open_regular(path: Path | str) -> int:
-    """A read-only descriptor of the regular file `path`. Opened without blocking, so a FIFO
-    put where a file was listed cannot hang the read (its open would wait for a writer);
-    anything but a regular file raises OSError with the reason."""
+def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of the regular file `path`, and its stat. Opened without
+    blocking, so a FIFO put where a file was listed cannot hang the read (its open would wait
+    for a writer); anything but a regular file raises OSError with the reason."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({kind_of(st.st_mode)})", str(path))
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st
 
 
 def kind_of(mode: int) -> str:
@@ -167,7 +166,7 @@ def stream_source(source: Source | str) -> IO[bytes]:
     if isinstance(source, RemoteFile):
         stream: IO[bytes] = source.root.stream(source.path)
         return stream
-    return os.fdopen(open_regular(source), "rb", buffering=0)
+    return os.fdopen(open_regular(source)[0], "rb", buffering=0)
 
 
 def stat_source(source: Source | str) -> tuple[int, int] | None:
