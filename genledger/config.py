@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from genledger.settings import SettingsError, validate
-from genledger.tail.lines import BOM, MAX_LINE_BYTES
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
@@ -22,6 +21,8 @@ ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
 DEFAULT_CONFIG_NAME = "genledger.toml"
 RULE_EVALUATIONS = ("rows", "pandera")
+MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
+BOM = b"\xef\xbb\xbf"
 
 
 class ConfigError(ValueError):

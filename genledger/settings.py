@@ -5,7 +5,8 @@ numbers as floats where a float is meant); `genledger.config` builds its datacla
 Anything else is an error naming the file, the key and what was expected: an unknown key or
 table anywhere (a typo such as `[tokenised]` or `stats_pth` would otherwise be ignored), a
 value of the wrong type, a number out of range (`retries = -5` sent no alert ever, `nan` is
-not a time), a user format named like a built-in one.
+not a time), two user formats of one name (one named like a built-in format is refused where
+the declarations are read, `genledger.parse.declarations`, downstream of this module).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     """`raw` (a parsed genledger.toml) checked against `SCHEMA`, its values normalised; raises
     `SettingsError` naming `where`, the key and what was expected."""
     values = _table(SCHEMA, raw, "", where)
-    _no_builtin_names(values.get("formats", ()), where)
+    _unique_names(values.get("formats", ()), where)
     return values
 
 
@@ -210,20 +211,12 @@ def _got(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _no_builtin_names(formats: tuple[dict[str, Any], ...], where: str) -> None:
-    """A user format may not take a built-in format's name: its records would be reported as
-    that format's (a user `openai_chat` relabelled real OpenAI records)."""
-    from genledger.parse.declarations import BUILT_IN  # the names live with the declarations
-
-    builtin = {d.name for d in BUILT_IN}
+def _unique_names(formats: tuple[dict[str, Any], ...], where: str) -> None:
+    """Each user format has its own name (that it is not a built-in format's name is checked
+    with the declarations, `genledger.parse.declarations.user_declaration`)."""
     seen: set[str] = set()
     for index, table in enumerate(formats):
         name = table["name"]
-        if name in builtin:
-            raise SettingsError(
-                f"{where}: `formats[{index}].name` = {name!r} is a built-in format's name: "
-                "choose another (docs/formats.md lists the built-in ones)"
-            )
         if name in seen:
             raise SettingsError(f"{where}: `formats[{index}].name` = {name!r} is declared twice")
         seen.add(name)

@@ -345,6 +345,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("text",),
     ),
 )
+BUILT_IN_NAMES = frozenset(d.name for d in BUILT_IN)
 # A streamed chunk without usage is a piece of a request, not a record (docs/design.md §3).
 STREAM_FRAGMENTS = _detect(
     "object=chat.completion.chunk & !usage",
@@ -365,6 +366,13 @@ def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
     name, completion = raw.get("name"), raw.get("completion_tokens")
     if not isinstance(name, str) or not name:
         raise PathError(f"{where}: `name` must be a non-empty string")
+    if name in BUILT_IN_NAMES:
+        # Its records would be reported as that format's (a user `openai_chat` relabelled
+        # real OpenAI records).
+        raise PathError(
+            f"{where}: `name` = {name!r} is a built-in format's name: choose another "
+            "(docs/formats.md lists the built-in ones)"
+        )
     where = f"{where} ({name})"
     if not isinstance(completion, str):
         raise PathError(f"{where}: `completion_tokens` (a path) is required")

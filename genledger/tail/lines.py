@@ -12,10 +12,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from genledger.config import MAX_LINE_BYTES
+
 BOM = b"\xef\xbb\xbf"
 # A line break followed by what `bytes.strip()` strips: where a blank line may start.
 BLANK_START = re.compile(rb"\n[ \t\n\r\x0b\x0c]")
-MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
 _LIMIT = [MAX_LINE_BYTES]
 
 

@@ -45,8 +45,9 @@ TYPOS = [
     ("files = 3\n", "[files] must be a table, got 3"),
     ('[datasets]\nx = "y"\n', "[datasets.x] must be a table"),
     (
-        '[[formats]]\nname = "openai_chat"\ncompletion_tokens = "usage.n"\n',
-        "`formats[0].name` = 'openai_chat' is a built-in format's name",
+        '[[formats]]\nname = "m"\ncompletion_tokens = "a"\n[[formats]]\nname = "m"\n'
+        'completion_tokens = "b"\n',
+        "`formats[1].name` = 'm' is declared twice",
     ),
     ('[[formats]]\nname = "mine"\n', "[formats[0]] needs `completion_tokens`"),
     (
@@ -66,6 +67,27 @@ def test_a_typo_or_a_value_out_of_range_is_one_line_naming_the_file_and_the_key(
     line = str(raised.value)
     assert message in line and str(tmp_path / "genledger.toml") in line
     assert "\n" not in line
+
+
+def test_a_user_format_named_like_a_built_in_one_is_refused_before_anything_is_read(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "data" / "ds"
+    root.mkdir(parents=True)
+    (root / "raw_responses.jsonl").write_text('{"usage": {"n": 3}}\n')
+    (tmp_path / "genledger.toml").write_text(
+        '[[formats]]\nname = "openai_chat"\ncompletion_tokens = "usage.n"\n'
+    )
+    out = ["-o", str(tmp_path / "s.json"), "--state", str(tmp_path / "st")]
+    done = subprocess.run(
+        [sys.executable, "-m", "genledger.cli", "collect", str(tmp_path / "data"), *out],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "formats[0]: `name` = 'openai_chat' is a built-in format's name" in done.stderr
+    assert not (tmp_path / "s.json").exists()
 
 
 def test_retries_below_zero_would_send_no_alert_so_it_is_refused(tmp_path: Path) -> None:
@@ -106,7 +128,7 @@ backoff_s = 0.5
 lookback_minutes = 60
 email_to = ["ml-ops@example.com"]
 email_from = "genledger@example.com"
-log_path = "/var/log/genledger/notifications.jsonl"
+log_path = "/var/log/gl-alerts.jsonl"
 [[formats]]
 name = "my_pipeline"
 completion_tokens = "result.gen.n_tokens"
