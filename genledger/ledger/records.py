@@ -36,6 +36,7 @@ class FileState:
     error: str | None = None
     last_read: str = ""  # why the last refresh read from where it did
     settled: bool = False  # unchanged for settle_seconds when last read
+    ever_read: bool = False  # read whole at some refresh: once gone, it stays reported
 
     def rule_row(self) -> dict[str, Any]:
         """This file as a row of the rules' FILES table (`genledger.rules.catalogue`)."""
@@ -64,6 +65,7 @@ class FileState:
             "error": self.error,
             "last_read": self.last_read,
             "settled": self.settled,
+            "ever_read": self.ever_read,
         }
 
 
@@ -129,7 +131,8 @@ class DatasetRecord:
         if history_only:
             known = _decode(raw, _Named)
             files = {
-                k: FileState(name, v.name, v.role, error=v.error) for k, v in known.files.items()
+                k: FileState(name, v.name, v.role, error=v.error, ever_read=v.ever_read)
+                for k, v in known.files.items()
             }
             return cls(name, data_root, files=files, history=known.history, files_only_named=True)
         whole = _decode(raw, _Whole)
@@ -153,11 +156,13 @@ class _Header:
 
 @dataclass(frozen=True)
 class _Known:
-    """What a full re-read keeps of a file the record knew: its name, role and error."""
+    """What a full re-read keeps of a file the record knew: its name, role, error and whether
+    it was ever read."""
 
     name: str
     role: str
     error: str | None = None
+    ever_read: bool = False
 
 
 @dataclass(frozen=True)

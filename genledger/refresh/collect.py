@@ -160,7 +160,7 @@ def _gone_dataset(config: Config, record: DatasetRecord) -> dict[str, Any]:
 def _unknown_datasets(config: Config, blocks: Mapping[str, Any]) -> list[str]:
     where = config.source or "the config"
     return [
-        f"{where}: [datasets.{name!r}] names no dataset of the data root (yet): its n_prompts "
+        f'{where}: [datasets."{name}"] names no dataset of the data root (yet): its n_prompts '
         "applies once a folder of that name holds a recognised file"
         for name in sorted(config.n_prompts)
         if name not in blocks
@@ -214,6 +214,9 @@ def refresh_record(
         _refresh_file(f, readable.get(f.name), scans, switches, now, settle_seconds)
         for f in ds.files
     ]
+    for state in files:  # read at some refresh before: missed if it goes
+        known = old.files.get(state.name)
+        state.ever_read = state.ever_read or (known is not None and known.ever_read)
     if not forget_missing:
         files += gone_files(old, ds.path, {f.name for f in ds.files})
     record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
@@ -261,6 +264,7 @@ def _merge(
     if scan.read is None:
         state.error = scan.error
         return state
+    state.ever_read = True
     base = old.tally if old is not None and not scan.restarted else FileTally()
     state.tally = base + scan.delta
     state.checkpoint = scan.read.checkpoint

@@ -39,12 +39,19 @@ def why_missing(source: Source) -> str:
 
 
 def gone_files(record: DatasetRecord, folder: Source, listed: set[str]) -> list[FileState]:
-    """The files of `record` not in `listed` (the names the walk found), each as gone: its
-    name, role and why."""
+    """The files of `record` that were read at some refresh and are not in `listed` (the names
+    the walk found), each as gone: its name, role and why. What was never read (a FIFO, a
+    folder that could not be listed) was reported while it was there, and is not missed."""
     return [
-        FileState(old.dataset, old.name, old.role, error=why_missing(source_in(folder, old.name)))
+        FileState(
+            old.dataset,
+            old.name,
+            old.role,
+            error=why_missing(source_in(folder, old.name)),
+            ever_read=True,
+        )
         for old in record.files.values()
-        if old.name not in listed
+        if old.ever_read and old.name not in listed
     ]
 
 

@@ -308,4 +308,43 @@ def test_an_expected_total_for_a_dataset_that_is_not_there_is_a_note(run: Run) -
     done = run.cli("--config", str(run.tmp / "genledger.toml"), "-q")
     assert done.returncode == 0
     assert done.stderr.count("\n") == 1
-    assert "[datasets.'B2_typo'] names no dataset of the data root (yet)" in done.stderr
+    assert '[datasets."B2_typo"] names no dataset of the data root (yet)' in done.stderr
+
+
+def test_a_folder_listable_again_leaves_no_error_behind(run: Run) -> None:
+    write(run.root / "ds" / "raw_responses.jsonl", lines(0, 2))
+    run.refresh()
+    (run.root / "ds").chmod(0)
+    try:
+        with without_file_override():
+            assert errors(run.refresh()["datasets"]["ds"])
+    finally:
+        (run.root / "ds").chmod(0o755)
+    block = run.refresh()["datasets"]["ds"]
+    assert (errors(block), block["n_done"], block["quality"]["status"]) == ({}, 2, "ok")
+
+
+def test_a_counted_file_made_unreadable_then_deleted_is_still_reported(run: Run) -> None:
+    path = write(run.root / "ds" / "raw_responses_1.jsonl", lines(0, 2))
+    write(run.root / "ds" / "raw_responses.jsonl", lines(2, 1))
+    run.refresh()
+    path.chmod(0)
+    with without_file_override():
+        assert errors(run.refresh()["datasets"]["ds"]) == {
+            "raw_responses_1.jsonl": "unreadable: Permission denied"
+        }
+    path.unlink()
+    assert errors(run.refresh(full=True)["datasets"]["ds"]) == {
+        "raw_responses_1.jsonl": "gone: No such file or directory"
+    }
+    assert errors(run.refresh()["datasets"]["ds"]) == {
+        "raw_responses_1.jsonl": "gone: No such file or directory"
+    }
+
+
+def test_what_was_never_read_is_not_missed_once_removed(run: Run) -> None:
+    write(run.root / "ds" / "raw_responses.jsonl", lines(0, 1))
+    os.mkfifo(run.root / "ds" / "raw_responses_2.jsonl")
+    assert list(errors(run.refresh()["datasets"]["ds"])) == ["raw_responses_2.jsonl"]
+    (run.root / "ds" / "raw_responses_2.jsonl").unlink()
+    assert errors(run.refresh()["datasets"]["ds"]) == {}
