@@ -131,7 +131,9 @@ def refresh(
         blocks = {name: block for name, (_, block) in refreshed.items()}
         if not forget_missing:
             for name in missing:
-                blocks[name] = _gone_dataset(config, store.load(name, history_only=True))
+                block = _gone_dataset(config, store.load(name, history_only=True))
+                if block is not None:
+                    blocks[name] = block
         blocks = dict(sorted(blocks.items()))
         outside = root_failures(found.unrecognised, switches, found.problems, len(blocks))
         stats = document(store.data_root, blocks, now, found.unrecognised, outside, found.problems)
@@ -146,12 +148,15 @@ def refresh(
     return Refresh(stats, records, config.stats_path, notices)
 
 
-def _gone_dataset(config: Config, record: DatasetRecord) -> dict[str, Any]:
+def _gone_dataset(config: Config, record: DatasetRecord) -> dict[str, Any] | None:
     """The block of a dataset the state dir knows and the root no longer holds: each of its
-    files gone, with the OS's reason (a share unmounted: "No such file or directory")."""
+    files gone, with the OS's reason (a share unmounted: "No such file or directory"); None
+    when none of its files was ever read (nothing counted is missed)."""
     assert config.data_root is not None
     folder = open_root(config.data_root).source(record.name)
     files = gone_files(record, folder, set())
+    if not files:
+        return None
     rules = _dataset_rules(files, (), DatasetState(), config.switches)
     n_prompts = config.n_prompts.get(record.name)
     return dataset_stats(kind_of_files(files), n_prompts, files, rules, ())
