@@ -121,27 +121,28 @@ class DatasetRecord:
         a fresh record that keeps only the rate history and the names of its files (a full
         re-read: the files' counts and ids would be dropped anyway, so they are not decoded).
         Raises `DamagedRecord` naming what is wrong when a value has the wrong shape or type."""
-        header = _decode(raw, _Header)
-        if (header.version, header.name, header.data_root) != (
-            STATE_VERSION,
-            name,
-            data_root,
-        ) or header.formats != declarations.signature():
-            return cls(name, data_root)
         if history_only:
-            known = _decode(raw, _Named)
+            known = _decode(raw, _Named, name, data_root)
+            if known is None:
+                return cls(name, data_root)
             files = {
                 k: FileState(name, v.name, v.role, error=v.error, ever_read=v.ever_read)
                 for k, v in known.files.items()
             }
             return cls(name, data_root, files=files, history=known.history, files_only_named=True)
-        whole = _decode(raw, _Whole)
+        whole = _decode(raw, _Whole, name, data_root)
+        if whole is None:
+            return cls(name, data_root)
         for key, state in whole.files.items():
             _sane(state, f"files.{key}")
         for rule, tally in whole.rules.failures.items():
             for example in tally.examples:
                 _example(example, f"rules.failures.{rule}")
         return cls(name, data_root, whole.files, whole.rules, whole.history)
+
+
+class DamagedRecord(ValueError):
+    """A state record with a value of the wrong shape or type; the message says where."""
 
 
 # What a record holds, typed: msgspec reads the JSON and checks every type in one pass (no "3"
@@ -152,6 +153,11 @@ class _Header:
     name: Any = None
     data_root: Any = None
     formats: Any = "[]"
+
+    def ours(self, name: str, data_root: str) -> bool:
+        """A record of this version, dataset, data root and set of declared formats."""
+        mine = (STATE_VERSION, name, data_root, declarations.signature())
+        return (self.version, self.name, self.data_root, self.formats) == mine
 
 
 @dataclass(frozen=True)
@@ -166,28 +172,33 @@ class _Known:
 
 
 @dataclass(frozen=True)
-class _Named:
+class _Named(_Header):
     files: dict[str, _Known] = field(default_factory=dict)
     history: list[list[float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
-class _Whole:
+class _Whole(_Header):
     files: dict[str, FileState] = field(default_factory=dict)
     rules: DatasetState = field(default_factory=DatasetState)
     history: list[list[float]] = field(default_factory=list)
 
 
-def _decode(raw: bytes, kind: Any) -> Any:
-    """The record `raw` as `kind`; raises `DamagedRecord` saying where a type is wrong."""
+def _decode(raw: bytes, kind: Any, name: str, data_root: str) -> Any:
+    """The record `raw` as `kind` (one pass), or None when it is another version's, dataset's,
+    root's or set of formats' (then its shape is not ours to judge); raises `DamagedRecord`
+    saying where a type is wrong."""
     try:
-        return msgspec.json.decode(raw, type=kind, dec_hook=_decode_ids)
+        record = msgspec.json.decode(raw, type=kind, dec_hook=_decode_ids)
     except (msgspec.DecodeError, ValueError, TypeError) as exc:
+        try:
+            header = msgspec.json.decode(raw, type=_Header)
+        except (msgspec.DecodeError, ValueError, TypeError):
+            header = None
+        if header is not None and not header.ours(name, data_root):
+            return None
         raise DamagedRecord(str(exc).replace(" - at `$", " at `$")) from None
-
-
-class DamagedRecord(ValueError):
-    """A state record with a value of the wrong shape or type; the message says where."""
+    return record if record.ours(name, data_root) else None
 
 
 def _decode_ids(kind: type, value: Any) -> Any:

@@ -180,19 +180,19 @@ def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dat
     unlistable = any(inner == DATASET_FOLDER for inner, _, _ in problems)
     if not files and not unlistable and all(role is None for _, _, role in problems):
         return None
-    # What cannot be read and matches no pattern is checked with the dataset's main role.
-    main = (
-        "tokenized"
-        if any(f.role == "tokenized" for f in files)
-        and not any(f.role == "responses" for f in files)
-        else "responses"
-    )
+    main = _main_role(files)  # what cannot be read and matches no pattern is checked so
     for inner, info, role in problems:
         source = tree.source(info.path, info)
         files.append(DataFile(name, inner, role or main, source, error=info.error))
     folder = tree.source(name, _top(infos))
     files.sort(key=lambda f: f.name)
     return Dataset(name, folder, tuple(files), config.n_prompts.get(name), tuple(unrecognised))
+
+
+def _main_role(files: list[DataFile]) -> str:
+    """`tokenized` for a dataset of tokenized files only, else `responses`."""
+    roles = {f.role for f in files}
+    return "tokenized" if "tokenized" in roles and "responses" not in roles else "responses"
 
 
 def _top(infos: list[FileInfo]) -> FileInfo | None:
