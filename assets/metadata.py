@@ -8,20 +8,19 @@ from typing import Any
 
 import dagster as dg
 
-from genledger.rules import models as schemas
+from genledger.rules.catalogue import Table
+from genledger.rules.models import schema_of
 from genledger.tail.discovery import Dataset
-
-MODELS = {"responses": schemas.ResponseTable, "tokenized": schemas.TokenizedTable}
 
 
 @cache
 def column_schema(role: str) -> dg.TableSchema:
-    """The TableSchema of a role's token table, derived from its pandera model."""
+    """The TableSchema of a role's token table, from its generated pandera schema."""
     from dagster_pandera import pandera_schema_to_dagster_type
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the converter is marked beta
-        dagster_type = pandera_schema_to_dagster_type(MODELS[role])
+        dagster_type = pandera_schema_to_dagster_type(schema_of(Table(role)))
     value = dagster_type.metadata["schema"]
     assert isinstance(value, dg.TableSchemaMetadataValue)
     return value.schema

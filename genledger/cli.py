@@ -155,6 +155,8 @@ def collect_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"genledger collect: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
+    for notice in result.notices:  # even with -q: they explain a slow refresh or a re-read
+        print(f"genledger collect: {notice}", file=sys.stderr)
     if not args.quiet:
         print(render(result.stats), file=sys.stderr)
     return EXIT_FAILURES if result.has_errors else EXIT_OK

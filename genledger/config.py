@@ -10,15 +10,18 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from genledger.parse.declarations import Declaration, FormatSet, user_declarations
+from genledger.parse.paths import PathError
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
 DEFAULT_CONFIG_NAME = "genledger.toml"
-RULE_EVALUATIONS = ("rows", "pandera")
 
 
 class ConfigError(ValueError):
@@ -88,7 +91,7 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
-    rules: str = "rows"  # GENLEDGER_RULES=rows|pandera: how the rule conditions are evaluated
+    audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
@@ -99,16 +102,18 @@ class Switches:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
         """The switches set in `env` (unset ones keep their defaults)."""
-        rules = env.get("GENLEDGER_RULES", "rows").strip() or "rows"
-        if rules not in RULE_EVALUATIONS:
-            raise ConfigError(f"GENLEDGER_RULES must be one of {', '.join(RULE_EVALUATIONS)}")
+        if "GENLEDGER_RULES" in env:
+            raise ConfigError("GENLEDGER_RULES is gone: GENLEDGER_AUDIT=1 turns the audit on")
+        audit = env.get("GENLEDGER_AUDIT", "0").strip() or "0"
+        if audit not in ("0", "1"):
+            raise ConfigError("GENLEDGER_AUDIT must be 0 or 1")
         workers = env.get("GENLEDGER_WORKERS", "").strip()
         if workers and not workers.isdigit():
             raise ConfigError("GENLEDGER_WORKERS must be a whole number")
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
-            rules=rules,
+            audit=audit == "1",
             workers=int(workers) if workers else None,
         )
 
@@ -126,9 +131,18 @@ class Config:
     notify: NotifySettings = field(default_factory=NotifySettings)
     switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
-    # user-declared record formats (`[[formats]]` tables), tried first; read and checked by
-    # `genledger.parse.declarations.declared` when a refresh starts
-    formats: tuple[dict[str, Any], ...] = ()
+    # user-declared record formats (`[[formats]]`), tried before the built-in ones; tables
+    # given as dicts are parsed into declarations here (a bad one raises ConfigError)
+    formats: tuple[Declaration, ...] = ()
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(f, Declaration) for f in self.formats):
+            object.__setattr__(self, "formats", _declarations(self.formats, self.source))
+
+    @cached_property
+    def format_set(self) -> FormatSet:
+        """The declarations records are read with: the user's, then the built-in ones."""
+        return FormatSet(self.formats)
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -142,6 +156,21 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         key = f"{_abs(self.data_root)}\0{_abs(self.stats_path)}".encode()
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
+
+
+def _declarations(tables: Any, source: Path | None) -> tuple[Declaration, ...]:
+    """`[[formats]]` tables as declarations; a bad one raises `ConfigError` naming it."""
+    where = f"config file {source}" if source is not None else "config"
+    if not isinstance(tables, tuple | list) or not all(
+        isinstance(t, dict | Declaration) for t in tables
+    ):
+        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
+    try:
+        parsed = user_declarations([t for t in tables if isinstance(t, dict)], where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
+    given = iter(parsed)
+    return tuple(t if isinstance(t, Declaration) else next(given) for t in tables)
 
 
 def _abs(path: Path | str | None) -> str:
@@ -240,11 +269,8 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
-    formats = raw.get("formats", [])
-    if not isinstance(formats, list) or not all(isinstance(f, dict) for f in formats):
-        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
     return Config(
-        formats=tuple(formats),
+        formats=_declarations(raw.get("formats", []), source),
         data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),

@@ -30,12 +30,12 @@ from genledger.fast.shapes import (
     _shows_text,
     _think_close_in,
 )
-from genledger.parse.formats import FINISH_SEPARATOR, ResponseFacts
+from genledger.parse.formats import FINISH_SEPARATOR
+from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
 
 Empty = Annotated[list[None], msgspec.Meta(max_length=0)]  # a list the shape allows only empty
 EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact integer written
-_NEW = tuple.__new__
 
 
 def _texts(plain: bool, *texts: msgspec.Raw) -> None:
@@ -67,28 +67,13 @@ def _completion(value: int | None) -> int:
     return value
 
 
-def _facts(
-    record_id: str | None,
-    fmt: str,
-    completion: int,
-    prompt: int | None,
-    reasoning: int | None,
-    cached: int | None,
-    samples: int,
-    finish: str | None,
-    more: str | None,
-    empty: bool,
-) -> ResponseFacts:
-    # ResponseFacts' field order: count_type "int" (an Int64 in range), no count_raw, no
-    # output_ids (`formats._output_len`: none of these shapes has them), no failed request,
-    # no think leak (none of these declares `messages`), not a stream chunk, nothing missing.
-    return _NEW(  # type: ignore[no-any-return]
-        ResponseFacts,
-        (
-            record_id, fmt, "int", completion, None, prompt, reasoning, cached, samples,
-            finish, more, None, False, None, False, empty, False, None,
-        ),
-    )  # fmt: skip
+# No output_ids in these shapes, no failed request (raised before), no think leak (none of
+# these formats declares `messages`).
+_facts = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
+    count_type="int",
+)  # fmt: skip
 
 
 # --- OpenAI Responses API ----------------------------------------------------------------
@@ -161,7 +146,7 @@ class Responses(_Shape):
     tools: Empty = []
     metadata: dict[str, str] | None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         if self.status == "failed":
             raise Unusual  # a failure rule: `status=failed`
@@ -240,11 +225,11 @@ class Anthropic(_Shape):
     diagnostics: None = None  # the SDK's full dumps write these as null
     stop_details: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         return self.read(plain, self.id or None, "anthropic_message")
 
-    def read(self, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+    def read(self, plain: bool, record_id: str | None, fmt: str) -> Facts:
         """The facts of this message, as its own record or as a batch result's."""
         visible = False
         for part in self.content or ():
@@ -279,7 +264,7 @@ class AnthropicBatch(_Shape):
     custom_id: str  # the detect: `result.type & custom_id`
     result: _ASucceeded
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the message's, named by the batch."""
         # the declared id `custom_id` (a non-empty string); the message's own id is not read
         return self.result.message.read(plain, self.custom_id or None, "anthropic_batch")
@@ -342,7 +327,7 @@ def _list_of(shape: Any) -> Any:
     return list[shape] | None  # type: ignore[valid-type]
 
 
-def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
     visible, finish = False, None
     for candidate in record.candidates or ():
@@ -372,7 +357,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
 class _GeminiRecord(_Shape):
     """Base of the Gemini `GenerateContentResponse` shapes (their keys: `_gemini_shapes`)."""
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         # the declared id (`responseId` / `response_id`), then custom_id / id (none here)
         return _gemini_facts(self, plain, self.response_id or None, "gemini")  # type: ignore[attr-defined]
@@ -381,7 +366,7 @@ class _GeminiRecord(_Shape):
 class _GeminiBatchLine(_Shape):
     """Base of the Gemini Batch output line shapes: `{"key", "response"}` that succeeded."""
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the response's, named by the batch."""
         # the declared id `key`; `error` (a failure rule) is no key of the shape
         key, response = self.key, self.response  # type: ignore[attr-defined]
@@ -487,7 +472,7 @@ class Cohere(_Shape):
     message: _CMessage | None = None
     logprobs: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         visible = False
         message = self.message
@@ -540,7 +525,7 @@ class VLLM(_Shape):
     metrics: None = None
     lora_request: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         _texts(plain, self.prompt)
         prompt = _ids_len(self.prompt_token_ids)  # len(prompt_token_ids)

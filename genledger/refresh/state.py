@@ -19,9 +19,10 @@ class StateStore:
     dataset (a Dagster run and a CLI collect, say) from interleaving.
     """
 
-    def __init__(self, state_dir: Path, data_root: str) -> None:
+    def __init__(self, state_dir: Path, data_root: str, signature: str = "") -> None:
         self.state_dir = state_dir
         self.data_root = data_root
+        self.signature = signature  # the counting signature of this refresh
 
     def _stem(self, dataset: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
@@ -47,13 +48,22 @@ class StateStore:
     def load(self, dataset: str, history_only: bool = False) -> DatasetRecord:
         """The committed record, or a fresh one if absent or damaged; `history_only`: a fresh
         one with the committed rate history (`DatasetRecord.from_bytes`)."""
+        fresh = DatasetRecord(dataset, self.data_root, signature=self.signature)
+        try:
+            raw = self.path(dataset).read_bytes()
+        except FileNotFoundError:
+            return fresh
+        except OSError as exc:
+            fresh.notice = f"state record unreadable ({exc.strerror or exc}): read again"
+            return fresh
         try:
             return DatasetRecord.from_bytes(
-                self.path(dataset).read_bytes(), dataset, self.data_root, history_only
+                raw, dataset, self.data_root, self.signature, history_only
             )
-        except (OSError, ValueError, KeyError, TypeError):
-            # A lost or damaged state only costs a full re-read; it never costs correctness.
-            return DatasetRecord(dataset, self.data_root)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # A damaged state only costs a full re-read; it never costs correctness.
+            fresh.notice = "state record damaged: read again"
+            return fresh
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""

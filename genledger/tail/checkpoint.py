@@ -32,12 +32,25 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
-        """Inverse of `to_dict`, ignoring unknown keys."""
+        """Inverse of `to_dict`, ignoring unknown keys; a value of the wrong type raises
+        TypeError (a damaged state record is read again, never trusted)."""
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        for key, value in known.items():
+            if not _fits(getattr(START, key), value):
+                raise TypeError(f"checkpoint {key}: {value!r}")
         return cls(**known)
 
 
 START = Checkpoint()
+
+
+def _fits(default: Any, value: Any) -> bool:
+    """`value` has the type of the field whose default is `default`."""
+    if isinstance(default, bool):
+        return type(value) is bool
+    if isinstance(default, int):
+        return type(value) is int
+    return value is None or isinstance(value, str)  # the checksums
 
 
 def identity_of(handle: Handle) -> tuple[int, int]:

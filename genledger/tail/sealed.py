@@ -175,22 +175,13 @@ class StreamTail:
     pending: int = 0
 
 
-_ZSTD_AHEAD = [True]
-
-
-def zstd_ahead(on: bool) -> None:
-    """Whether zstd streams decompress in a thread ahead of the parsing (see `lines_of`): the
-    parallel lever turns it off in workers that share the cores with other workers."""
-    _ZSTD_AHEAD[0] = on
-
-
-def lines_of(inflater: Inflater, tail: StreamTail) -> Iterator[Block]:
+def lines_of(inflater: Inflater, tail: StreamTail, zstd_ahead: bool = True) -> Iterator[Block]:
     """The blocks of complete lines of a decompressing stream. gzip's decompression runs ahead
     in a thread: zlib releases the GIL, so it overlaps the parsing on another core (a 311 MB
     stream: 1.49 -> 0.99 s). zstd's does only while a core would idle: python-zstandard holds
     the GIL while it decompresses, so a thread saves little wall time (1.09 -> 1.01 s) for
     0.27 s more CPU in GIL hand-offs, which busy workers pay in full (docs/performance.md)."""
-    ahead = inflater.form == "gzip" or _ZSTD_AHEAD[0]
+    ahead = inflater.form == "gzip" or zstd_ahead
     pieces = prefetched(iter(inflater)) if ahead else iter(inflater)
     splitter = LineSplitter()
     for piece in pieces:

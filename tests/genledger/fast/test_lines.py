@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 
 from genledger.fast import lines as fastparse
 from genledger.fast import rawtext, vector
+from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
-from genledger.refresh.scan import line_facts
+from genledger.refresh.count import line_facts
+from genledger.refresh.reading import Reading
 
 from ..hard_lines import (
     API_RESPONSES,
@@ -43,11 +45,14 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
         return ("malformed", str(exc))
 
 
-def assert_same(line: bytes, role: str) -> None:
-    """Every path, and the typed shapes alone when they take the line, give the general facts."""
-    expected = outcome(general_facts, line, role)
+def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> None:
+    """Every path, and the typed shapes alone when they take the line, give the general facts
+    (under `formats`: the typed shapes answer only under the built-in ones)."""
+    expected = outcome(lambda c, r: general_facts(c, r, formats), line, role)
     for flags in read_flags(line):  # the text lever's checks, both ways, and none
-        assert outcome(_with(flags), line, role) == expected, (line[:200], flags)
+        assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
+        if not formats.built_in_only and role == "responses":
+            continue
         typed = fastparse._Typed(
             fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
         )
@@ -58,7 +63,7 @@ def assert_same(line: bytes, role: str) -> None:
                 assert facts == expected, (line[:200], flags)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
     with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
-        assert fastparse._Decoder(role).decode(line) == expected, line[:200]
+        assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
 
 
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
@@ -72,8 +77,9 @@ def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
     ]
 
 
-def _with(flags: rawtext.ReadFlags) -> Any:
-    return lambda line, role: line_facts(line, role, flags)
+def _with(flags: rawtext.ReadFlags, formats: FormatSet = BUILT_IN_ONLY) -> Any:
+    reading = Reading(formats)
+    return lambda line, role: line_facts(line, role, flags, reading)
 
 
 @pytest.mark.parametrize("line", RESPONSE_LINES)
@@ -94,11 +100,11 @@ def test_a_response_line_read_as_tokenized_and_back_still_agrees(line: bytes) ->
 
 def test_the_fast_path_really_decodes_the_common_shapes() -> None:
     # Guards the lever itself: these must not fall back, or the speed-up silently vanishes.
-    decoder = fastparse._Decoder("responses")
+    decoder = fastparse._Decoder("responses", BUILT_IN_ONLY)
     for line in RESPONSE_LINES[:7]:
         if general_facts(line, "responses")[0].format is not None:  # a missing count is rare
             assert decoder.decode(line)
-    assert fastparse._Decoder("tokenized").decode(TOKENIZED_LINES[0])
+    assert fastparse._Decoder("tokenized", BUILT_IN_ONLY).decode(TOKENIZED_LINES[0])
 
 
 @settings(max_examples=300, deadline=None)
@@ -136,7 +142,7 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
     # Guards the lever: the corpus' own records (and batches of them) must not fall back.
     corpus = load_corpus_module()
     rng = np.random.default_rng(3)
-    typed = fastparse._typed("responses")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
     makers = [
         corpus.sglang,
         corpus.flat,
@@ -167,7 +173,7 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
             assert_same(line, "responses")
         assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
     line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
-    tokenized = fastparse._typed("tokenized").decode(line, rawtext.NOTHING_PLAIN)
+    tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(line, rawtext.NOTHING_PLAIN)
     assert tokenized == general_facts(line, "tokenized")
 
 

@@ -112,7 +112,7 @@ TYPED = tuple(
 @pytest.mark.parametrize("name", sorted(TYPED))
 def test_the_typed_shapes_take_these_sdk_dumps(name: str) -> None:
     # Guards the lever: these must not fall to the stand-in tier (~10x slower) unnoticed.
-    typed = fastparse._typed("responses")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
     for line in DATASETS[name]().lines:
         facts = facts_of_line(line, "responses")
         if any(f.failed_request for f in facts):

@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -20,18 +21,17 @@ from genledger.tail.checkpoint import Checkpoint
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
-    tally = FileTally(
-        records=2, counted=2, nonzero=2, total_comp=9, ids=IdList.of([(1, "a"), (2, "b")])
-    )
+    tally = FileTally.of(records=2, counted=2, nonzero=2, total_comp=9)
+    tally.ids = IdList.of([(1, "a"), (2, "b")])
     tally.failures["zero_tokens"] = RuleTally(1, [{"file": "f", "line": 1, "reason": "0"}])
     state = FileState(
         name, "raw_responses.jsonl", "responses", Checkpoint(offset=10, lines=2), tally
     )
-    return DatasetRecord(name, root, {state.name: state})
+    return DatasetRecord(name, root, {state.name: state}, signature="old")
 
 
 def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     store.save(record)
     assert store.load(record.name) == record
@@ -39,12 +39,12 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
 
 
 def test_a_full_reread_keeps_only_the_rate_history(tmp_path: Path) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     record.history = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     store.save(record)
     fresh = store.load(record.name, history_only=True)
-    assert fresh == DatasetRecord(record.name, "/data", history=record.history)
+    assert fresh == DatasetRecord(record.name, "/data", history=record.history, signature="old")
     assert StateStore(tmp_path, "/other").load(record.name, history_only=True).history == []
 
 
@@ -52,7 +52,37 @@ def test_a_damaged_record_costs_a_full_reread_not_a_crash(tmp_path: Path) -> Non
     store = StateStore(tmp_path, "/data")
     store.save(a_record())
     store.path("ds ü/1").write_bytes(b'{"version": 1, "name": "ds')
-    assert store.load("ds ü/1") == DatasetRecord("ds ü/1", "/data")
+    loaded = store.load("ds ü/1")
+    assert (loaded.files, loaded.notice) == ({}, "state record damaged: read again")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw.update(files=[1, 2]),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["checkpoint"].update(offset="abc"),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["tally"].update(sums=[3]),
+        lambda raw: raw.update(history=[["x"]]),
+        lambda raw: raw["rules"].update(failures={"zero_tokens": 5}),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_read_again_with_a_notice(
+    tmp_path: Path, damage: Any
+) -> None:
+    store = StateStore(tmp_path, "/data", "old")
+    store.save(a_record())
+    raw = orjson.loads(store.path("ds ü/1").read_bytes())
+    damage(raw)
+    store.path("ds ü/1").write_bytes(orjson.dumps(raw))
+    loaded = store.load("ds ü/1")
+    assert (loaded.files, loaded.notice) == ({}, "state record damaged: read again")
+
+
+def test_counts_made_under_another_counting_signature_are_read_again(tmp_path: Path) -> None:
+    StateStore(tmp_path, "/data", "old").save(a_record())
+    loaded = StateStore(tmp_path, "/data", "new").load("ds ü/1")
+    assert loaded.files == {} and loaded.notice is not None and "read again" in loaded.notice
+    assert StateStore(tmp_path, "/data", "new").load("ds ü/1", history_only=True).files == {}
 
 
 def test_a_record_of_another_data_root_or_version_is_ignored(tmp_path: Path) -> None:

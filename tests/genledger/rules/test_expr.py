@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.parse.formats import ResponseFacts
+from genledger.parse.schema import RESPONSES
 from genledger.parse.table import TableBuilder
 from genledger.rules.catalogue import DERIVED, RULES, TABLE_COLUMNS, Table, rules_of
 from genledger.rules.expr import Expr, col, condition_function, evaluate, row_function
@@ -84,7 +84,7 @@ def test_any_condition_agrees_row_by_row_and_over_columns(
 def _response_rows() -> st.SearchStrategy[tuple[Any, ...]]:
     reasons = st.one_of(st.none(), st.just("stop"))
     return st.builds(
-        ResponseFacts,
+        RESPONSES.facts_type,
         record_id=st.one_of(st.none(), st.text(max_size=3)),
         format=st.one_of(st.none(), st.sampled_from(["flat", "derived", "openai_chat"])),
         count_type=st.one_of(st.none(), st.sampled_from(["int", "bigint", "bool", "float"])),

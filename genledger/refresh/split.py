@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
+from genledger.refresh.filescan import FileScan
 from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
 from genledger.tail.reader import ReadResult, Span
 from genledger.tail.roots import Handle, Source, open_source
