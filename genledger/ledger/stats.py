@@ -55,7 +55,7 @@ def quality_block(failures: dict[str, RuleTally]) -> dict[str, Any]:
 def file_entry(state: FileState) -> dict[str, Any]:
     """bytes, lines, pending_bytes, mtime (and role, error) of one file."""
     entry: dict[str, Any] = {
-        "bytes": state.checkpoint.size,
+        "bytes": state.checkpoint.file.size,
         "lines": state.checkpoint.lines,
         "pending_bytes": state.pending_bytes,
         "mtime": iso_utc(state.mtime),

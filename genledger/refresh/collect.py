@@ -215,9 +215,9 @@ def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:
             f.tally[RECORDS[f.role]],
             f.tally[NONZERO.get(f.role, RECORDS[f.role])],
             f.checkpoint.offset,
-            f.checkpoint.head_sum,
+            f.checkpoint.file.head_sum,
             f.checkpoint.tail_sum,
-            f.checkpoint.inode,
+            f.checkpoint.file.inode,
         )
         for f in files
     ]

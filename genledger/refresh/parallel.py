@@ -74,7 +74,7 @@ class ScanJob:
         size, mtime_ns = found
         cp = self.checkpoint
         if self.sealed:  # all or nothing; decoding costs several times the stored bytes
-            unchanged = cp is not None and (cp.size, cp.mtime_ns) == (size, mtime_ns)
+            unchanged = cp is not None and (cp.file.size, cp.file.mtime_ns) == (size, mtime_ns)
             return 0 if unchanged else size * SEALED_WEIGHT
         done = cp.offset if cp is not None else 0
         return size - done if size >= done else size

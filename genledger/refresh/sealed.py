@@ -29,8 +29,8 @@ from genledger.tail.sealed import (
     Inflater,
     NotThisFormat,
     StreamTail,
-    fingerprint,
     lines_of,
+    mark_of,
     same_file,
     settled,
 )
@@ -59,22 +59,22 @@ def scan_sealed(
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     try:
         # No inode, same size and mtime: no bytes are spent re-reading a remote file's ends.
-        mark = checkpoint if checkpoint and _same_remote(handle, checkpoint) else None
-        mark = mark or fingerprint(handle)
+        found = checkpoint if checkpoint and _same_remote(handle, checkpoint) else None
+        found = found or mark_of(handle)
     except OSError as exc:
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     finally:
         handle.close()
-    is_settled = settled(mark.mtime_ns, now, reading.settle_seconds)
+    is_settled = settled(found.file.mtime_ns, now, reading.settle_seconds)
     # Unchanged keeps its counts, unless an early end of stream has since become final.
     settling = checkpoint is not None and checkpoint.unsettled and is_settled
-    if checkpoint is not None and same_file(checkpoint, mark) and not settling:
+    if checkpoint is not None and same_file(checkpoint, found) and not settling:
         return FileScan(FileTally(), _result(checkpoint, False, "unchanged"))
     reason = "new" if checkpoint is None else "changed (read whole)"
     try:
         if form_of(name) == "parquet":
-            return _scan_parquet(path, name, role, mark, is_settled, reason, reading, groups)
-        return _scan_stream(path, name, role, mark, is_settled, reason, reading)
+            return _scan_parquet(path, name, role, found, is_settled, reason, reading, groups)
+        return _scan_stream(path, name, role, found, is_settled, reason, reading)
     except NotThisFormat as exc:
         return FileScan(FileTally(), error=str(exc))
     except OSError as exc:
@@ -85,11 +85,11 @@ def _same_remote(handle: Any, checkpoint: Checkpoint) -> bool:
     """A remote file (no inode) whose size and mtime are those of its checkpoint."""
     if handle.identity is not None:
         return False
-    return (handle.size, handle.mtime_ns) == (checkpoint.size, checkpoint.mtime_ns)
+    return (handle.size, handle.mtime_ns) == (checkpoint.file.size, checkpoint.file.mtime_ns)
 
 
 def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
-    return ReadResult(cp, restarted, reason, cp.pending, cp.size, cp.mtime_ns / 1e9)
+    return ReadResult(cp, restarted, reason, cp.pending, cp.file.size, cp.file.mtime_ns / 1e9)
 
 
 def _scan_stream(
@@ -108,7 +108,7 @@ def _scan_stream(
         if role == "prompts":
             delta = FileTally.of(prompt_lines=non_blank_lines(blocks))
         else:
-            if mark.size >= vector.BULK_BYTES // 8:
+            if mark.file.size >= vector.BULK_BYTES // 8:
                 vector.load()
             delta = tally_blocks(blocks, name, role, reading)
     finally:
@@ -130,7 +130,7 @@ def _scan_stream(
 
 def _whole(mark: Checkpoint, lines: int, unsettled: bool, pending: int = 0) -> Checkpoint:
     """The checkpoint of a sealed file read whole: its mark (what it looked like), its lines."""
-    return replace(mark, offset=mark.size, lines=lines, unsettled=unsettled, pending=pending)
+    return replace(mark, offset=mark.file.size, lines=lines, unsettled=unsettled, pending=pending)
 
 
 def _malformed(

@@ -13,8 +13,8 @@ from genledger.tail.sealed import (
     Inflater,
     NotThisFormat,
     StreamTail,
-    fingerprint,
     lines_of,
+    mark_of,
     prefetched,
     same_file,
     settled,
@@ -106,13 +106,13 @@ def test_the_fingerprint_changes_with_any_rewrite_of_the_bytes(tmp_path: Path) -
     path = tmp_path / "a.jsonl.gz"
     path.write_bytes(gz(DATA))
     handle = LocalHandle(path)
-    before = fingerprint(handle)
+    before = mark_of(handle)
     handle.close()
     with path.open("r+b") as f:  # same size, same inode, a byte changed near the end
         f.seek(-3, 2)
         f.write(b"\x00\x00\x00")
     handle = LocalHandle(path)
-    after = fingerprint(handle)
+    after = mark_of(handle)
     handle.close()
     assert not same_file(before, after)
 
