@@ -14,7 +14,7 @@ general path.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -127,6 +127,9 @@ class _Incomplete(_Shape):
 class Responses(_Shape):
     """`{"object": "response", "output": [...], "usage": {...}}` that did not fail."""
 
+    FORMATS: ClassVar = (("openai_responses", ""),)
+    MAKER: ClassVar = _facts
+
     object: Literal["response"]  # the detect's `object=response`
     usage: _RUsage
     id: str = ""
@@ -213,6 +216,9 @@ class _AUsage(_Shape):
 class Anthropic(_Shape):
     """An Anthropic Message (`"type": "message"`) of text and thinking blocks."""
 
+    FORMATS: ClassVar = (("anthropic_message", ""),)
+    MAKER: ClassVar = _facts
+
     type: Literal["message"]  # the detect's `type=message`
     usage: _AUsage
     id: str = ""
@@ -260,6 +266,9 @@ class _ASucceeded(_Shape):
 
 class AnthropicBatch(_Shape):
     """A Message Batch result line that succeeded: `{"custom_id", "result": {"message"}}`."""
+
+    FORMATS: ClassVar = (("anthropic_message", "result.message"),)
+    MAKER: ClassVar = _facts
 
     custom_id: str  # the detect: `result.type & custom_id`
     result: _ASucceeded
@@ -357,6 +366,9 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
 class _GeminiRecord(_Shape):
     """Base of the Gemini `GenerateContentResponse` shapes (their keys: `_gemini_shapes`)."""
 
+    FORMATS: ClassVar = (("gemini", ""),)
+    MAKER: ClassVar = _facts
+
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         # the declared id (`responseId` / `response_id`), then custom_id / id (none here)
@@ -365,6 +377,9 @@ class _GeminiRecord(_Shape):
 
 class _GeminiBatchLine(_Shape):
     """Base of the Gemini Batch output line shapes: `{"key", "response"}` that succeeded."""
+
+    FORMATS: ClassVar = (("gemini", "response"),)
+    MAKER: ClassVar = _facts
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the response's, named by the batch."""
@@ -466,6 +481,9 @@ def _float_count(value: float | None) -> int | None:
 class Cohere(_Shape):
     """A Cohere v2 chat response (its SDK types the counts as floats)."""
 
+    FORMATS: ClassVar = (("cohere_chat", ""),)
+    MAKER: ClassVar = _facts
+
     usage: _CUsage
     id: str = ""
     finish_reason: str | None = None
@@ -512,6 +530,9 @@ class _VOutput(_Shape):
 
 class VLLM(_Shape):
     """`{"request_id", "prompt_token_ids", "outputs": [{"token_ids", ...}, ...]}`."""
+
+    FORMATS: ClassVar = (("vllm_offline", ""),)
+    MAKER: ClassVar = _facts
 
     outputs: list[_VOutput]
     request_id: str | None = None

@@ -31,11 +31,12 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
+from genledger.fast.guards import unstated_guard
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.fast.shapes import TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.formats import response_facts
-from genledger.parse.schema import RESPONSES, Facts
+from genledger.parse.schema import RESPONSES, Facts, states_of
 from genledger.parse.tokenized import tokenized_facts
 
 ON = Switches()
@@ -195,6 +196,10 @@ class _Typed:
             (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
             for shape in shapes
         ]
+        # per shape: a record carrying a declared count the shape does not state goes on
+        self.guards = [
+            unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS) for shape in shapes
+        ]
         self.last = 0  # files run in one shape for long stretches: try the last one first
 
     def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
@@ -214,6 +219,9 @@ class _Typed:
         except msgspec.DecodeError:
             return None  # not valid JSON for any shape
         if structs is None:
+            return None
+        guard = self.guards[self.last]
+        if guard is not None and any(map(guard, structs if many else (structs,))):
             return None
         plain = plain_line(content, flags)
         try:

@@ -15,7 +15,7 @@ The caller then takes the slower paths, which decide.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
@@ -37,6 +37,10 @@ class Unusual(Exception):
 
 class _Shape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Base: an unknown key anywhere fails the decode (so nothing is skipped unchecked).
+
+    A record shape says which formats it reads, and where (`FORMATS`: format name, the path of
+    the record read as it), and which constructor states its facts (`MAKER`): a declared count
+    it does not state sends a record carrying one to the general path (`fast.guards`).
 
     Not tracked by the garbage collector (`gc=False`, inherited): a decoded record is a tree of
     JSON values, never part of a cycle, and tracking 3-7 structs a line made the collector
@@ -166,6 +170,9 @@ _SGLANG = RESPONSES.positional(
 class SGLang(_Shape):
     """`{"text", "output_ids", "meta_info": {...}}`."""
 
+    FORMATS: ClassVar = (("sglang_generate", ""),)
+    MAKER: ClassVar = _SGLANG
+
     meta_info: _SGLangMeta
     text: Text = NO_TEXT
     output_ids: msgspec.Raw = msgspec.Raw()
@@ -196,6 +203,9 @@ _FLAT = RESPONSES.positional(
 
 class Flat(_Shape):
     """Top-level counts and ids; without `completion_tokens`, the derived format."""
+
+    FORMATS: ClassVar = (("flat", ""), ("derived", ""))
+    MAKER: ClassVar = _FLAT
 
     id: str = ""
     request_id: str | None = None
@@ -271,8 +281,17 @@ class _Usage(_Shape):
     prompt_tokens_details: _PromptDetails | None = None
 
 
+_CHAT = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", count_type="int",
+)  # fmt: skip
+
+
 class Chat(_Shape):
     """An OpenAI chat completion with `usage`."""
+
+    FORMATS: ClassVar = (("openai_chat", ""), ("openai_completion", ""))
+    MAKER: ClassVar = _CHAT
 
     usage: _Usage
     choices: list[_Choice] = []
@@ -304,12 +323,6 @@ class Chat(_Shape):
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
-_CHAT = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", count_type="int",
-)  # fmt: skip
-
-
 def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Facts:
     first, more = chat.finishes(plain)
     usage = chat.usage
@@ -335,6 +348,9 @@ class _BatchResponse(_Shape):
 class Batch(_Shape):
     """An OpenAI Batch output line that succeeded."""
 
+    FORMATS: ClassVar = (("openai_chat", "response.body"), ("openai_completion", "response.body"))
+    MAKER: ClassVar = _CHAT
+
     response: _BatchResponse
     custom_id: str = ""
     id: str = ""
@@ -352,6 +368,9 @@ class Batch(_Shape):
 
 class Wrapped(_Shape):
     """A chat completion under `response` (no `body`, no status: not a batch line)."""
+
+    FORMATS: ClassVar = (("openai_chat", "response"), ("openai_completion", "response"))
+    MAKER: ClassVar = _CHAT
 
     response: Chat
     id: str = ""
@@ -380,6 +399,9 @@ _TGI = RESPONSES.positional(
 class TGI(_Shape):
     """`{"generated_text", "details": {...}}`."""
 
+    FORMATS: ClassVar = (("tgi", ""),)
+    MAKER: ClassVar = _TGI
+
     details: _TGIDetails
     generated_text: Text = NO_TEXT
 
@@ -404,6 +426,9 @@ _TOKENIZED = TOKENIZED.positional("n_tokens", "loss_len", "loss_sum")
 
 class Tokenized(_Shape):
     """`{"id", "input_ids", "loss_mask"}` with flat arrays."""
+
+    FORMATS: ClassVar = ()  # tokenized facts are no format's
+    MAKER: ClassVar = _TOKENIZED
 
     id: str | Int64 | None = None
     input_ids: msgspec.Raw = msgspec.Raw()

@@ -169,7 +169,14 @@ class FactTable:
         source = f"def make({args}):\n    return _new(_cls, ({', '.join(items)},))\n"
         exec(compile(source, f"<{self.name} facts of {len(names)}>", "exec"), scope)
         function: Callable[..., Facts] = scope["make"]
+        function.states = tuple(given)  # type: ignore[attr-defined]
         return function
+
+
+def states_of(maker: Callable[..., Facts]) -> tuple[str, ...]:
+    """The facts a positional constructor sets (the rest take their defaults)."""
+    found: tuple[str, ...] = getattr(maker, "states", ())
+    return found
 
 
 RESPONSES = FactTable("responses", RESPONSE_FACTS)
