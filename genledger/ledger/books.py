@@ -137,6 +137,9 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
             stat="total_reasoning", known="n_reasoning"),
         Sum("total_cached_prompt", "cached_tokens", RECORD & NON_NEGATIVE("cached_tokens"),
             stat="total_cached_prompt", known="n_cached"),
+        Sum("total_cache_write", "cache_write_tokens",
+            RECORD & NON_NEGATIVE("cache_write_tokens"), stat="total_cache_write",
+            known="n_cache_write"),
         Sum("n_samples", "n_samples", RECORD, stat="n_samples"),
         Count("stream_chunks", FRAGMENT, stat="stream_chunks"),
         # by reason, the rows the rules `failed_requests` and `empty_outputs` fail

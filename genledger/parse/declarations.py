@@ -254,6 +254,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         reasoning_tokens="usage.output_tokens_details.thinking_tokens",
         cached_tokens="usage.cache_read_input_tokens",
+        cache_write_tokens="usage.cache_creation_input_tokens",
         finish="stop_reason",
         answer=("content[].text", "content[].input"),
     ),

@@ -90,6 +90,8 @@ RESPONSE_FACTS: tuple[Column, ...] = (
            declared=True),
     _count("cached_tokens", "cached prompt tokens (a part of prompt), where reported",
            declared=True),
+    _count("cache_write_tokens", "prompt tokens written to a cache (a part of prompt)",
+           declared=True),
     Column("n_samples", "int", "completions in the record (0: a fragment or a failed request)",
            nullable=False, default=0, checks={"ge": 0}),
     _text("finish_reason", "the record's (first sample's) finish reason"),

@@ -25,6 +25,7 @@ class Truth:
     total_prompt: int
     total_reasoning: int | None = None
     total_cached_prompt: int | None = None
+    total_cache_write: int | None = None  # Anthropic's cache_creation_input_tokens
     n_samples: int | None = None  # None: n_done (one completion per record)
     stream_chunks: int = 0
     counters: dict[str, int] = field(default_factory=dict)  # quality counters that are not 0
@@ -316,6 +317,7 @@ def anthropic_dataset(dump: Dump) -> Dataset:
             total_prompt=(300 + 8 + 2048) + (20 + 8 + 0),
             total_reasoning=328 + 1024,
             total_cached_prompt=2048,
+            total_cache_write=8 + 8,
             counters={"empty_outputs": 1},
             formats={"anthropic_message": 2},
         ),
@@ -357,6 +359,7 @@ def anthropic_batch_dataset(dump: Dump) -> Dataset:
             total_prompt=18,
             total_reasoning=5,
             total_cached_prompt=0,
+            total_cache_write=8,
             n_samples=1,
             counters={"failed_requests": 3},
             formats={"anthropic_batch": 4},

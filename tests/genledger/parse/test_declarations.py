@@ -106,7 +106,19 @@ def my_record(uid: str, n: int, text: str = "4") -> dict[str, Any]:
 def test_a_user_declaration_reads_every_declared_field() -> None:
     mine = formats(MY_PIPELINE)
     facts = response_facts(my_record("u1", 10), mine)
-    assert facts[:9] == ("u1", "my_pipeline", "int", 10, None, 7, 5, 3, 1)
+    named = ("record_id", "format", "count_type", "completion_tokens", "count_raw")
+    named += ("prompt_tokens", "reasoning_tokens", "cached_tokens", "n_samples")
+    assert tuple(getattr(facts, n) for n in named) == (
+        "u1",
+        "my_pipeline",
+        "int",
+        10,
+        None,
+        7,
+        5,
+        3,
+        1,
+    )
     assert (facts.finish_reason, facts.empty_output) == ("eos", False)
     assert response_facts(my_record("u2", 10, text=""), mine).empty_output
     for record in (my_record("u1", 10), my_record("u2", 10, text="")):
