@@ -213,11 +213,19 @@ class _AUsage(_Shape):
     speed: None = None
 
 
+# Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
+_ANTHROPIC = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output",
+    count_type="int", n_samples=1,
+)  # fmt: skip
+
+
 class Anthropic(_Shape):
     """An Anthropic Message (`"type": "message"`) of text and thinking blocks."""
 
     FORMATS: ClassVar = (("anthropic_message", ""),)
-    MAKER: ClassVar = _facts
+    MAKER: ClassVar = _ANTHROPIC
 
     type: Literal["message"]  # the detect's `type=message`
     usage: _AUsage
@@ -243,7 +251,7 @@ class Anthropic(_Shape):
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
         usage = self.usage
         details = usage.output_tokens_details
-        return _facts(
+        return _ANTHROPIC(
             record_id,
             fmt,
             usage.output_tokens,
@@ -252,9 +260,8 @@ class Anthropic(_Shape):
             ),
             None if details is None else details.thinking_tokens,
             usage.cache_read_input_tokens,
-            1,
+            usage.cache_creation_input_tokens,
             self.stop_reason,
-            None,
             self.content is not None and not visible,
         )
 
@@ -268,7 +275,7 @@ class AnthropicBatch(_Shape):
     """A Message Batch result line that succeeded: `{"custom_id", "result": {"message"}}`."""
 
     FORMATS: ClassVar = (("anthropic_message", "result.message"),)
-    MAKER: ClassVar = _facts
+    MAKER: ClassVar = _ANTHROPIC
 
     custom_id: str  # the detect: `result.type & custom_id`
     result: _ASucceeded
