@@ -32,9 +32,9 @@ from typing import Any
 
 import psutil
 
+from genledger.synth.corpus import append_share, write_corpus
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from corpus import append_share, write_corpus  # noqa: E402
 
 PY = sys.executable
 GENLEDGER = [PY, "-m", "genledger.cli"]
