@@ -1,4 +1,4 @@
-"""Write a benchmark corpus: 10 datasets of the shape asked (`genledger.synth.corpus`).
+"""Write a benchmark corpus of the shape asked (`genledger.synth.corpus`), without measuring.
 
     python benchmarks/corpus.py OUT_DIR [--mb 800] [--seed 1] [--shape reference|second|tokens]
 
