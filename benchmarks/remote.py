@@ -29,9 +29,9 @@ import psutil
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
-from corpus import append_share, write_corpus  # noqa: E402
 from run import GENLEDGER, Sample, measure  # noqa: E402
 
+from genledger.synth.corpus import append_share, write_corpus  # noqa: E402
 from tests.genledger.tail.servers import SSHServer, sshd  # noqa: E402
 
 

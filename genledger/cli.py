@@ -90,6 +90,13 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--log", type=Path, help="Dagster's log file (default: beside the temp dir, kept)"
     )
+    demo.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="PATH",
+        help="the Dagster workspace.yaml to serve, or its folder (default: ./workspace.yaml); "
+        "the dagster.yaml beside it sets up the instance",
+    )
     return parser
 
 

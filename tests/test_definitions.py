@@ -13,7 +13,7 @@ import pytest
 from assets.spec import load_location
 from definitions import build_defs
 from genledger.config import Config
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 PROJECT = Path(__file__).resolve().parents[1]
 

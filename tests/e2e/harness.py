@@ -24,7 +24,8 @@ from typing import Any
 
 import psutil
 
-from genledger.demo import synth
+from genledger.synth.records import flat, line
+from genledger.synth.tree import write_sample_tree
 
 PROJECT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT / "test-artifacts"
@@ -288,10 +289,8 @@ class SimulatedWriter:
         for _ in range(count):
             self.serial += 1
             completion = self.rng.randint(5, 60)
-            record = synth.flat(
-                f"{prefix}-w{self.serial}", self.rng.randint(5, 40), completion, self.rng
-            )
-            lines.append(synth.line(record))
+            record = flat(f"{prefix}-w{self.serial}", self.rng.randint(5, 40), completion, self.rng)
+            lines.append(line(record))
             tokens += completion
         return lines, tokens
 
@@ -321,12 +320,12 @@ class SimulatedWriter:
 
 def write_e2e_tree(root: Path) -> Path:
     """The sample tree plus a dataset with an awkward name whose counts are all zero."""
-    synth.write_sample_tree(root)
+    write_sample_tree(root)
     rng = random.Random(5)
     folder = root / ODD_ERROR_DATASET
     folder.mkdir(parents=True)
-    records = [synth.flat(f"z{i}", rng.randint(5, 40), 0, rng) for i in range(12)]
-    (folder / "raw_responses.jsonl").write_bytes(b"".join(synth.line(r) for r in records))
+    records = [flat(f"z{i}", rng.randint(5, 40), 0, rng) for i in range(12)]
+    (folder / "raw_responses.jsonl").write_bytes(b"".join(line(r) for r in records))
     return root
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -22,6 +20,7 @@ from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
 from genledger.refresh.count import line_facts
 from genledger.refresh.reading import Reading
+from genledger.synth import corpus
 
 from ..hard_lines import (
     API_RESPONSES,
@@ -139,42 +138,31 @@ def test_near_misses_of_the_tokenized_shape_give_the_general_facts(line: bytes) 
 
 
 def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
-    # Guards the lever: the corpus' own records (and batches of them) must not fall back.
-    corpus = load_corpus_module()
+    # Guards the lever: every corpus shape's own records (and batches of them) must not fall
+    # back, each written as its shape writes it (orjson, or Python's json with spaces).
     rng = np.random.default_rng(3)
     typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
-    makers = [
-        corpus.sglang,
-        corpus.flat,
-        corpus.chat,
-        corpus.batch,
-        corpus.wrapped,
-        corpus.tgi,
-        corpus.derived,
-        corpus.responses_api,
-        corpus.anthropic,
-        corpus.gemini,
-        corpus.cohere,
-        corpus.vllm_n4,
-        corpus.chat2,
-        corpus.wrapped2,
-        corpus.sglang2,
-        corpus.flat2,
-        corpus.batch2,
-    ]
-    for maker in makers:
-        records = [maker(f"r{i}", rng) for i in range(30)]
-        taken = 0
-        for record in [*records, records[:4]]:
-            # the second corpus' makers end in 2: Python's writer, ensure_ascii=False
-            line = corpus._dumps("second" if maker.__name__.endswith("2") else "x", record)
-            facts = typed.decode(line, read_flags(line)[-1])
-            taken += facts is not None
-            assert_same(line, "responses")
-        assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
-    line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
-    tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(line, rawtext.NOTHING_PLAIN)
-    assert tokenized == general_facts(line, "tokenized")
+    seen: set[tuple[corpus.Maker, bool]] = set()
+    for shape in corpus.SHAPES.values():
+        for maker in shape.makers("responses"):
+            if (maker, shape.python_writer) in seen:
+                continue
+            seen.add((maker, shape.python_writer))
+            records = [maker(f"r{i}", rng) for i in range(30)]
+            taken = 0
+            for record in [*records, records[:4]]:
+                line = shape.dumps(record)
+                facts = typed.decode(line, read_flags(line)[-1])
+                taken += facts is not None
+                assert_same(line, "responses")
+            # a few failed requests and think leaks fall back
+            assert taken >= 25, (shape.name, maker.__name__)
+        for maker in shape.makers("tokenized"):
+            line = shape.dumps(maker("t", rng))
+            tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(
+                line, rawtext.NOTHING_PLAIN
+            )
+            assert tokenized == general_facts(line, "tokenized"), (shape.name, maker.__name__)
 
 
 @settings(max_examples=400, deadline=None)
@@ -199,14 +187,8 @@ def test_generated_near_shape_tokenized_rows_give_the_general_facts(data: st.Dat
     assert_same(data.draw(encodings(record)), "tokenized")
 
 
-def _dumps(record: Any) -> bytes:
-    """A corpus record as the corpus writes it (numpy arrays as lists)."""
-    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
-
-
 def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
     # Guards the lever: the hosted APIs' shapes are in the typed tier, each taking its format.
-    corpus = load_corpus_module()
     rng = np.random.default_rng(4)
     formats = {
         corpus.responses_api: "openai_responses",
@@ -216,7 +198,7 @@ def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
         corpus.vllm_n4: "vllm_offline",
     }
     for maker, name in formats.items():
-        line = _dumps(maker("r", rng))
+        line = corpus.REFERENCE.dumps(maker("r", rng))
         for flags in read_flags(line):
             facts = fastparse._Typed(fastparse.RESPONSE_SHAPES).decode(line, flags)
             assert facts is not None and facts[0].format == name, maker.__name__
@@ -253,16 +235,6 @@ def test_a_read_with_many_angle_brackets_makes_every_line_search() -> None:
     assert not rawtext.plain_line(b'{"text": "a</think>"}', rawtext.ReadFlags(True, False, True))
     assert rawtext.plain_line(b'{"text": "a</think>"}', plain)  # not a tagged length: skipped
     assert not rawtext.plain_line(b"think>", rawtext.ReadFlags(True, False, True, frozenset({6})))
-
-
-def load_corpus_module() -> Any:
-    """benchmarks/corpus.py, which is not a package."""
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "corpus.py"
-    spec = importlib.util.spec_from_file_location("bench_corpus", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_lines_read_together_share_their_reads_flags() -> None:

@@ -7,22 +7,22 @@ from typing import Any
 
 import pytest
 
-from genledger.demo import synth
 from genledger.ledger.books import account
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import response_facts
 from genledger.parse.table import TableBuilder
 from genledger.parse.tokenized import tokenized_facts
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
+from genledger.synth.records import WRITERS
 
 
 def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
     """Records of every writer, some zero, some invalid, some repeated ids."""
     rng = random.Random(seed)
-    kinds = sorted(synth.WRITERS)
+    kinds = sorted(WRITERS)
     records = []
     for i in range(n):
-        record = synth.WRITERS[kinds[i % len(kinds)]](f"r{i % 7}", 3, rng.randint(0, 9), rng)
+        record = WRITERS[kinds[i % len(kinds)]](f"r{i % 7}", 3, rng.randint(0, 9), rng)
         if i % 5 == 0:
             record["completion_tokens"] = "bad"  # a flat count; other formats win before it
         records.append(record)
