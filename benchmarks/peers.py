@@ -2,7 +2,7 @@
 
     python benchmarks/peers.py json|orjson|duckdb|duckdb-tokenized CORPUS_DIR
 
-Prints one JSON object: records, total_comp (valid completion counts, docs/design.md §3 path order),
+Prints one JSON object: records, total_comp (valid completion counts, docs/formats.md path order),
 records per format path, tokenized records, total_tokens and total_loss_tokens
 (`duckdb-tokenized`: the last three only, from the tokenized files alone).
 """
@@ -75,7 +75,7 @@ def _other_api(rec: dict[str, Any]) -> tuple[str, Any] | None:
 
 
 def _count(rec: dict[str, Any]) -> tuple[str | None, Any]:
-    """(format path, completion count) by docs/design.md §3's order."""
+    """(format path, completion count) by docs/formats.md's order."""
     for fmt, path in PATHS[:2]:
         count = _dig(rec, *path)
         if count is not None:

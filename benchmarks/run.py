@@ -45,7 +45,7 @@ PY = sys.executable
 GENLEDGER = [PY, "-m", "genledger.cli"]
 PEERS = ("duckdb", "orjson", "json")
 Commands = dict[str, list[str]]
-# Targets (docs/design.md §9, issue 25): throughput over DuckDB's, in wall time and in CPU.
+# Targets (docs/performance.md, issue 25): throughput over DuckDB's, in wall time and in CPU.
 VS_DUCKDB, TOKENIZED_VS_DUCKDB = 2.0, 3.0
 
 

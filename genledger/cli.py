@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         "--refresh",
         type=_positive_int,
         metavar="SECONDS",
-        help="seconds between sensor ticks (default 30; replaces $GENLEDGER_CONFIG)",
+        help="seconds between sensor ticks (default 5; replaces $GENLEDGER_CONFIG)",
     )
     demo.add_argument(
         "--log", type=Path, help="Dagster's log file (default: beside the temp dir, kept)"

@@ -1,4 +1,4 @@
-"""Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3).
+"""Typed shapes of the hosted APIs' records (the v2 formats of docs/formats.md).
 
 OpenAI Responses, Anthropic messages and the Message Batch lines that succeeded, Gemini (REST /
 `by_alias` camelCase and the google-genai SDK's snake_case dumps) and its Batch output lines

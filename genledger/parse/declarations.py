@@ -1,4 +1,4 @@
-"""Record formats as declarations (docs/design.md §3): the one place that says where each
+"""Record formats as declarations (docs/formats.md): the one place that says where each
 format keeps its counts. The built-in formats below and a user's `[[formats]]` in
 genledger.toml are the same kind of value, read by `genledger.parse.formats` (the definition
 of correct) and by the fast path alike. Path syntax: `genledger.parse.paths`.
@@ -359,7 +359,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("text",),
     ),
 )
-# A streamed chunk without usage is a piece of a request, not a record (docs/design.md §3).
+# A streamed chunk without usage is a piece of a request, not a record (docs/formats.md).
 STREAM_FRAGMENTS = _detect(
     "object=chat.completion.chunk & !usage",
     "has(token) & has(index) & !details & !choices",  # TGI's token events

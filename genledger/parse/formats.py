@@ -1,4 +1,4 @@
-"""Record formats: the facts of one response record, read by the declarations (docs/design.md §3).
+"""Record formats: the facts of one response record, read by the declarations (docs/formats.md).
 
 Every function here reads a parsed JSON object defensively: any field may be absent, `null`
 or of another type. Nothing here decides what is a defect; it only reports facts (which

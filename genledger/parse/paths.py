@@ -1,4 +1,4 @@
-"""The path language of format declarations (docs/design.md §3): parse once, evaluate on records.
+"""The path language of format declarations (docs/formats.md): parse once, evaluate on records.
 
 A path is dot-separated keys (`usage.output_tokens`); `a[].b` visits `b` in every element of
 the list `a`; `len(a)` counts a list's elements (a saved tensor's `[[...]]` unwrapped). A field

@@ -249,7 +249,7 @@ def _dataset_rules(
     responses = [f for f in files if f.role == "responses"]
     failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
     # Only a prompts file so far: no record yet must say so, not pass on no
-    # data (docs/design.md §6).
+    # data (docs/checks.md).
     failures.update(rule_rows.file_failures(file_rows(files) or [NO_RESPONSES_YET]))
     n_done = sum(f.tally["records"] for f in responses)
     n_nonzero = sum(f.tally["nonzero"] for f in responses)

@@ -4,7 +4,7 @@ severity, check family and how to explain a failing row.
 A condition is a column expression (`genledger.rules.expr`) over one table's columns; the
 refresh evaluates it row by row (`rules.rows`) and the pandera models (`rules.models`) derive
 their rule columns from the same expression. Names are the stats JSON's quality counters
-(docs/design.md §5); severities follow §6. The one rule with no row condition is
+(docs/stats-json.md); severities: docs/checks.md. The one rule with no row condition is
 `duplicate_ids`: whether an id was seen before depends on the rows before it, so both
 evaluations state it as "an id already seen in the dataset" (a set, and `duplicated()`).
 This module imports neither pandas nor Dagster, so the cheap no-op refresh can use it.

@@ -1,4 +1,4 @@
-"""Realistic corpora for the benchmarks (docs/design.md §9), in three shapes.
+"""Realistic corpora for the benchmarks (docs/performance.md), in three shapes.
 
 - `reference`: every format, ~10 kB records like a Kimi/SGLang run (a long `text` with unicode
   and escapes, `output_ids` of 200-1400 ids), formats switching mid-file, written by orjson.

@@ -1,4 +1,4 @@
-"""Find the datasets of a data root, and every file that is in none of them (docs/design.md §2).
+"""Find the datasets of a data root, and every file that is in none of them (docs/architecture.md).
 
 Each immediate subfolder holding a recognised file, at any depth, is a dataset; its files are
 named by their path relative to the dataset folder. Every other regular file that is not

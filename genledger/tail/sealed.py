@@ -1,5 +1,5 @@
 """Sealed files (gzip, zstd, Parquet): read whole when new or changed, never tailed
-(docs/design.md §2).
+(docs/architecture.md).
 
 A sealed file is known by its fingerprint (size, mtime, identity, a checksum of its head) and a
 checksum of its end.

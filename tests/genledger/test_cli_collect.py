@@ -67,7 +67,7 @@ def build_clean(root: Path) -> None:
 
 
 def expected_clean() -> dict[str, dict[str, Any]]:
-    """The stats blocks docs/design.md §5 gives for `build_clean`, computed from the plan."""
+    """The stats blocks docs/stats-json.md gives for `build_clean`, computed from the plan."""
     responses = CLEAN_COUNTS + BATCH_COUNTS + FLAT_COUNTS
     total_comp = sum(c for _, c in responses)
     zero_quality = {name: 0 for name in COUNTER_NAMES}

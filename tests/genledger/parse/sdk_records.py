@@ -1,7 +1,7 @@
 """Response records as real pipelines write them: built with each client library's own models and
 dumped the ways pipelines dump them; SGLang and vLLM records follow their source.
 
-Each builder returns a `Dataset`: the JSONL lines and the truth docs/design.md §3 gives for them.
+Each builder returns a `Dataset`: the JSONL lines and the truth docs/formats.md gives for them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ Dump = Callable[[Any], bytes]
 
 @dataclass
 class Truth:
-    """What the stats JSON must say about a dataset (docs/design.md §3 and §5)."""
+    """What the stats JSON must say about a dataset (docs/formats.md and docs/stats-json.md)."""
 
     n_done: int
     total_comp: int

@@ -1,4 +1,4 @@
-"""docs/design.md §3 format table: which path gives the count, prompt count and finish reason."""
+"""docs/formats.md format table: which path gives the count, prompt count and finish reason."""
 
 from __future__ import annotations
 
