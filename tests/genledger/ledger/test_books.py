@@ -22,12 +22,9 @@ from genledger.rules.rows import failing_rules
 
 from ..hard_lines import (
     RESPONSE_LINES,
-    RESPONSE_RECORDS,
     TOKENIZED_LINES,
-    TOKENIZED_RECORDS,
-    encodings,
 )
-from ..rules.test_audit import builder_of
+from ..rules.test_audit import builder_of, drawn_table
 
 
 def read_entry_by_entry(role: str, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
@@ -88,13 +85,8 @@ def test_the_compiled_pass_reads_the_hard_lines_as_the_entries_say() -> None:
 @settings(max_examples=80, deadline=None)
 @given(st.data())
 def test_the_compiled_pass_reads_generated_tables_as_the_entries_say(data: st.DataObject) -> None:
-    role = data.draw(st.sampled_from(["responses", "tokenized"]))
-    records = RESPONSE_RECORDS if role == "responses" else TOKENIZED_RECORDS
-    pool = RESPONSE_LINES if role == "responses" else TOKENIZED_LINES
-    lines = data.draw(
-        st.lists(st.one_of(records.flatmap(encodings), st.sampled_from(pool)), max_size=12)
-    )
-    builder = builder_of(lines, role)
+    builder = drawn_table(data)
+    role = builder.role
     assert read_compiled(role, builder.rows) == read_entry_by_entry(role, builder.rows)
 
 

@@ -89,16 +89,21 @@ def test_every_tokenized_defect_fails_the_same_rows_under_pandera() -> None:
     assert assert_audit_agrees(builder_of(TOKENIZED_LINES * 2, "tokenized")).failures
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_generated_tables_fail_the_same_rows_under_pandera(data: st.DataObject) -> None:
+def drawn_table(data: st.DataObject) -> TableBuilder:
+    """A table of a drawn role: generated records and hard lines, up to 12 lines."""
     role = data.draw(st.sampled_from(["responses", "tokenized"]))
     records = RESPONSE_RECORDS if role == "responses" else TOKENIZED_RECORDS
     pool = RESPONSE_LINES if role == "responses" else TOKENIZED_LINES
     lines = data.draw(
         st.lists(st.one_of(records.flatmap(encodings), st.sampled_from(pool)), max_size=12)
     )
-    assert_audit_agrees(builder_of(lines, role))
+    return builder_of(lines, role)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_generated_tables_fail_the_same_rows_under_pandera(data: st.DataObject) -> None:
+    assert_audit_agrees(drawn_table(data))
 
 
 def test_the_audit_raises_when_the_books_miscount() -> None:
