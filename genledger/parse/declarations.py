@@ -53,7 +53,7 @@ class Declaration:
     each_finish: bool = False  # every sample's finish reason counts (else the record's first)
     user: bool = False
     # per detect alternative: the top-level keys it needs (a quick test before the conditions)
-    requires: tuple[frozenset[str], ...] = field(default=(), compare=False)
+    requires: tuple[frozenset[str], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         needed = tuple(
@@ -479,7 +479,7 @@ class FormatSet:
 
     def signature(self) -> str:
         """A text that changes when the user's declarations change (kept in state records)."""
-        return repr([(d.name, [p.text for p in d.paths()]) for d in self.user])
+        return repr(self.user)
 
 
 BUILT_IN_ONLY = FormatSet()
@@ -494,4 +494,4 @@ def inner_candidates(names: tuple[str, ...]) -> tuple[Declaration, ...]:
 
 def built_in_signature() -> str:
     """A text that changes when a built-in declaration changes (kept in state records)."""
-    return repr([(d.name, [p.text for p in d.paths()], d.failures) for d in BUILT_IN])
+    return repr(BUILT_IN)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -196,3 +198,27 @@ def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
     assert caught.value.errno == 5
     assert not any(path.exists() for path, _ in files)
     assert _temps(tmp_path) == []
+
+
+SIGNATURE = """
+from genledger.ledger.records import counting_signature
+from genledger.parse.declarations import FormatSet, user_declaration
+table = {"name": "m", "completion_tokens": "a.b", "detect": "x & y & z", "float_counts": FLOATS}
+print(counting_signature(FormatSet((user_declaration(table, "t"),))))
+"""
+
+
+def _signature_in_a_new_process(seed: int, floats: bool) -> str:
+    code = SIGNATURE.replace("FLOATS", str(floats))
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_counting_signature_is_the_same_in_every_process_and_moves_with_a_declaration() -> None:
+    # String hashing differs between processes: a signature built on it would re-read
+    # every file on every refresh.
+    first = _signature_in_a_new_process(1, False)
+    assert _signature_in_a_new_process(2, False) == first
+    assert _signature_in_a_new_process(1, True) != first  # any field of a declaration counts
