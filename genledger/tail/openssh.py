@@ -173,6 +173,7 @@ class SSHConnection:
     def close(self) -> None:
         """End the session: ssh sees the end of its input and exits; stopped if it lingers
         (with its ProxyJump hops: the process group)."""
+        self.sftp.closed = True
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:
@@ -197,50 +198,72 @@ def _write_settings(text: str) -> str:
     return path
 
 
-# What ssh says, and what it means (searched in this order: a jump host's refusal is
-# followed by the next hop's "connection closed").
-KINDS = (
-    ("REMOTE HOST IDENTIFICATION HAS CHANGED", "has changed", "host key"),
-    ("host key is known for", "host key is known for", "host key"),
-    ("Host key verification failed", "Host key verification failed", "host key"),
-    ("Permission denied", "Permission denied", "auth"),
-    ("Too many authentication failures", "Too many authentication failures", "auth"),
-    ("timed out", "timed out", "timeout"),
-    ("subsystem request failed", "subsystem request failed", "no sftp"),
-    ("Connection refused", "Connection refused", "unreachable"),
-    ("Could not resolve hostname", "Could not resolve hostname", "unreachable"),
-    ("No route to host", "No route to host", "unreachable"),
-    ("Network is unreachable", "Network is unreachable", "unreachable"),
+# What ssh says, what it means and what to do, searched in this order (a jump host's refusal
+# is followed by the next hop's "connection closed"). Each: (a phrase that tells the case, the
+# phrase of the line to quote, the kind, the words around the quote).
+KNOWN_HOSTS = f"{ENV_KNOWN_HOSTS} or ~/.ssh/known_hosts"
+CASES = (
+    (
+        "REMOTE HOST IDENTIFICATION HAS CHANGED",
+        "has changed",
+        "host key",
+        "the host key changed, refused (ssh: {line}); if the change is expected, replace the "
+        f"old key in {KNOWN_HOSTS}",
+    ),
+    (
+        "host key is known for",
+        "host key is known for",
+        "host key",
+        "unknown host key, refused (ssh: {line}); add the host's key to " + KNOWN_HOSTS,
+    ),
+    (
+        "Host key verification failed",
+        "Host key verification failed",
+        "host key",
+        f"host key refused (ssh: {{line}}); check the host's key in {KNOWN_HOSTS}",
+    ),
+    *(
+        (
+            phrase,
+            phrase,
+            "auth",
+            "authentication refused (ssh: {line}); the key "
+            f"({ENV_SSH_KEY}, the agent or the config's IdentityFile) is not accepted, and no "
+            "password is ever asked",
+        )
+        for phrase in ("Permission denied", "Too many authentication failures")
+    ),
+    ("timed out", "timed out", "timeout", "no answer in time (ssh: {line})"),
+    (
+        "subsystem request failed",
+        "subsystem request failed",
+        "no sftp",
+        "the host serves no SFTP (ssh: {line})",
+    ),
+    *(
+        (phrase, phrase, "unreachable", "cannot reach the host (ssh: {line})")
+        for phrase in (
+            "Connection refused",
+            "Could not resolve hostname",
+            "No route to host",
+            "Network is unreachable",
+        )
+    ),
 )
-ADVICE = {
-    "host key": (
-        "unknown or changed host key, refused (ssh: {line}); add the host's key to "
-        f"{ENV_KNOWN_HOSTS} or ~/.ssh/known_hosts, or replace the old one there if the "
-        "change is expected"
-    ),
-    "auth": (
-        f"authentication refused (ssh: {{line}}); the key ({ENV_SSH_KEY}, the agent or the "
-        "config's IdentityFile) is not accepted, and no password is ever asked"
-    ),
-    "timeout": "no answer in time (ssh: {line})",
-    "no sftp": "the host serves no SFTP (ssh: {line})",
-    "unreachable": "cannot reach the host (ssh: {line})",
-    "lost": "connection lost (ssh: {line})",
-}
 
 
 def reason(said: str, status: int | None) -> SSHFailed:
     """One line from what ssh wrote to stderr before it exited with `status`."""
     lines = [_clean(line) for line in said.splitlines()]
     lines = [line for line in lines if line and not line.startswith("@@@")]
-    for marker, wanted, kind in KINDS:
-        if any(marker in line for line in lines):
-            line = next((x for x in lines if wanted in x), next(x for x in lines if marker in x))
-            return SSHFailed(kind, ADVICE[kind].format(line=line))
+    for tells, quoted, kind, words in CASES:
+        if any(tells in line for line in lines):
+            line = next((x for x in lines if quoted in x), next(x for x in lines if tells in x))
+            return SSHFailed(kind, words.format(line=line))
     if lines:
-        return SSHFailed("lost", ADVICE["lost"].format(line=lines[-1]))
+        return SSHFailed("lost", f"connection lost; ssh: {lines[-1]}")
     ended = "still running" if status is None else f"exit status {status}"
-    return SSHFailed("lost", f"connection lost (ssh said nothing; {ended})")
+    return SSHFailed("lost", f"connection lost; ssh said nothing, {ended}")
 
 
 def _clean(line: str) -> str:

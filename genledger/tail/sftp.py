@@ -44,6 +44,7 @@ SAFE_READ = 32768  # the read size every server takes (the draft's minimum packe
 MAX_READ = 255 * 1024  # OpenSSH's `limits@openssh.com` max read: fewer replies to frame
 WINDOW = 64  # requests in flight at most (16 MB of reads): covers a WAN's delay x bandwidth
 MAX_PACKET = 1 << 20  # a reply longer than this is not one we asked for
+STAGE = 1 << 20  # bytes taken from the pipe at most at once (a Linux pipe holds 1 MB at most)
 HEADER = struct.Struct(">IBII")  # length, type, id, the first uint32 of the body
 
 
@@ -139,7 +140,12 @@ class Cursor:
 
 class Pipe:
     """The two pipe ends to the transport, read with a bound on how long the server may be
-    silent. `lost()` says why the pipe ended (the transport knows: its error output)."""
+    silent. `lost()` says why the pipe ended (the transport knows: its error output).
+
+    Reads take whatever the pipe holds (up to `STAGE` bytes) into one buffer, and replies are
+    cut from there: each system call, and so each time a reading thread takes the GIL back
+    from a parsing one, brings up to a pipe's worth of replies, not one reply's header or a
+    piece of its data."""
 
     def __init__(
         self,
@@ -151,20 +157,33 @@ class Pipe:
         self.reading, self.writing, self.lost = reading, writing, lost
         self.idle_timeout = idle_timeout
         self.deadline: float | None = None  # an absolute limit, while connecting
+        self.staged = memoryview(bytearray(STAGE))
+        self.start = self.end = 0  # the bytes received and not yet taken
         os.set_blocking(reading, False)
 
     def fill(self, view: memoryview) -> None:
         """Fill `view` with the next bytes from the server."""
         got, size = 0, len(view)
         while got < size:
+            if self.start == self.end:
+                self._receive()
+            count = min(size - got, self.end - self.start)
+            view[got : got + count] = self.staged[self.start : self.start + count]
+            got += count
+            self.start += count
+
+    def _receive(self) -> None:
+        """Wait for bytes and take all the pipe holds (the buffer is empty)."""
+        while True:
             try:
-                count = os.readv(self.reading, [view[got:]])
+                count = os.readv(self.reading, [self.staged])
             except BlockingIOError:
                 self._wait()
                 continue
             if count == 0:
                 raise self.lost()
-            got += count
+            self.start, self.end = 0, count
+            return
 
     def _wait(self) -> None:
         timeout = self.idle_timeout
@@ -217,7 +236,8 @@ class SFTPClient:
         body = Cursor(self._take(size - 5))
         found = {}
         while body.at < len(body.data):
-            found[body.string()] = body.string()
+            name = body.string()
+            found[name] = body.string()
         return found
 
     def _limits(self) -> int:
