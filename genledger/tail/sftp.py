@@ -142,10 +142,10 @@ class Pipe:
     """The two pipe ends to the transport, read with a bound on how long the server may be
     silent. `lost()` says why the pipe ended (the transport knows: its error output).
 
-    Reads take whatever the pipe holds (up to `STAGE` bytes) into one buffer, and replies are
-    cut from there: each system call, and so each time a reading thread takes the GIL back
-    from a parsing one, brings up to a pipe's worth of replies, not one reply's header or a
-    piece of its data."""
+    Each read takes whatever the pipe holds (up to a reply's wanted bytes plus `STAGE`), so
+    each system call, and so each time a reading thread takes the GIL back from a parsing
+    one, brings up to a pipe's worth of replies, not one reply's header or a piece of its
+    data; what is beyond the bytes wanted now is staged and cut from there."""
 
     def __init__(
         self,
@@ -165,25 +165,29 @@ class Pipe:
         """Fill `view` with the next bytes from the server."""
         got, size = 0, len(view)
         while got < size:
-            if self.start == self.end:
-                self._receive()
+            if self.start == self.end:  # nothing staged: one read into `view` and beyond
+                got += self._receive(view[got:])
+                continue
             count = min(size - got, self.end - self.start)
             view[got : got + count] = self.staged[self.start : self.start + count]
             got += count
             self.start += count
 
-    def _receive(self) -> None:
-        """Wait for bytes and take all the pipe holds (the buffer is empty)."""
+    def _receive(self, into: memoryview) -> int:
+        """Wait for bytes; take all the pipe holds, the first of them straight `into` the
+        caller's view (a reply's data lands where it belongs, uncopied), the rest staged.
+        Returns the bytes that went `into` the view."""
         while True:
             try:
-                count = os.readv(self.reading, [self.staged])
+                count = os.readv(self.reading, [into, self.staged])
             except BlockingIOError:
                 self._wait()
                 continue
             if count == 0:
                 raise self.lost()
-            self.start, self.end = 0, count
-            return
+            direct = min(count, len(into))
+            self.start, self.end = 0, count - direct
+            return direct
 
     def _wait(self) -> None:
         timeout = self.idle_timeout
