@@ -157,7 +157,11 @@ class SSHConnection:
             self.close()
             if failed.kind != "lost":
                 raise failed from None
-            raise SSHFailed("no sftp", f"the host does not speak SFTP ({exc})") from None
+            raise SSHFailed(
+                "no sftp",
+                f"the host does not speak SFTP ({exc}; does a login script of the remote "
+                "shell print something?)",
+            ) from None
         except BaseException:
             self.close()
             raise
@@ -166,8 +170,9 @@ class SSHConnection:
         """Why the connection ended, from what ssh said (waiting a moment for it to exit)."""
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(2)
-        self.errors.seek(0)
-        said = self.errors.read(64 << 10).decode("utf-8", "replace")
+        size = self.errors.seek(0, os.SEEK_END)
+        self.errors.seek(max(0, size - (64 << 10)))  # the last words are the ones that tell
+        said = self.errors.read().decode("utf-8", "replace")
         return reason(said, self.proc.returncode)
 
     def close(self) -> None:

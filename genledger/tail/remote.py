@@ -4,8 +4,8 @@ calls of a local root (`tail.roots`).
 An sftp:// root is reached the way the user's own `ssh` reaches HOST: OpenSSH's `ssh` carries
 the bytes (`tail.openssh`: their config's aliases, jump hosts, agent and known_hosts) and an
 SFTP client speaks over its pipes (`tail.sftp`). `GENLEDGER_SSH_TRANSPORT=asyncssh` chooses
-asyncssh instead (fsspec + sshfs: for machines without an `ssh` binary; it reads no ssh
-config but `GENLEDGER_SSH_CONFIG`'s), never silently. An s3:// root goes through fsspec +
+asyncssh instead (fsspec + sshfs: for machines without an `ssh` binary; it reads its own
+subset of the ssh config), never silently. An s3:// root goes through fsspec +
 s3fs with the standard AWS variables (`AWS_ENDPOINT_URL` for S3-compatible stores).
 
 Plain files are read with ranged reads (a refresh transfers the new bytes, not the file);
@@ -132,6 +132,7 @@ class Link(Protocol):
 
 # One connection per (root, settings, process): a changed key, config or transport reconnects.
 _LINKS: dict[tuple[str, ...], Link] = {}
+_CONNECTING = threading.Lock()
 SETTING_VARIABLES = (
     ENV_SSH_KEY,
     ENV_KNOWN_HOSTS,
@@ -213,11 +214,12 @@ class RemoteRoot:
     def link(self) -> Link:
         """This process's connection to the root (made once, then reused)."""
         key = (self.url, str(os.getpid()), *(os.environ.get(v, "") for v in SETTING_VARIABLES))
-        link = _LINKS.get(key)
-        if link is None:
-            with self.errors("cannot connect"):
-                link = self._connect()
-            _LINKS[key] = link
+        with _CONNECTING:  # threads of a Dagster process share one connection, not race to two
+            link = _LINKS.get(key)
+            if link is None:
+                with self.errors("cannot connect"):
+                    link = self._connect()
+                _LINKS[key] = link
         return link
 
     def _connect(self) -> Link:
@@ -647,7 +649,8 @@ def ssh_options(root: RemoteRoot) -> dict[str, Any]:
         "compression_algs": ["none"],  # JSONL would compress, but zlib costs more CPU than it saves
     }
     config = os.environ.get(ENV_SSH_CONFIG, "").strip()
-    options["config"] = [os.path.expanduser(config)] if config else []
+    if config:  # else asyncssh reads ~/.ssh/config itself (its own subset of ssh_config)
+        options["config"] = [os.path.expanduser(config)]
     key = os.environ.get(ENV_SSH_KEY, "").strip()
     if key:
         options["client_keys"] = [os.path.expanduser(key)]

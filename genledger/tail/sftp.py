@@ -44,6 +44,9 @@ SAFE_READ = 32768  # the read size every server takes (the draft's minimum packe
 MAX_READ = 255 * 1024  # OpenSSH's `limits@openssh.com` max read: fewer replies to frame
 WINDOW = 64  # requests in flight at most (16 MB of reads): covers a WAN's delay x bandwidth
 MAX_PACKET = 1 << 20  # a reply longer than this is not one we asked for
+KEEP_BUFFER = (
+    16 << 20
+)  # reads up to this size reuse one buffer (8 MB ones: 0.2 s less CPU a 400 MB)
 STAGE = 1 << 20  # bytes taken from the pipe at most at once (a Linux pipe holds 1 MB at most)
 HEADER = struct.Struct(">IBII")  # length, type, id, the first uint32 of the body
 
@@ -216,6 +219,7 @@ class SFTPClient:
         self._next_id = 0
         self._ignored: set[int] = set()  # replies nobody waits for (CLOSE's)
         self._header = bytearray(HEADER.size)
+        self._buffer = bytearray(0)  # reads land here, kept: a fresh one faults in every page
         self._lock = threading.Lock()
 
     # -- starting --------------------------------------------------------------------------
@@ -338,10 +342,19 @@ class SFTPClient:
         """The bytes at [offset, offset+length) of an open file, fewer where it ends first."""
         if length <= 0:
             return b""
-        buffer = bytearray(length)
         with self._using():
-            end = self._read_into(handle, offset, memoryview(buffer))
-        return bytes(buffer) if end == length else bytes(buffer[:end])
+            view = self._view(length)
+            end = self._read_into(handle, offset, view)
+            return bytes(view[:end])
+
+    def _view(self, length: int) -> memoryview:
+        """Where a read of `length` bytes lands: the kept buffer (grown as needed), or a
+        fresh one for a read longer than `KEEP_BUFFER`."""
+        if length > KEEP_BUFFER:
+            return memoryview(bytearray(length))
+        if length > len(self._buffer):
+            self._buffer = bytearray(length)
+        return memoryview(self._buffer)[:length]
 
     def _read_into(self, handle: bytes, offset: int, view: memoryview) -> int:
         """Fill `view` from `offset`, up to `WINDOW` requests in flight; the bytes filled
