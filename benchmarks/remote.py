@@ -9,7 +9,9 @@ them `direct` and `jumped` (`ProxyJump`); OpenSSH's default cipher everywhere. E
 included:
 - `ssh HOST cat FILES > /dev/null`, direct and jumped: the link's own limit;
 - `genledger collect --full sftp://HOST/...`, direct and jumped (target >= 70 % of `ssh cat`'s
-  speed over the same hops, in the same round);
+  speed over the same hops, in the same round), and direct through a ControlMaster of the
+  config (the workers' sessions share the first connection: no handshake each);
+- `genledger collect --full` of the same folder read locally: the parsing alone;
 and with `--libraries`, SFTP clients reading the same files over `ssh -s direct sftp`'s pipes:
 ours, paramiko's `SFTPClient` (when installed), asyncssh's `SFTPClient` (its handler over the
 pipes), and OpenSSH's own `sftp` program.
@@ -109,6 +111,11 @@ class Bench:
             str(scratch / "s.json"),
         ]
         return self.time([*command, "--state", str(scratch / "state"), "--full", "-q"])
+
+    def local(self, scratch: Path) -> Run:
+        """`genledger collect --full` of the same folder read locally: the parsing alone."""
+        command = [*GENLEDGER, "collect", str(self.root), "-o", str(scratch / "local.json")]
+        return self.time([*command, "--state", str(scratch / "local"), "--full", "-q"])
 
     def raw(self, client: str) -> Run:
         """An SFTP client alone reading the same files over `ssh -s direct sftp`'s pipes."""
@@ -313,14 +320,20 @@ def main() -> None:
 
 
 def _config(path: Path, target: SSHServer, jump: SSHServer) -> Path:
-    """`direct` and `jumped` (the same target through `hop`), keys from files."""
+    """`direct`, `shared` (a ControlMaster: the workers' sessions share the parent's
+    connection) and `jumped` (through `hop`), keys from files."""
     both = {"HostName": "127.0.0.1", "User": target.user, "IdentitiesOnly": "yes"}
+    direct = {**both, "Port": str(target.port), "IdentityFile": str(target.user_key)}
+    sockets = path.parent / "cm"
+    sockets.mkdir(exist_ok=True)
+    shared = {"ControlMaster": "auto", "ControlPath": f"{sockets}/%C", "ControlPersist": "no"}
     return client_config(
         path,
         [target.known_hosts, jump.known_hosts],
         {
             "hop": {**both, "Port": str(jump.port), "IdentityFile": str(jump.user_key)},
-            "direct": {**both, "Port": str(target.port), "IdentityFile": str(target.user_key)},
+            "direct": direct,
+            "shared": {**direct, **shared},
             "jumped": {
                 **both,
                 "Port": str(target.port),
@@ -335,8 +348,12 @@ def _runs(bench: Bench, scratch: Path, libraries: bool) -> dict[str, Callable[[]
     runs: dict[str, Callable[[], Run]] = {
         "ssh direct cat": lambda: bench.ssh_cat("direct"),
         "collect direct": lambda: bench.collect("direct", scratch / "direct"),
+        "collect direct, a ControlMaster in the config": lambda: bench.collect(
+            "shared", scratch / "shared"
+        ),
         "ssh jumped cat": lambda: bench.ssh_cat("jumped"),
         "collect jumped": lambda: bench.collect("jumped", scratch / "jumped"),
+        "collect of the same folder, local (no transfer)": lambda: bench.local(scratch),
     }
     if libraries:
         clients = ["ours", "asyncssh", "openssh sftp"]
@@ -364,6 +381,7 @@ def report(results: dict[str, list[Run]], mb: float, repeats: int) -> None:
     print("|---|---|---|---|---|---|")
     for name, runs in results.items():
         reference = results["ssh jumped cat" if "jumped" in name else "ssh direct cat"]
+        # (the local collect's share says how near the parsing alone comes to the target)
         share = statistics.median(
             r.seconds / s.seconds for r, s in zip(reference, runs, strict=True)
         )
