@@ -29,7 +29,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO
 
 from genledger.config import ENV_SSH_CONFIG, ENV_SSH_KEY, ENV_SSH_TRANSPORT
@@ -115,21 +115,23 @@ class SSHConnection:
         port: int | None,
         connect_timeout: int,
         idle_timeout: float,
+        wait: bool = True,
     ) -> None:
+        """Start ssh and say hello; `wait`: wait for the answer (else `finish` does)."""
         ssh = shutil.which("ssh")
         if ssh is None:
             raise SSHFailed(
                 "setting",
                 f"no `ssh` on PATH: install OpenSSH's client, or set {ENV_SSH_TRANSPORT}=asyncssh",
             )
-        self.host = host
+        self.host, self.owner = host, os.getpid()
         # what ssh says, unnamed and never blocking it; closed with the connection
         self.errors: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.connect_timeout = connect_timeout
-        config = _write_settings(settings(connect_timeout))
+        self.settings_file = _write_settings(settings(connect_timeout))
         try:
             self.proc = subprocess.Popen(
-                command(ssh, config, host, user, port),
+                command(ssh, self.settings_file, host, user, port),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.errors,
@@ -142,9 +144,24 @@ class SSHConnection:
                 self.proc.stdout.fileno(), self.proc.stdin.fileno(), self.lost, idle_timeout
             )
             self.sftp = SFTPClient(pipe)
+            self.sftp.hello()
+        except BaseException:
+            self.forget_settings()
+            raise
+        if wait:
+            self.finish()
+
+    def finish(self) -> None:
+        """Wait for the SFTP session to stand (every hop, the login, the hello)."""
+        try:
             self._start()
         finally:
-            os.unlink(config)  # read by now by every ssh of the chain
+            self.forget_settings()  # read by now by every ssh of the chain
+
+    def forget_settings(self) -> None:
+        """Remove the settings file (once every ssh of the chain has read it)."""
+        with contextlib.suppress(OSError):
+            os.unlink(self.settings_file)
 
     def _start(self) -> None:
         try:
@@ -179,10 +196,13 @@ class SSHConnection:
         """End the session: ssh sees the end of its input and exits; stopped if it lingers
         (with its ProxyJump hops: the process group)."""
         self.sftp.closed = True
+        self.forget_settings()
         for stream in (self.proc.stdin, self.proc.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:
                     stream.close()
+        if os.getpid() != self.owner:
+            return  # a forked worker's: ssh is the parent's child, for the parent to stop
         deadline = time.monotonic() + 1
         while self.proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -194,6 +214,62 @@ class SSHConnection:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(1)
         self.errors.close()
+
+
+class Spares:
+    """Connections started beside a process's own, for the scan workers it forks to take, one
+    each (a byte each from a pipe they all inherit): a worker's handshake then runs while the
+    parent signs in and lists the root, not after the fork (~0.35 s a worker at load 5). One
+    that nobody took waits for the next refresh; one that was taken is the worker's, and is
+    closed and replaced at the parent's next refill."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self.started: list[SSHConnection] = []
+        self.reading, self.writing = os.pipe()
+        os.set_blocking(self.reading, False)
+
+    def refill(self, count: int, start: Callable[[], SSHConnection]) -> None:
+        """(The parent) Offer `count` started connections."""
+        left = self._untaken()
+        for index, connection in enumerate(self.started):
+            if index not in left:
+                connection.close()
+        self.started = [self.started[i] for i in sorted(left)]
+        while len(self.started) < min(count, 255):
+            try:
+                self.started.append(start())
+            except Exception:
+                break  # the parent's own connection will say what is wrong
+        os.write(self.writing, bytes(range(len(self.started))))
+
+    def _untaken(self) -> set[int]:
+        found: set[int] = set()
+        while True:
+            try:
+                found.update(os.read(self.reading, 256))
+            except BlockingIOError:
+                return found
+
+    def settle(self) -> None:
+        """(The parent, once they have been running a while) Remove their settings files."""
+        for connection in self.started:
+            connection.forget_settings()
+
+    def take(self) -> SSHConnection | None:
+        """(A forked worker) One of the parent's started connections, finished; or None."""
+        try:
+            index = os.read(self.reading, 1)
+        except BlockingIOError:
+            return None
+        if not index:
+            return None
+        connection = self.started[index[0]]
+        try:
+            connection.finish()
+        except Exception:
+            return None  # the worker connects anew, and says why if that fails too
+        return connection
 
 
 def _write_settings(text: str) -> str:

@@ -133,6 +133,17 @@ class Link(Protocol):
 # One connection per (root, settings, process): a changed key, config or transport reconnects.
 _LINKS: dict[tuple[str, ...], Link] = {}
 _CONNECTING = threading.Lock()
+_SPARES: dict[tuple[str, ...], Any] = {}  # (root, settings, process): its tail.openssh.Spares
+
+
+def _workers() -> int:
+    """The scan workers a refresh would fork (as `genledger.fast.parallel` counts them)."""
+    configured = os.environ.get("GENLEDGER_WORKERS", "").strip()
+    if configured.isdigit():
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
 SETTING_VARIABLES = (
     ENV_SSH_KEY,
     ENV_KNOWN_HOSTS,
@@ -212,15 +223,47 @@ class RemoteRoot:
     # -- the connection ---------------------------------------------------------------------
 
     def link(self) -> Link:
-        """This process's connection to the root (made once, then reused)."""
-        key = (self.url, str(os.getpid()), *(os.environ.get(v, "") for v in SETTING_VARIABLES))
+        """This process's connection to the root (made once, then reused; a forked scan
+        worker takes one its parent started for it, where one is left)."""
+        key = self._key()
         with _CONNECTING:  # threads of a Dagster process share one connection, not race to two
             link = _LINKS.get(key)
             if link is None:
                 with self.errors("cannot connect"):
-                    link = self._connect()
+                    link = self._adopted() or self._connect()
                 _LINKS[key] = link
         return link
+
+    def _key(self, pid: int | None = None) -> tuple[str, ...]:
+        settings = (os.environ.get(v, "") for v in SETTING_VARIABLES)
+        return (self.url, str(pid or os.getpid()), *settings)
+
+    def _openssh(self) -> bool:
+        transport = os.environ.get(ENV_SSH_TRANSPORT, "").strip() or "openssh"
+        return self.scheme == "sftp" and transport == "openssh"
+
+    def _adopted(self) -> Link | None:
+        spares = _SPARES.get(self._key(os.getppid()))
+        if spares is None or not self._openssh():
+            return None
+        connection = spares.take()
+        return None if connection is None else SFTPLink(connection)
+
+    def _offer_spares(self) -> Any:
+        """Start a connection for each scan worker a refresh may fork, beside this process's
+        own (`tail.openssh.Spares`); None where no worker would take one."""
+        count = _workers()
+        if count < 2 or not self._openssh():
+            return None
+        from genledger.tail.openssh import Spares, SSHConnection
+
+        def start() -> SSHConnection:
+            timeouts = (CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S)
+            return SSHConnection(self.host, self.user, self.port, *timeouts, wait=False)
+
+        spares = _SPARES.setdefault(self._key(), Spares())
+        spares.refill(count, start)
+        return spares
 
     def _connect(self) -> Link:
         if self.scheme == "s3":
@@ -252,13 +295,17 @@ class RemoteRoot:
             raise DataRootError(f"data root {self.url}: {explain(exc, self, doing)}") from None
 
     def forget(self) -> None:
-        """Close and drop this process's connection to the root."""
+        """Close and drop this process's connection to the root (and its spares)."""
         mine = str(os.getpid())
         for key in [k for k in _LINKS if k[0] == self.url]:
             link = _LINKS.pop(key)
             if key[1] == mine:  # a parent's connection is the parent's to close
                 with contextlib.suppress(Exception):
                     link.close()
+        for key in [k for k in _SPARES if k[0] == self.url and k[1] == mine]:
+            for connection in _SPARES.pop(key).started:
+                with contextlib.suppress(Exception):
+                    connection.close()
 
     # -- the root calls -----------------------------------------------------------------------
 
@@ -277,10 +324,13 @@ class RemoteRoot:
 
     def walk(self) -> list[FileInfo]:
         """Every regular file under the root, at any depth, sorted by path."""
+        spares = self._offer_spares()  # their handshakes run beside ours and the listing
         self.check()  # missing, or a file: said as such, not listed as nothing
         link = self.link()
         with self.errors("cannot list"):
             files = link.files(self.base)
+        if spares is not None:
+            spares.settle()
         files.sort(key=lambda f: f.path)
         return files
 

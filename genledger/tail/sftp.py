@@ -216,6 +216,7 @@ class SFTPClient:
         self.pipe = pipe
         self.read_size = SAFE_READ
         self.closed = False
+        self._greeted = False
         self._next_id = 0
         self._ignored: set[int] = set()  # replies nobody waits for (CLOSE's)
         self._header = bytearray(HEADER.size)
@@ -224,12 +225,18 @@ class SFTPClient:
 
     # -- starting --------------------------------------------------------------------------
 
+    def hello(self) -> None:
+        """Say hello (SFTP version 3), without waiting for the answer (`start` reads it)."""
+        if not self._greeted:
+            self.pipe.write(struct.pack(">IBI", 5, INIT, 3))
+            self._greeted = True
+
     def start(self, timeout: float) -> None:
-        """Say hello (SFTP version 3) and learn the server's read size, within `timeout` s."""
+        """Say hello and learn the server's read size, within `timeout` s."""
         self.pipe.deadline = time.monotonic() + timeout
         try:
             with self._using():
-                self.pipe.write(struct.pack(">IBI", 5, INIT, 3))
+                self.hello()
                 extensions = self._version()
                 if b"limits@openssh.com" in extensions:
                     self.read_size = self._limits()
