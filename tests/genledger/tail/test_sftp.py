@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genledger.tail import sftp
-from genledger.tail.remote import SFTPLink
+from genledger.tail.links import SFTPLink
 from genledger.tail.sftp import ConnectionLost, Pipe, ProtocolError, SFTPClient
 
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
