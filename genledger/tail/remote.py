@@ -92,7 +92,7 @@ _SPARES: dict[tuple[str, ...], Any] = {}  # (root, settings, process): its tail.
 
 
 def _workers() -> int:
-    """The scan workers a refresh would fork (as `genledger.fast.parallel` counts them)."""
+    """The scan workers a refresh would fork (as `genledger.refresh.parallel` counts them)."""
     configured = os.environ.get("GENLEDGER_WORKERS", "").strip()
     if configured.isdigit():
         return int(configured)

@@ -176,19 +176,26 @@ import psutil
 port, jump, sshd, config, log = int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:]
 server = socket.create_server(("127.0.0.1", port))
 def jumps(peer):
+    # None: the connecting socket is gone already (its owner closed it), so nobody is let in
+    # and nobody is blamed: under load a short-lived session may close before it is looked at.
     for conn in psutil.net_connections("tcp4"):
         if tuple(conn.laddr) == peer and conn.raddr and conn.raddr[1] == port and conn.pid:
-            chain = [conn.pid, *(p.pid for p in psutil.Process(conn.pid).parents())]
+            try:
+                chain = [conn.pid, *(p.pid for p in psutil.Process(conn.pid).parents())]
+            except psutil.NoSuchProcess:
+                return None
             return jump in chain
-    return False
+    return None
 while True:
     conn, peer = server.accept()
-    if jumps(peer):
+    found = jumps(peer)
+    if found:
         with open(log, "ab") as out:
             subprocess.Popen([sshd, "-i", "-e", "-f", config], stdin=conn, stdout=conn, stderr=out)
     else:
         with open(log, "a") as out:
-            out.write(f"gate: refused {peer}, not from the jump host\\n")
+            why = "not from the jump host" if found is False else "its socket was gone"
+            out.write(f"gate: {'refused' if found is False else 'closed'} {peer}, {why}\\n")
     conn.close()
 """
 

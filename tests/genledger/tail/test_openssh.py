@@ -151,7 +151,7 @@ def test_forked_workers_each_reach_the_target_through_the_jump_host(
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
 ) -> None:
-    from ..fast.test_parallel import rerun_alone
+    from ..refresh.test_parallel import rerun_alone
 
     if rerun_alone(request):
         return
@@ -260,7 +260,7 @@ def _readable_by_all(base: Path) -> None:
 def test_a_control_master_of_the_config_carries_the_connections_of_later_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
-    from ..fast.test_parallel import rerun_alone
+    from ..refresh.test_parallel import rerun_alone
 
     if rerun_alone(request):
         return
