@@ -15,12 +15,14 @@ paths in `genledger.parse.declarations` and one entry here.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from genledger.ledger.idlist import IdList
+from genledger.ledger.usage import SLOT_S, TIER_STARTS, USAGE_FACTS, USAGE_KEYS, priced_usage
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import TABLES
 from genledger.rules.catalogue import (
@@ -114,7 +116,22 @@ class Ratio:
     denominator: str
 
 
-Entry = Count | Sum | Tally | Ids | Given | Ratio
+@dataclass(frozen=True)
+class Priced:
+    """`key`: per price key of the rows `when` holds for — (`by` columns..., the tier band of
+    the billed input, the half-hour slot of `time`: `genledger.ledger.usage`) — how many rows,
+    the sums of the `sums` entries (named by key, each with its own condition and known
+    count) and the billed usage (`usage.priced_usage`); `ledger.cost` prices each key once."""
+
+    key: str
+    when: Expr
+    by: tuple[str, ...]
+    time: str
+    sums: tuple[str, ...]
+    stat: str | None = None
+
+
+Entry = Count | Sum | Tally | Ids | Given | Ratio | Priced
 
 RECORD = PARSED & ~CHUNK  # a response row that is a record
 FRAGMENT = PARSED & CHUNK  # a streamed fragment: counted apart, never a record
@@ -153,6 +170,9 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("finish_reasons", "finish_reason", RECORD, stat="finish_reasons"),
         Tally("finish_reasons", "more_finishes", RECORD, split=FINISH_SEPARATOR),
         Ids("ids", "record_id", RECORD),
+        Priced("models", RECORD, by=("model", "format"), time="created",
+               sums=("total_comp", "total_prompt", "total_reasoning", "total_cached_prompt"),
+               stat="models"),
     ),
     "tokenized": (
         Count("tokenized_records", PARSED, stat="n_tokenized"),
@@ -185,6 +205,19 @@ SUM_KEYS: tuple[str, ...] = tuple(
 )
 COUNTER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Tally)))
 IDS_KEY = "ids"
+SUMS_BY_KEY: dict[str, Sum] = {e.key: e for e in _all(Sum)}
+
+
+def group_fields(entry: Priced) -> tuple[str, ...]:
+    """The values kept per price key, in order: the rows, each named sum (and its known
+    count), then the billed usage."""
+    sums = [SUMS_BY_KEY[k] for k in entry.sums]
+    named = [key for s in sums for key in (s.key, s.known) if key is not None]
+    return ("records", *named, *USAGE_KEYS)
+
+
+GROUP_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Priced)))
+GROUP_FIELDS: dict[str, tuple[str, ...]] = {e.key: group_fields(e) for e in _all(Priced)}
 
 
 def signature() -> str:
@@ -196,7 +229,10 @@ def signature() -> str:
             return repr(entry)
         return repr(replace(entry, label=None)) + label.__qualname__  # type: ignore[arg-type]
 
-    return repr({role: [stable(e) for e in entries] for role, entries in BOOKS.items()})
+    # the price keys' bands and slots, and what a record is billed for, decide the groups
+    usage = (TIER_STARTS, SLOT_S, USAGE_FACTS, USAGE_KEYS, priced_usage.__code__.co_code.hex())
+    books = {role: [stable(e) for e in entries] for role, entries in BOOKS.items()}
+    return repr((books, usage))
 
 
 # --- one pass over a table's rows ---------------------------------------------------------------
@@ -210,6 +246,7 @@ class Accounted:
     counters: dict[str, dict[str, int]]
     ids: IdList
     failures: dict[str, RuleTally]
+    groups: dict[str, dict[tuple[Any, ...], list[int]]]
 
 
 Pass = Callable[[Iterable[tuple[Any, ...]]], Accounted]
@@ -232,8 +269,8 @@ def account(role: str) -> Pass:
     def one_pass(rows: Iterable[tuple[Any, ...]]) -> Accounted:
         failures = Failures(table)
         ids = IdList()
-        sums, counters = run(rows, failures.add, names, ids.append)
-        return Accounted(sums, counters, ids, failures.tallies())
+        sums, counters, groups = run(rows, failures.add, names, ids.append)
+        return Accounted(sums, counters, ids, failures.tallies(), groups)
 
     return one_pass
 
@@ -247,14 +284,17 @@ class _Writer:
         self.scope: dict[str, Any] = {}
         self.sums: list[str] = []
         self.counters: list[str] = []
+        self.groups: list[str] = []
 
     def function(self, rules: list[Any], entries: list[Any]) -> list[str]:
-        """`def account(rows, add, names, add_id)` returning (sums, counters)."""
+        """`def account(rows, add, names, add_id)` returning (sums, counters, groups)."""
         self.sums = list(dict.fromkeys(k for e in entries for k in _keys(e)))
         self.counters = list(dict.fromkeys(e.key for e in entries if isinstance(e, Tally)))
+        self.groups = list(dict.fromkeys(e.key for e in entries if isinstance(e, Priced)))
         body = ["def account(rows, add, names, add_id):"]
         body += [f"    s{i} = 0" for i in range(len(self.sums))]
         body += [f"    c{i} = {{}}" for i in range(len(self.counters))]
+        body += [f"    g{i} = {{}}" for i in range(len(self.groups))]
         body.append("    for v in rows:")
         body.append("        out = []")
         for rule in rules:
@@ -266,12 +306,15 @@ class _Writer:
             body += ["        " + line for line in self.entry(entry)]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
         counters = ", ".join(f"{key!r}: c{i}" for i, key in enumerate(self.counters))
-        body.append(f"    return {{{sums}}}, {{{counters}}}")
+        groups = ", ".join(f"{key!r}: g{i}" for i, key in enumerate(self.groups))
+        body.append(f"    return {{{sums}}}, {{{counters}}}, {{{groups}}}")
         return body
 
     def entry(self, entry: Any) -> list[str]:
         """The source lines of one entry, run for each row."""
         when = self.source.condition(entry.when)
+        if isinstance(entry, Priced):
+            return [f"if {when}:", *("    " + line for line in self._priced(entry))]
         if isinstance(entry, Count):
             return [f"if {when}:", f"    s{self.sums.index(entry.key)} += 1"]
         value = self.source.value(col(entry.column))
@@ -285,6 +328,33 @@ class _Writer:
             return [f"if {when} and {value} is not None:", f"    add_id({line}, {value})"]
         counter = f"c{self.counters.index(entry.key)}"
         return [f"if {when}:", *("    " + line for line in self._tally(entry, value, counter))]
+
+    def _priced(self, entry: Priced) -> list[str]:
+        """Per row: its price key, then its count, sums and billed usage added to the key's."""
+        self.scope.update(_usage=priced_usage, _bisect=bisect_left, _starts=TIER_STARTS)
+        facts = ", ".join(self.source.value(col(name)) for name in USAGE_FACTS)
+        by = "".join(f"{self.source.value(col(name))}, " for name in entry.by)
+        time = self.source.value(col(entry.time))
+        fields = GROUP_FIELDS[entry.key]
+        group = f"g{self.groups.index(entry.key)}"
+        lines = [
+            f"u = _usage({facts})",
+            f"t = {time}",
+            f"k = ({by}_bisect(_starts, u[0]), None if t is None else t // {SLOT_S})",
+            f"g = {group}.get(k)",
+            "if g is None:",
+            f"    g = {group}[k] = [0] * {len(fields)}",
+            "g[0] += 1",
+        ]
+        for key in entry.sums:
+            found = SUMS_BY_KEY[key]
+            lines.append(f"if {self.source.condition(found.when)}:")
+            lines.append(f"    g[{fields.index(key)}] += {self.source.value(col(found.column))}")
+            if found.known is not None:
+                lines.append(f"    g[{fields.index(found.known)}] += 1")
+        start = fields.index(USAGE_KEYS[0])
+        lines += [f"g[{start + i}] += u[{i}]" for i in range(len(USAGE_KEYS))]
+        return lines
 
     def _tally(self, entry: Tally, value: str, counter: str) -> list[str]:
         if entry.label is not None:
