@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from genledger.ledger.idlist import IdList
-from genledger.ledger.usage import SLOT_S, TIER_STARTS, USAGE_FACTS, USAGE_KEYS, priced_usage
+from genledger.ledger.usage import SLOT_S, TIER_FACT, TIER_STARTS, USAGE_SUMS
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import TABLES
 from genledger.rules.catalogue import (
@@ -37,7 +37,7 @@ from genledger.rules.catalogue import (
     Table,
     rules_of,
 )
-from genledger.rules.expr import Expr, Source, col, evaluate_arrays
+from genledger.rules.expr import Expr, Logic, Source, col, evaluate_arrays
 from genledger.rules.result import RuleTally
 from genledger.rules.rows import Failures
 
@@ -118,14 +118,16 @@ class Ratio:
 
 @dataclass(frozen=True)
 class Priced:
-    """`key`: per price key of the rows `when` holds for — (`by` columns..., the tier band of
-    the billed input, the half-hour slot of `time`: `genledger.ledger.usage`) — how many rows,
-    the sums of the `sums` entries (named by key, each with its own condition and known
-    count) and the billed usage (`usage.priced_usage`); `ledger.cost` prices each key once."""
+    """`key`: the `sums` (keys of this table's `Count` and `Sum` entries, each restricted to
+    the rows `when` holds for) per price key: the `by` columns, the tier band of `tier` and
+    the half-hour slot of `time` (`genledger.ledger.usage`); `ledger.cost` prices each key
+    once. The pass only notes where the key changes: a run of rows of one key adds the
+    difference of the running sums (most files are one long run)."""
 
     key: str
     when: Expr
     by: tuple[str, ...]
+    tier: str
     time: str
     sums: tuple[str, ...]
     stat: str | None = None
@@ -170,9 +172,8 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("finish_reasons", "finish_reason", RECORD, stat="finish_reasons"),
         Tally("finish_reasons", "more_finishes", RECORD, split=FINISH_SEPARATOR),
         Ids("ids", "record_id", RECORD),
-        Priced("models", RECORD, by=("model", "format"), time="created",
-               sums=("total_comp", "total_prompt", "total_reasoning", "total_cached_prompt"),
-               stat="models"),
+        Priced("models", RECORD, by=("model", "format"), tier=TIER_FACT, time="created",
+               sums=("records", *USAGE_SUMS, "n_reasoning", "n_cached"), stat="models"),
     ),
     "tokenized": (
         Count("tokenized_records", PARSED, stat="n_tokenized"),
@@ -205,19 +206,8 @@ SUM_KEYS: tuple[str, ...] = tuple(
 )
 COUNTER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Tally)))
 IDS_KEY = "ids"
-SUMS_BY_KEY: dict[str, Sum] = {e.key: e for e in _all(Sum)}
-
-
-def group_fields(entry: Priced) -> tuple[str, ...]:
-    """The values kept per price key, in order: the rows, each named sum (and its known
-    count), then the billed usage."""
-    sums = [SUMS_BY_KEY[k] for k in entry.sums]
-    named = [key for s in sums for key in (s.key, s.known) if key is not None]
-    return ("records", *named, *USAGE_KEYS)
-
-
 GROUP_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Priced)))
-GROUP_FIELDS: dict[str, tuple[str, ...]] = {e.key: group_fields(e) for e in _all(Priced)}
+GROUP_FIELDS: dict[str, tuple[str, ...]] = {e.key: e.sums for e in _all(Priced)}
 
 
 def signature() -> str:
@@ -229,10 +219,9 @@ def signature() -> str:
             return repr(entry)
         return repr(replace(entry, label=None)) + label.__qualname__  # type: ignore[arg-type]
 
-    # the price keys' bands and slots, and what a record is billed for, decide the groups
-    usage = (TIER_STARTS, SLOT_S, USAGE_FACTS, USAGE_KEYS, priced_usage.__code__.co_code.hex())
+    # the price keys' bands and slots decide the groups
     books = {role: [stable(e) for e in entries] for role, entries in BOOKS.items()}
-    return repr((books, usage))
+    return repr((books, TIER_STARTS, SLOT_S))
 
 
 # --- one pass over a table's rows ---------------------------------------------------------------
@@ -294,7 +283,10 @@ class _Writer:
         body = ["def account(rows, add, names, add_id):"]
         body += [f"    s{i} = 0" for i in range(len(self.sums))]
         body += [f"    c{i} = {{}}" for i in range(len(self.counters))]
-        body += [f"    g{i} = {{}}" for i in range(len(self.groups))]
+        priced = [e for e in entries if isinstance(e, Priced)]
+        for i, entry in enumerate(priced):
+            body += [f"    g{i} = {{}}", f"    pk{i} = None"]
+            body += [f"    b{i}_{j} = 0" for j in range(len(entry.sums))]
         body.append("    for v in rows:")
         body.append("        out = []")
         for rule in rules:
@@ -302,8 +294,13 @@ class _Writer:
             body.append(f"            out.append({rule.name!r})")
         body.append("        if out:")
         body.append("            add(v, out, names)")
-        for entry in entries:
+        # the price keys first: a key's running sums are noted before this row adds to them
+        ordered = [e for e in entries if isinstance(e, Priced)]
+        ordered += [e for e in entries if not isinstance(e, Priced)]
+        for entry in ordered:
             body += ["        " + line for line in self.entry(entry)]
+        for entry in priced:
+            body += ["    k = None", *("    " + line for line in self.flush(entry))]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
         counters = ", ".join(f"{key!r}: c{i}" for i, key in enumerate(self.counters))
         groups = ", ".join(f"{key!r}: g{i}" for i, key in enumerate(self.groups))
@@ -330,31 +327,36 @@ class _Writer:
         return [f"if {when}:", *("    " + line for line in self._tally(entry, value, counter))]
 
     def _priced(self, entry: Priced) -> list[str]:
-        """Per row: its price key, then its count, sums and billed usage added to the key's."""
-        self.scope.update(_usage=priced_usage, _bisect=bisect_left, _starts=TIER_STARTS)
-        facts = ", ".join(self.source.value(col(name)) for name in USAGE_FACTS)
+        """Per row of `entry.when`: its price key; where the key changes, the running sums'
+        growth since the key began is added to the key's (`flush`)."""
+        self.scope.update(_bisect=bisect_left, _starts=TIER_STARTS)
+        _only_rows_of(entry)
+        tier = self.source.value(col(entry.tier))
         by = "".join(f"{self.source.value(col(name))}, " for name in entry.by)
         time = self.source.value(col(entry.time))
-        fields = GROUP_FIELDS[entry.key]
-        group = f"g{self.groups.index(entry.key)}"
-        lines = [
-            f"u = _usage({facts})",
+        first = TIER_STARTS[0]  # most inputs are below every tier: no search for them
+        return [
+            f"p = {tier}",
             f"t = {time}",
-            f"k = ({by}_bisect(_starts, u[0]), None if t is None else t // {SLOT_S})",
-            f"g = {group}.get(k)",
-            "if g is None:",
-            f"    g = {group}[k] = [0] * {len(fields)}",
-            "g[0] += 1",
+            f"k = ({by}0 if p is None or p <= {first} else _bisect(_starts, p), "
+            f"None if t is None else t // {SLOT_S})",
+            f"if k != pk{self.groups.index(entry.key)}:",
+            *("    " + line for line in self.flush(entry)),
         ]
-        for key in entry.sums:
-            found = SUMS_BY_KEY[key]
-            lines.append(f"if {self.source.condition(found.when)}:")
-            lines.append(f"    g[{fields.index(key)}] += {self.source.value(col(found.column))}")
-            if found.known is not None:
-                lines.append(f"    g[{fields.index(found.known)}] += 1")
-        start = fields.index(USAGE_KEYS[0])
-        lines += [f"g[{start + i}] += u[{i}]" for i in range(len(USAGE_KEYS))]
-        return lines
+
+    def flush(self, entry: Priced) -> list[str]:
+        """Add the sums' growth since key `pk` began to its values, and begin key `k`."""
+        i = self.groups.index(entry.key)
+        sums = [f"s{self.sums.index(key)}" for key in entry.sums]
+        return [
+            f"if pk{i} is not None:",
+            f"    g = g{i}.get(pk{i})",
+            "    if g is None:",
+            f"        g = g{i}[pk{i}] = [0] * {len(sums)}",
+            *(f"    g[{j}] += {s} - b{i}_{j}" for j, s in enumerate(sums)),
+            f"pk{i} = k",
+            *(f"b{i}_{j} = {s}" for j, s in enumerate(sums)),
+        ]
 
     def _tally(self, entry: Tally, value: str, counter: str) -> list[str]:
         if entry.label is not None:
@@ -372,6 +374,19 @@ class _Writer:
             "if k.__class__ is str:",
             f"    {counter}[k] = {counter}.get(k, 0) + 1",
         ]
+
+
+def _only_rows_of(entry: Priced) -> None:
+    """A price key's sums must grow only on its rows (`when`, or `when & ...`): the growth
+    between two of its rows is then theirs."""
+    by_key = {e.key: e for e in _all(Count) + _all(Sum)}
+    by_known = {e.known: e for e in _all(Sum) if e.known is not None}
+    for key in entry.sums:
+        found = by_key.get(key) or by_known.get(key)
+        when = None if found is None else found.when
+        first = when.parts[0] if isinstance(when, Logic) and when.op == "and" else None
+        if entry.when is not when and entry.when is not first:
+            raise ValueError(f"{entry.key}: sum {key!r} is not restricted to its rows")
 
 
 def _keys(entry: Any) -> list[str]:

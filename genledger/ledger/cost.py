@@ -22,16 +22,16 @@ from genledger.ledger.books import GROUP_FIELDS
 from genledger.ledger.prices import TABLE, PriceTable, table_version
 from genledger.ledger.records import FileState
 from genledger.ledger.stats import iso_utc
-from genledger.ledger.usage import USAGE_KEYS, slot
+from genledger.ledger.usage import USAGE_KEYS, priced_usage, slot
 from genledger.parse.declarations import SELF_HOSTED, FormatSet
 
 GROUP = "models"  # the books' `Priced` entry the cost reads
 FIELDS = GROUP_FIELDS[GROUP]
-USAGE_AT = FIELDS.index(USAGE_KEYS[0])
-OUTPUT_AT = FIELDS.index("output_tokens")
+OUTPUT_AT = USAGE_KEYS.index("output_tokens")
 UNNAMED = "(unnamed)"
 FLEET = "fleet"
-# The per-model numbers of `models`: (stat, field of the price key, known-count field or None).
+# The per-model numbers of `models`: (stat, sum of the price key, known-count sum or None);
+# the same sums as the dataset's own, so its models add up to it.
 MODEL_STATS = (
     ("n_done", "records", None),
     ("total_comp", "total_comp", None),
@@ -105,12 +105,13 @@ def dataset_cost(
         for (model, fmt, which, at), values in keys.items():
             named = model or default_model
             entry = cost.models.setdefault(named or UNNAMED, ModelCost())
-            entry.sums.update({f: values[FIELDS.index(f)] for f in SUMMED})
-            usage = values[USAGE_AT : USAGE_AT + len(USAGE_KEYS)]
+            sums = dict(zip(FIELDS, values, strict=True))
+            entry.sums.update({f: sums[f] for f in SUMMED})
+            usage = priced_usage(sums)
             priced = _price(cost, costing, named, fmt, which, slot(when) if at is None else at,
-                            usage, values[0])  # fmt: skip
+                            usage, sums["records"])  # fmt: skip
             if priced == FLEET:
-                entry.fleet_tokens += values[OUTPUT_AT]
+                entry.fleet_tokens += usage[OUTPUT_AT]
                 entry.fleet_records += values[0]
                 cost.fleet_first = _earlier(cost.fleet_first, when)
                 cost.fleet_last = _later(cost.fleet_last, when)
@@ -129,7 +130,7 @@ def _price(
     fmt: str | None,
     which: int,
     when: int,
-    usage: list[int],
+    usage: tuple[int, ...],
     records: int,
 ) -> Decimal | str | None:
     """A key's price; FLEET when the fleet prices it; None when nobody does."""

@@ -93,6 +93,7 @@ def user_rates(price: UserPrice) -> Rates:
     return Rates(tuple(None if p is None else Decimal(str(p)) for p in given), None, USER)
 
 
+@cache
 def table_version() -> str | None:
     """The installed genai-prices' version (None: not installed)."""
     try:

@@ -3,14 +3,15 @@
 A record's price is linear in its usage within one price: its model, its provider and whether
 it went through a batch API (its format), its date and time of day (price history, peak and
 off-peak hours), and its tier (providers price a whole request at a higher rate once its input
-passes a threshold: a 300k-token Claude prompt). The books (`genledger.ledger.books`) sum the
-usage of a file's records per (model, format, tier band, half-hour slot); records that share
-such a key share a price, so pricing the key's summed usage once equals pricing each record.
+passes a threshold: a 300k-token Claude prompt). The books (`genledger.ledger.books`) keep a
+file's sums per (model, format, tier band, half-hour slot); records that share such a key
+share a price, so pricing the key's summed usage once equals pricing each record.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 
 # genai-prices' usage keys, in the order `priced_usage` gives them. `input_tokens` is every
 # prompt token (cache reads and writes included: they are its more specific parts), and
@@ -22,32 +23,29 @@ USAGE_KEYS = (
     "output_tokens",
     "output_reasoning_tokens",
 )
-# The facts `priced_usage` reads, in its argument order.
-USAGE_FACTS = (
-    "prompt_tokens",
-    "cached_tokens",
-    "cache_write_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
+# The books' sums `priced_usage` reads (`genledger.ledger.books`: each sums a fact over the
+# records that report a valid value), and the fact whose own value picks a record's tier.
+USAGE_SUMS = (
+    "total_prompt",
+    "total_cached_prompt",
+    "total_cache_write",
+    "total_comp",
+    "total_reasoning",
 )
+TIER_FACT = "prompt_tokens"
 
 
-def priced_usage(
-    prompt: int | None,
-    cached: int | None,
-    written: int | None,
-    completion: int | None,
-    reasoning: int | None,
-) -> tuple[int, int, int, int, int]:
-    """The one map from a record's facts to its billed usage (`USAGE_KEYS`): today's prompt
-    count holds its cached and cache-written tokens and the completion count its reasoning,
-    as genai-prices' input and output do; an absent or invalid count bills nothing."""
+def priced_usage(sums: Mapping[str, int]) -> tuple[int, int, int, int, int]:
+    """The one map from what the books sum of some records to what they are billed for
+    (`USAGE_KEYS`): today's prompt count holds its cached and cache-written tokens and the
+    completion count its reasoning, as genai-prices' input and output do. It is linear, so
+    it gives the same whether it maps each record or the records' sums."""
     return (
-        prompt if prompt is not None and prompt > 0 else 0,
-        cached if cached is not None and cached > 0 else 0,
-        written if written is not None and written > 0 else 0,
-        completion if completion is not None and completion > 0 else 0,
-        reasoning if reasoning is not None and reasoning > 0 else 0,
+        sums["total_prompt"],
+        sums["total_cached_prompt"],
+        sums["total_cache_write"],
+        sums["total_comp"],
+        sums["total_reasoning"],
     )
 
 
