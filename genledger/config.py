@@ -169,6 +169,7 @@ class Config:
     budget: BudgetSettings = field(default_factory=BudgetSettings)
     budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
     models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
+    providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
 
     def __post_init__(self) -> None:
         if any(not isinstance(f, Declaration) for f in self.formats):
@@ -299,7 +300,7 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{where}: datasets.{name}.n_prompts must be an int >= 0")
             n_prompts[name] = value
-    budgets, models = _dataset_costs(raw.get("datasets", {}), where)
+    budgets, models, providers = _dataset_costs(raw.get("datasets", {}), where)
     try:
         dagster = DagsterSettings(**_tuples(raw.get("dagster", {})))
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
@@ -320,6 +321,7 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         budget=BudgetSettings(_money(raw.get("budget", {}), "run_usd", f"{where}: budget")),
         budgets=budgets,
         models=models,
+        providers=providers,
     )
 
 
@@ -373,10 +375,12 @@ def _fleet(raw: Any, where: str) -> FleetSettings:
     )
 
 
-def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, str]]:
-    """`[datasets."X"] budget_usd` and `model` (the model of its records that name none)."""
+def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """`[datasets."X"] budget_usd`, `model` (the model of its records that name none) and
+    `provider` (who priced its records, whatever their format says)."""
     budgets: dict[str, float] = {}
     models: dict[str, str] = {}
+    providers: dict[str, str] = {}
     for name, section in (raw or {}).items():
         if not isinstance(section, dict):
             continue
@@ -384,12 +388,13 @@ def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, st
             budgets[name] = _number(
                 section["budget_usd"], f"{where}: datasets.{name}.budget_usd", positive=True
             )
-        model = section.get("model")
-        if model is not None:
-            if not isinstance(model, str) or not model:
-                raise ConfigError(f"{where}: datasets.{name}.model must be a non-empty string")
-            models[name] = model
-    return budgets, models
+        for key, found in (("model", models), ("provider", providers)):
+            value = section.get(key)
+            if value is not None:
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"{where}: datasets.{name}.{key} must be a non-empty string")
+                found[name] = value
+    return budgets, models, providers
 
 
 def _settle(files: dict[str, Any], where: str, default: float) -> float:

@@ -19,13 +19,13 @@ from typing import Any
 
 from genledger.config import Config, FleetSettings
 from genledger.ledger.books import GROUP_FIELDS
-from genledger.ledger.prices import TABLE, PriceTable, table_version
+from genledger.ledger.prices import TABLE, PriceTable, priced_by, table_version
 from genledger.ledger.records import FileState
 from genledger.ledger.stats import iso_utc
 from genledger.ledger.usage import USAGE_KEYS, priced_usage, slot
 from genledger.parse.declarations import SELF_HOSTED, FormatSet
 
-GROUP = "models"  # the books' `Priced` entry the cost reads
+GROUP: str = "models"  # the books' `Priced` entry the cost reads
 FIELDS = GROUP_FIELDS[GROUP]
 OUTPUT_AT = USAGE_KEYS.index("output_tokens")
 UNNAMED = "(unnamed)"
@@ -39,7 +39,7 @@ MODEL_STATS = (
     ("total_reasoning", "total_reasoning", "n_reasoning"),
     ("total_cached_prompt", "total_cached_prompt", "n_cached"),
 )
-SUMMED = tuple(dict.fromkeys(f for _, f, k in MODEL_STATS for f in (f, k) if f is not None))
+SUMMED = tuple(dict.fromkeys(n for _, s, k in MODEL_STATS for n in (s, k) if n is not None))
 
 
 @dataclass
@@ -50,12 +50,13 @@ class Costing:
     fleet: FleetSettings
     formats: FormatSet
     models: Mapping[str, str] = field(default_factory=dict)  # dataset -> its records' model
+    providers: Mapping[str, str] = field(default_factory=dict)  # dataset -> its provider
 
     @classmethod
     def of(cls, config: Config, remembered: bytes | None = None) -> Costing:
         """The costing of a configuration (`remembered`: rates found by earlier refreshes)."""
         return cls(PriceTable(config.prices, remembered), config.fleet, config.format_set,
-                   config.models)  # fmt: skip
+                   config.models, config.providers)  # fmt: skip
 
 
 @dataclass
@@ -66,6 +67,7 @@ class ModelCost:
     usd: Decimal | None = None  # priced records' cost (the fleet's share added later)
     fleet_tokens: int = 0  # generated tokens of records the fleet prices
     fleet_records: int = 0
+    priced_by: set[str] = field(default_factory=set)  # who priced its records
 
 
 @dataclass
@@ -97,6 +99,7 @@ def dataset_cost(
     """Price a dataset's responses files, key by key (the fleet's share comes later)."""
     cost = DatasetCost()
     default_model = costing.models.get(name)
+    provider = costing.providers.get(name)
     for state in files:
         keys = state.tally.group(GROUP)
         if not keys:
@@ -108,43 +111,44 @@ def dataset_cost(
             sums = dict(zip(FIELDS, values, strict=True))
             entry.sums.update({f: sums[f] for f in SUMMED})
             usage = priced_usage(sums)
-            priced = _price(cost, costing, named, fmt, which, slot(when) if at is None else at,
-                            usage, sums["records"])  # fmt: skip
-            if priced == FLEET:
+            found, batch = costing.formats.priced_as(fmt)
+            key = (provider or found, batch, named, which, slot(when) if at is None else at)
+            priced = _price(cost, costing, key, usage, sums["records"], entry)
+            if isinstance(priced, Decimal):
+                entry.usd = priced if entry.usd is None else entry.usd + priced
+            elif priced == FLEET:
                 entry.fleet_tokens += usage[OUTPUT_AT]
                 entry.fleet_records += values[0]
                 cost.fleet_first = _earlier(cost.fleet_first, when)
                 cost.fleet_last = _later(cost.fleet_last, when)
-            elif priced is None:
+            else:
                 cost.unpriced_records += values[0]
                 cost.unpriced_models.add(named or UNNAMED)
-            else:
-                entry.usd = priced if entry.usd is None else entry.usd + priced
     return cost
 
 
 def _price(
     cost: DatasetCost,
     costing: Costing,
-    model: str | None,
-    fmt: str | None,
-    which: int,
-    when: int,
+    key: tuple[str | None, bool, str | None, int, int],
     usage: tuple[int, ...],
     records: int,
+    entry: ModelCost,
 ) -> Decimal | str | None:
-    """A key's price; FLEET when the fleet prices it; None when nobody does."""
+    """A key's price (provider, batch, model, band, slot); FLEET when the fleet prices it;
+    None when nobody does."""
+    provider, batch, model, which, when = key
     rates = costing.table.user_price(model)
     if rates is not None:
         cost.user_models.add(model or UNNAMED)
-        return rates.cost(usage, records)
-    provider, batch = costing.formats.priced_as(fmt)
-    if provider == SELF_HOSTED:
+    elif provider == SELF_HOSTED:
         return FLEET if costing.fleet.gpu_hour_usd is not None else None
-    if model is None:
+    elif model is not None:
+        rates = costing.table.rates((provider, batch, model, which, when))
+    if rates is None:
         return None
-    rates = costing.table.rates((provider, batch, model, which, when))
-    return None if rates is None else rates.cost(usage, records)
+    entry.priced_by.add(priced_by(rates, batch))
+    return rates.cost(usage, records)
 
 
 def _earlier(a: float | None, b: float) -> float:
@@ -214,14 +218,21 @@ def fleet_of(settings: FleetSettings, costs: Iterable[DatasetCost]) -> Fleet | N
 
 
 def share_fleet(fleet: Fleet | None, costs: Iterable[DatasetCost]) -> None:
-    """Add each model's share of the fleet's cost to its priced cost."""
+    """Add each model's share of the fleet's cost to its priced cost. A fleet whose records
+    were all written at one moment has no hours to go by: its records are unpriced, not free."""
     if fleet is None:
         return
     for cost in costs:
-        for entry in cost.models.values():
-            if entry.fleet_records:
-                part = fleet.share(entry.fleet_tokens, entry.fleet_records)
-                entry.usd = part if entry.usd is None else entry.usd + part
+        for name, entry in cost.models.items():
+            if not entry.fleet_records:
+                continue
+            if not fleet.hours:
+                cost.unpriced_records += entry.fleet_records
+                cost.unpriced_models.add(name)
+                continue
+            part = fleet.share(entry.fleet_tokens, entry.fleet_records)
+            entry.usd = part if entry.usd is None else entry.usd + part
+            entry.priced_by.add(FLEET)
 
 
 # --- the stats JSON ----------------------------------------------------------------------------
@@ -236,6 +247,7 @@ def _model_block(entry: ModelCost) -> dict[str, Any]:
     for stat, summed, known in MODEL_STATS:
         block[stat] = None if known is not None and not entry.sums[known] else entry.sums[summed]
     block["cost_usd"] = _usd(entry.usd)
+    block["priced_by"] = sorted(entry.priced_by)
     return block
 
 
@@ -283,7 +295,9 @@ def total_fields(blocks: list[dict[str, Any]], fleet: Fleet | None) -> dict[str,
         for name, entry in (block.get("models") or {}).items():
             mine = models.setdefault(name, {})
             for key, value in entry.items():
-                if value is not None:
+                if isinstance(value, list):
+                    mine[key] = sorted({*mine.get(key, []), *value})
+                elif value is not None:
                     mine[key] = value if mine.get(key) is None else mine[key] + value
                 else:
                     mine.setdefault(key, None)

@@ -32,6 +32,7 @@ MILLION = Decimal(1_000_000)
 THOUSAND = Decimal(1_000)
 BATCH = {"processing": "batch"}  # genai-prices' price context of a batch API request
 MAX_CACHED = 20_000  # rates remembered per state dir (the file is rewritten past this)
+LAYOUT = 2  # of the remembered rates: other layouts are found again
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Rates:
 
     per_million: tuple[Decimal | None, ...]  # in `USAGE_KEYS` order
     per_thousand_requests: Decimal | None
-    source: str  # TABLE or USER
+    source: str  # who priced: "provider/model" of the table (its ids), or USER
 
     def cost(self, usage: list[int] | tuple[int, ...], requests: int) -> Decimal | None:
         """The price of `requests` requests using `usage` (summed, `USAGE_KEYS` order), as
@@ -93,6 +94,13 @@ def user_rates(price: UserPrice) -> Rates:
     return Rates(tuple(None if p is None else Decimal(str(p)) for p in given), None, USER)
 
 
+def priced_by(rates: Rates, batch: bool) -> str:
+    """Who priced a key, for people: `user`, or the table's `provider/model` (and `batch`)."""
+    if rates.source == USER:
+        return USER
+    return f"{TABLE} {rates.source}" + (" batch" if batch else "")
+
+
 @cache
 def table_version() -> str | None:
     """The installed genai-prices' version (None: not installed)."""
@@ -138,6 +146,7 @@ class PriceTable:
         found = dict(list(self.found.items())[-MAX_CACHED:])
         data = {
             "version": self.version,
+            "layout": LAYOUT,
             "rates": {k: None if v is None else v.to_list() for k, v in found.items()},
         }
         return orjson.dumps(data)
@@ -150,7 +159,7 @@ def _remembered(raw: bytes | None, version: str | None) -> dict[str, Rates | Non
         return {}
     try:
         data = orjson.loads(raw)
-        if data.get("version") != version:
+        if (data.get("version"), data.get("layout")) != (version, LAYOUT):
             return {}
         return {str(k): None if v is None else Rates.from_list(v) for k, v in data["rates"].items()}
     except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError):
@@ -181,7 +190,7 @@ def table_rates(
     )
     if found is None or not _fits_keys(found):
         return None
-    rates = _rates(found.model_price, band_input(which))
+    rates = _rates(found.model_price, band_input(which), f"{found.provider.id}/{found.model.id}")
     if rates is None:
         return None
     # the rates must price the probe as the library does, or the key is not priced at all
@@ -237,7 +246,7 @@ def _on_slot(moment: time) -> bool:
     return math.isclose(seconds % SLOT_S, 0.0)
 
 
-def _rates(model_price: Any, input_size: int) -> Rates | None:
+def _rates(model_price: Any, input_size: int, source: str) -> Rates | None:
     """A resolved model price at one input size: each tiered price at its tier."""
     from genai_prices.types import TieredPrices
 
@@ -256,7 +265,7 @@ def _rates(model_price: Any, input_size: int) -> Rates | None:
         found.append(price)
     if found[0] is None or found[3] is None:
         return None  # no plain input or output price: a text request cannot be priced
-    return Rates(tuple(found[:-1]), found[-1], TABLE)
+    return Rates(tuple(found[:-1]), found[-1], source)
 
 
 @cache

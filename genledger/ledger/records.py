@@ -155,16 +155,19 @@ class DatasetRecord:
             return fresh
         history = [list(map(float, sample)) for sample in data.get("history", [])]
         first = data.get("fleet_first")
-        kept = {"history": history, "signature": signature,
-                "fleet_first": None if first is None else float(first)}  # fmt: skip
+        fleet_first = None if first is None else float(first)
         if data.get("signature") != signature:
-            return cls(name, data_root, notice=RECOUNT, **kept)
+            return cls(name, data_root, history=history, signature=signature, notice=RECOUNT,
+                       fleet_first=fleet_first)  # fmt: skip
         if history_only:
-            return cls(name, data_root, **kept)
+            return cls(name, data_root, history=history, signature=signature,
+                       fleet_first=fleet_first)  # fmt: skip
         return cls(
             name=name,
             data_root=data_root,
             files={str(k): FileState.from_dict(v) for k, v in data["files"].items()},
             rules=DatasetState.from_dict(data["rules"]),
-            **kept,
+            history=history,
+            signature=signature,
+            fleet_first=fleet_first,
         )
