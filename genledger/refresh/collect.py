@@ -141,6 +141,8 @@ def _priced(
         store.write_extra(PRICES_FILE, remembered)
     for name, cost in costs.items():
         _keep_fleet_summary(store, name, cost)
+    if not others:  # every dataset of the root was refreshed: the others are gone
+        store.drop_fleet_summaries(refreshed)
     return fleet
 
 

@@ -88,6 +88,13 @@ class StateStore:
         """Where a dataset's fleet summary lives, under the state dir."""
         return f"fleet/{self._stem(dataset)}.json"
 
+    def drop_fleet_summaries(self, keep: Iterable[str]) -> None:
+        """Remove the fleet summaries of datasets other than `keep` (gone from the root)."""
+        kept = {self.state_dir / self.fleet_name(name) for name in keep}
+        for path in (self.state_dir / "fleet").glob("*.json"):
+            if path not in kept:
+                path.unlink(missing_ok=True)
+
     def fleet_summaries(self) -> list[bytes]:
         """Every dataset's fleet summary."""
         found = []

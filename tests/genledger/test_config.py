@@ -72,7 +72,7 @@ def test_prices_fleet_and_budgets_are_read_from_their_tables(tmp_path: Path) -> 
     file.write_text(
         '[prices."org/model-7b"]\ninput = 0.2\noutput = 1\ncache_read = 0.05\n'
         "[fleet]\ngpu_hour_usd = 2.4\ngpus = 16\n[budget]\nrun_usd = 5000\n"
-        '[datasets."A B"]\nbudget_usd = 12.5\nmodel = "kimi"\n'
+        '[datasets."A B"]\nbudget_usd = 12.5\nmodel = "kimi"\nprovider = "moonshotai"\n'
     )
     config = load_config(file, env={})
     price = config.prices["org/model-7b"]
@@ -80,6 +80,7 @@ def test_prices_fleet_and_budgets_are_read_from_their_tables(tmp_path: Path) -> 
     assert (config.fleet.gpu_hour_usd, config.fleet.gpus) == (2.4, 16)
     assert config.budget.run_usd == 5000
     assert (config.budgets, config.models) == ({"A B": 12.5}, {"A B": "kimi"})
+    assert config.providers == {"A B": "moonshotai"}
 
 
 @pytest.mark.parametrize(

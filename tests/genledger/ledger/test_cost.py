@@ -721,3 +721,53 @@ def test_a_datasets_provider_pins_who_priced_its_openai_compatible_records(
     assert ours["prices"]["fleet"]["hours"] == 0
     assert (ours["cost_usd"], ours["models"]["gpt-oss-120b"]["priced_by"]) == (None, [])
     assert ours["cost_unpriced"] == {"n_records": 2, "models": ["gpt-oss-120b"]}
+
+
+def test_one_datasets_refresh_shares_the_fleet_as_the_whole_refresh_does(tmp_path: Path) -> None:
+    from genledger.refresh.collect import refresh_dataset
+    from genledger.tail.discovery import discover
+
+    root = tmp_path / "data"
+    for name, at, tokens in (("a", T0, 300), ("b", T0 + 7200, 100)):
+        (root / name).mkdir(parents=True)
+        record = {"text": "x", "meta_info": {"id": name, "completion_tokens": tokens}}
+        (root / name / "raw_responses.jsonl").write_bytes(jl(record))
+        os.utime(root / name / "raw_responses.jsonl", (at, at))
+    config = Config(
+        data_root=root,
+        stats_path=tmp_path / "s.json",
+        state_dir=tmp_path / "st",
+        fleet=FleetSettings(gpu_hour_usd=4.0, gpus=2),
+    )
+    whole = refresh(config).stats["datasets"]
+    assert whole["a"]["cost_usd"] == pytest.approx(4.0 * 2 * 2 * 300 / 400)
+    for dataset in discover(root, config):
+        alone = refresh_dataset(config, dataset)
+        assert alone["cost_usd"] == pytest.approx(whole[dataset.name]["cost_usd"]), dataset.name
+
+
+def test_a_declared_format_names_its_model_time_provider_and_batch(tmp_path: Path) -> None:
+    declared = {
+        "name": "our_batch_dump",
+        "completion_tokens": "out.n",
+        "prompt_tokens": "inp.n",
+        "model": "meta.llm",
+        "created": "meta.at",
+        "provider": "anthropic",
+        "batch": True,
+    }
+    at = moment(T0).isoformat()
+    records = [
+        {"out": {"n": 700}, "inp": {"n": 9_000}, "meta": {"llm": "claude-sonnet-4-5", "at": at}}
+    ]
+    block = collect(tmp_path, {"ds": records}, formats=(declared,))["datasets"]["ds"]
+    expected = calc_price(
+        Usage(input_tokens=9_000, output_tokens=700),
+        "claude-sonnet-4-5",
+        provider_id="anthropic",
+        genai_request_timestamp=moment(T0),
+        price_context=BATCH,
+    ).total_price
+    assert block["formats"] == {"our_batch_dump": 1}
+    assert block["cost_usd"] == pytest.approx(float(expected), rel=1e-12)
+    assert block["models"]["claude-sonnet-4-5"]["priced_by"][0].endswith(" batch")
