@@ -113,7 +113,8 @@ def dataset_cost(
             usage = priced_usage(sums)
             found, batch = costing.formats.priced_as(fmt)
             key = (provider or found, batch, named, which, slot(when) if at is None else at)
-            priced = _price(cost, costing, key, usage, sums["records"], entry)
+            # a record of no known format has no usage to price: never a zero
+            priced = _price(cost, costing, key, usage, sums["records"], entry) if fmt else None
             if isinstance(priced, Decimal):
                 entry.usd = priced if entry.usd is None else entry.usd + priced
             elif priced == FLEET:

@@ -139,11 +139,13 @@ class PriceTable:
             self.changed = True
         return self.found[text]
 
-    def dump(self) -> bytes | None:
-        """The rates found, to remember (None: nothing new since they were read)."""
+    def dump(self, remembered: bytes | None = None) -> bytes | None:
+        """The rates found, to remember, with those `remembered` meanwhile (refreshes of other
+        datasets in other processes); None when nothing is new since they were read."""
         if not self.changed:
             return None
-        found = dict(list(self.found.items())[-MAX_CACHED:])
+        found = {**_remembered(remembered, self.version), **self.found}
+        found = dict(list(found.items())[-MAX_CACHED:])
         data = {
             "version": self.version,
             "layout": LAYOUT,

@@ -136,7 +136,7 @@ def _priced(
     for name, (_, block) in refreshed.items():
         fields = cost_fields(costs[name], block["n_done"], block["n_prompts"], fleet)
         with_cost(block, fields)
-    remembered = costing.table.dump()
+    remembered = costing.table.dump(store.read_extra(PRICES_FILE))
     if remembered is not None:
         store.write_extra(PRICES_FILE, remembered)
     for name, cost in costs.items():

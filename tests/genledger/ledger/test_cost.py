@@ -771,3 +771,13 @@ def test_a_declared_format_names_its_model_time_provider_and_batch(tmp_path: Pat
     assert block["formats"] == {"our_batch_dump": 1}
     assert block["cost_usd"] == pytest.approx(float(expected), rel=1e-12)
     assert block["models"]["claude-sonnet-4-5"]["priced_by"][0].endswith(" batch")
+
+
+def test_rates_found_by_two_refreshes_at_once_are_both_remembered() -> None:
+    slot = T0 // SLOT_S
+    first, second = PriceTable({}), PriceTable({})
+    assert first.rates(("openai", False, "gpt-4o", 0, slot)) is not None
+    assert second.rates(("anthropic", True, "claude-sonnet-4-5", 0, slot)) is not None
+    kept = second.dump(first.dump())
+    again = PriceTable({}, kept)
+    assert len(again.found) == 2 and again.dump() is None  # nothing new to remember
