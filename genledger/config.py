@@ -7,6 +7,7 @@ Precedence: command-line flags > environment variables > config file > defaults.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -86,6 +87,35 @@ class NotifySettings:
     lookback_minutes: float = 60.0  # first tick: runs finished this recently still count
 
 
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+@dataclass(frozen=True)
+class UserPrice:
+    """`[prices."MODEL"]`: USD per million tokens (input, output, cache reads and writes);
+    a part left out is priced as the input (cache reads and writes) it belongs to."""
+
+    input: float | None = None
+    output: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """`[fleet]`: a self-hosted fleet's price (USD per GPU-hour) and size."""
+
+    gpu_hour_usd: float | None = None  # none: self-hosted records are unpriced
+    gpus: int = 1
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """`[budget]`: what the whole run may cost (per dataset: `[datasets."X"] budget_usd`)."""
+
+    run_usd: float | None = None
+
+
 @dataclass(frozen=True)
 class Switches:
     """How a refresh computes (never what): the speed levers and the rule evaluation.
@@ -139,6 +169,12 @@ class Config:
     # user-declared record formats (`[[formats]]`), tried before the built-in ones; tables
     # given as dicts are parsed into declarations here (a bad one raises ConfigError)
     formats: tuple[Declaration, ...] = ()
+    prices: dict[str, UserPrice] = field(default_factory=dict)  # `[prices."MODEL"]`
+    fleet: FleetSettings = field(default_factory=FleetSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
+    models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
+    providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
 
     def __post_init__(self) -> None:
         if any(not isinstance(f, Declaration) for f in self.formats):
@@ -269,6 +305,7 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{where}: datasets.{name}.n_prompts must be an int >= 0")
             n_prompts[name] = value
+    budgets, models, providers = _dataset_costs(raw.get("datasets", {}), where)
     try:
         dagster = DagsterSettings(**_tuples(raw.get("dagster", {})))
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
@@ -284,7 +321,85 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         dagster=dagster,
         notify=notify,
         source=source,
+        prices=_user_prices(raw.get("prices", {}), where),
+        fleet=_fleet(raw.get("fleet", {}), where),
+        budget=BudgetSettings(_money(raw.get("budget", {}), "run_usd", f"{where}: budget")),
+        budgets=budgets,
+        models=models,
+        providers=providers,
     )
+
+
+def _number(value: Any, where: str, positive: bool = False) -> float:
+    """A finite number >= 0 (> 0 when `positive`), else ConfigError naming `where`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where} must be a number")
+    if value < 0 or (positive and value == 0):
+        raise ConfigError(f"{where} must be a number {'> 0' if positive else '>= 0'}")
+    return float(value)
+
+
+def _table(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
+    return value
+
+
+def _money(section: Any, key: str, where: str) -> float | None:
+    """An optional amount of USD > 0 of a table (`[budget] run_usd`)."""
+    found = _table(section, where, (key,)).get(key)
+    return None if found is None else _number(found, f"{where}.{key}", positive=True)
+
+
+def _user_prices(raw: Any, where: str) -> dict[str, UserPrice]:
+    """`[prices."MODEL"]` tables: USD per million tokens, at least the input or the output."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{where}: `prices` must be a table of models ([prices."MODEL"])')
+    prices = {}
+    for model, entry in raw.items():
+        here = f'{where}: prices."{model}"'
+        table = _table(entry, here, PRICE_KEYS)
+        values = {k: _number(v, f"{here}.{k}") for k, v in table.items()}
+        if "input" not in values and "output" not in values:
+            raise ConfigError(f"{here}: give `input` or `output` (USD per million tokens)")
+        prices[str(model)] = UserPrice(**values)
+    return prices
+
+
+def _fleet(raw: Any, where: str) -> FleetSettings:
+    table = _table(raw, f"{where}: fleet", ("gpu_hour_usd", "gpus"))
+    rate = table.get("gpu_hour_usd")
+    gpus = table.get("gpus", 1)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ConfigError(f"{where}: fleet.gpus must be a whole number >= 1")
+    return FleetSettings(
+        None if rate is None else _number(rate, f"{where}: fleet.gpu_hour_usd"), gpus
+    )
+
+
+def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """`[datasets."X"] budget_usd`, `model` (the model of its records that name none) and
+    `provider` (who priced its records, whatever their format says)."""
+    budgets: dict[str, float] = {}
+    models: dict[str, str] = {}
+    providers: dict[str, str] = {}
+    for name, section in (raw or {}).items():
+        if not isinstance(section, dict):
+            continue
+        if section.get("budget_usd") is not None:
+            budgets[name] = _number(
+                section["budget_usd"], f"{where}: datasets.{name}.budget_usd", positive=True
+            )
+        for key, found in (("model", models), ("provider", providers)):
+            value = section.get(key)
+            if value is not None:
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"{where}: datasets.{name}.{key} must be a non-empty string")
+                found[name] = value
+    return budgets, models, providers
 
 
 def _settle(files: dict[str, Any], where: str, default: float) -> float:

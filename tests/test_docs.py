@@ -221,7 +221,7 @@ def test_architecture_page_names_every_fact_column() -> None:
 # Objects whose keys are values (names of datasets, files, formats, reasons...), not fields.
 VALUE_KEYED = {
     "datasets", "files", "formats", "finish_reasons", "failed_request_reasons",
-    "empty_output_reasons", "datasets_by_status",
+    "empty_output_reasons", "datasets_by_status", "models",
 }  # fmt: skip
 
 
@@ -245,14 +245,19 @@ def _written_stats(tmp_path: Path) -> dict:
     """The stats JSON of the sample run (with an unrecognised file and a rate), as written."""
     import time
 
-    from genledger.config import Config
+    from genledger.config import Config, FleetSettings
     from genledger.refresh.collect import refresh
     from genledger.synth.tree import write_sample_tree
 
     root = write_sample_tree(tmp_path / "data", records=12)
     (root / "clean_chat_then_flat" / "notes.txt").write_text("x")
     (root / "loose.csv").write_text("x")
-    config = Config(data_root=root, stats_path=tmp_path / "s.json", state_dir=tmp_path / "st")
+    config = Config(
+        data_root=root,
+        stats_path=tmp_path / "s.json",
+        state_dir=tmp_path / "st",
+        fleet=FleetSettings(gpu_hour_usd=2.0, gpus=8),  # the self-hosted records' cost: `fleet`
+    )
     refresh(config)
     time.sleep(0.3)  # the second refresh has a history: rates appear
     with (root / "clean_chat_then_flat" / "raw_responses.jsonl").open("ab") as out:
@@ -282,13 +287,21 @@ def _setting_defaults() -> dict[tuple[str, str], object]:
     """(section, key) → default of every setting of genledger.toml, from the config's types."""
     import dataclasses
 
-    from genledger.config import DagsterSettings, FilePatterns, NotifySettings
+    from genledger.config import (
+        BudgetSettings,
+        DagsterSettings,
+        FilePatterns,
+        FleetSettings,
+        NotifySettings,
+    )
 
     found: dict[tuple[str, str], object] = {}
     for section, kind in (
         ("files", FilePatterns),
         ("dagster", DagsterSettings),
         ("notify", NotifySettings),
+        ("fleet", FleetSettings),
+        ("budget", BudgetSettings),
     ):
         for field in dataclasses.fields(kind):
             found[(section, field.name)] = getattr(kind(), field.name)

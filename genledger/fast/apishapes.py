@@ -30,7 +30,7 @@ from genledger.fast.shapes import (
     _shows_text,
     _think_close_in,
 )
-from genledger.parse.formats import FINISH_SEPARATOR
+from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
 
@@ -73,6 +73,12 @@ _facts = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
     "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
     count_type="int",
+)  # fmt: skip
+# Formats that name their model (and their time): the same facts and those.
+_named_facts = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output", "model",
+    "created", count_type="int",
 )  # fmt: skip
 
 
@@ -128,7 +134,7 @@ class Responses(_Shape):
     """`{"object": "response", "output": [...], "usage": {...}}` that did not fail."""
 
     FORMATS: ClassVar = (("openai_responses", ""),)
-    MAKER: ClassVar = _facts
+    MAKER: ClassVar = _named_facts
 
     object: Literal["response"]  # the detect's `object=response`
     usage: _RUsage
@@ -166,7 +172,7 @@ class Responses(_Shape):
         usage = self.usage
         inputs, outputs = usage.input_tokens_details, usage.output_tokens_details
         reason = self.incomplete_details.reason if self.incomplete_details is not None else None
-        return _facts(
+        return _named_facts(
             self.id or None,  # no declared id: custom_id, then id (a non-empty string)
             "openai_responses",
             usage.output_tokens,
@@ -177,6 +183,8 @@ class Responses(_Shape):
             reason if reason is not None else self.status,  # incomplete_details.reason | status
             None,
             self.output is not None and not visible,  # the answer's place is `output`
+            text_value(self.model),
+            time_value(self.created_at),
         )
 
 
@@ -216,7 +224,7 @@ class _AUsage(_Shape):
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
 _ANTHROPIC = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output",
+    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output", "model",
     count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -263,6 +271,7 @@ class Anthropic(_Shape):
             usage.cache_creation_input_tokens,
             self.stop_reason,
             self.content is not None and not visible,
+            text_value(self.model),
         )
 
 
@@ -356,7 +365,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             visible = visible or (part.thought is not True and _shows_text(part.text))
     usage = record.usage_metadata
     thoughts = usage.thoughts_token_count
-    return _facts(
+    return _named_facts(
         record_id,
         fmt,
         _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
@@ -367,6 +376,8 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         finish,
         None,
         record.candidates is not None and not visible,
+        text_value(record.model_version),
+        time_value(record.create_time),
     )
 
 
@@ -374,7 +385,7 @@ class _GeminiRecord(_Shape):
     """Base of the Gemini `GenerateContentResponse` shapes (their keys: `_gemini_shapes`)."""
 
     FORMATS: ClassVar = (("gemini", ""),)
-    MAKER: ClassVar = _facts
+    MAKER: ClassVar = _named_facts
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
@@ -386,7 +397,7 @@ class _GeminiBatchLine(_Shape):
     """Base of the Gemini Batch output line shapes: `{"key", "response"}` that succeeded."""
 
     FORMATS: ClassVar = (("gemini", "response"),)
-    MAKER: ClassVar = _facts
+    MAKER: ClassVar = _named_facts
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the response's, named by the batch."""

@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from genledger.fast.vector import count_commas
+from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 
@@ -283,7 +284,8 @@ class _Usage(_Shape):
 
 _CHAT = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", count_type="int",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "model", "created",
+    count_type="int",
 )  # fmt: skip
 
 
@@ -335,7 +337,7 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     return _CHAT(
         record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
         None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
-        first, more,
+        first, more, text_value(chat.model), time_value(chat.created),
     )  # fmt: skip
 
 

@@ -15,12 +15,14 @@ paths in `genledger.parse.declarations` and one entry here.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
 from genledger.ledger.idlist import IdList
+from genledger.ledger.usage import SLOT_S, TIER_FACT, TIER_STARTS, USAGE_SUMS
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import TABLES
 from genledger.rules.catalogue import (
@@ -35,7 +37,7 @@ from genledger.rules.catalogue import (
     Table,
     rules_of,
 )
-from genledger.rules.expr import Expr, Source, col, evaluate_arrays
+from genledger.rules.expr import Expr, Logic, Source, col, evaluate_arrays
 from genledger.rules.result import RuleTally
 from genledger.rules.rows import Failures
 
@@ -114,7 +116,24 @@ class Ratio:
     denominator: str
 
 
-Entry = Count | Sum | Tally | Ids | Given | Ratio
+@dataclass(frozen=True)
+class Priced:
+    """`key`: the `sums` (keys of this table's `Count` and `Sum` entries, each restricted to
+    the rows `when` holds for) per price key: the `by` columns, the tier band of `tier` and
+    the half-hour slot of `time` (`genledger.ledger.usage`); `ledger.cost` prices each key
+    once. The pass only notes where the key changes: a run of rows of one key adds the
+    difference of the running sums (most files are one long run)."""
+
+    key: str
+    when: Expr
+    by: tuple[str, ...]
+    tier: str
+    time: str
+    sums: tuple[str, ...]
+    stat: str | None = None
+
+
+Entry = Count | Sum | Tally | Ids | Given | Ratio | Priced
 
 RECORD = PARSED & ~CHUNK  # a response row that is a record
 FRAGMENT = PARSED & CHUNK  # a streamed fragment: counted apart, never a record
@@ -153,6 +172,8 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("finish_reasons", "finish_reason", RECORD, stat="finish_reasons"),
         Tally("finish_reasons", "more_finishes", RECORD, split=FINISH_SEPARATOR),
         Ids("ids", "record_id", RECORD),
+        Priced("models", RECORD, by=("model", "format"), tier=TIER_FACT, time="created",
+               sums=("records", *USAGE_SUMS, "n_reasoning", "n_cached"), stat="models"),
     ),
     "tokenized": (
         Count("tokenized_records", PARSED, stat="n_tokenized"),
@@ -185,6 +206,8 @@ SUM_KEYS: tuple[str, ...] = tuple(
 )
 COUNTER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Tally)))
 IDS_KEY = "ids"
+GROUP_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Priced)))
+GROUP_FIELDS: dict[str, tuple[str, ...]] = {e.key: e.sums for e in _all(Priced)}
 
 
 def signature() -> str:
@@ -196,7 +219,9 @@ def signature() -> str:
             return repr(entry)
         return repr(replace(entry, label=None)) + label.__qualname__  # type: ignore[arg-type]
 
-    return repr({role: [stable(e) for e in entries] for role, entries in BOOKS.items()})
+    # the price keys' bands and slots decide the groups
+    books = {role: [stable(e) for e in entries] for role, entries in BOOKS.items()}
+    return repr((books, TIER_STARTS, SLOT_S))
 
 
 # --- one pass over a table's rows ---------------------------------------------------------------
@@ -210,6 +235,7 @@ class Accounted:
     counters: dict[str, dict[str, int]]
     ids: IdList
     failures: dict[str, RuleTally]
+    groups: dict[str, dict[tuple[Any, ...], list[int]]]
 
 
 Pass = Callable[[Iterable[tuple[Any, ...]]], Accounted]
@@ -232,8 +258,8 @@ def account(role: str) -> Pass:
     def one_pass(rows: Iterable[tuple[Any, ...]]) -> Accounted:
         failures = Failures(table)
         ids = IdList()
-        sums, counters = run(rows, failures.add, names, ids.append)
-        return Accounted(sums, counters, ids, failures.tallies())
+        sums, counters, groups = run(rows, failures.add, names, ids.append)
+        return Accounted(sums, counters, ids, failures.tallies(), groups)
 
     return one_pass
 
@@ -247,14 +273,20 @@ class _Writer:
         self.scope: dict[str, Any] = {}
         self.sums: list[str] = []
         self.counters: list[str] = []
+        self.groups: list[str] = []
 
     def function(self, rules: list[Any], entries: list[Any]) -> list[str]:
-        """`def account(rows, add, names, add_id)` returning (sums, counters)."""
+        """`def account(rows, add, names, add_id)` returning (sums, counters, groups)."""
         self.sums = list(dict.fromkeys(k for e in entries for k in _keys(e)))
         self.counters = list(dict.fromkeys(e.key for e in entries if isinstance(e, Tally)))
+        self.groups = list(dict.fromkeys(e.key for e in entries if isinstance(e, Priced)))
         body = ["def account(rows, add, names, add_id):"]
         body += [f"    s{i} = 0" for i in range(len(self.sums))]
         body += [f"    c{i} = {{}}" for i in range(len(self.counters))]
+        priced = [e for e in entries if isinstance(e, Priced)]
+        for i, entry in enumerate(priced):
+            body += [f"    g{i} = {{}}", f"    pk{i} = None"]
+            body += [f"    b{i}_{j} = 0" for j in range(len(entry.sums))]
         body.append("    for v in rows:")
         body.append("        out = []")
         for rule in rules:
@@ -262,16 +294,24 @@ class _Writer:
             body.append(f"            out.append({rule.name!r})")
         body.append("        if out:")
         body.append("            add(v, out, names)")
-        for entry in entries:
+        # the price keys first: a key's running sums are noted before this row adds to them
+        ordered = [e for e in entries if isinstance(e, Priced)]
+        ordered += [e for e in entries if not isinstance(e, Priced)]
+        for entry in ordered:
             body += ["        " + line for line in self.entry(entry)]
+        for entry in priced:
+            body += ["    k = None", *("    " + line for line in self.flush(entry))]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
         counters = ", ".join(f"{key!r}: c{i}" for i, key in enumerate(self.counters))
-        body.append(f"    return {{{sums}}}, {{{counters}}}")
+        groups = ", ".join(f"{key!r}: g{i}" for i, key in enumerate(self.groups))
+        body.append(f"    return {{{sums}}}, {{{counters}}}, {{{groups}}}")
         return body
 
     def entry(self, entry: Any) -> list[str]:
         """The source lines of one entry, run for each row."""
         when = self.source.condition(entry.when)
+        if isinstance(entry, Priced):
+            return [f"if {when}:", *("    " + line for line in self._priced(entry))]
         if isinstance(entry, Count):
             return [f"if {when}:", f"    s{self.sums.index(entry.key)} += 1"]
         value = self.source.value(col(entry.column))
@@ -285,6 +325,38 @@ class _Writer:
             return [f"if {when} and {value} is not None:", f"    add_id({line}, {value})"]
         counter = f"c{self.counters.index(entry.key)}"
         return [f"if {when}:", *("    " + line for line in self._tally(entry, value, counter))]
+
+    def _priced(self, entry: Priced) -> list[str]:
+        """Per row of `entry.when`: its price key; where the key changes, the running sums'
+        growth since the key began is added to the key's (`flush`)."""
+        self.scope.update(_bisect=bisect_left, _starts=TIER_STARTS)
+        _only_rows_of(entry)
+        tier = self.source.value(col(entry.tier))
+        by = "".join(f"{self.source.value(col(name))}, " for name in entry.by)
+        time = self.source.value(col(entry.time))
+        first = TIER_STARTS[0]  # most inputs are below every tier: no search for them
+        return [
+            f"p = {tier}",
+            f"t = {time}",
+            f"k = ({by}0 if p is None or p <= {first} else _bisect(_starts, p), "
+            f"None if t is None else t // {SLOT_S})",
+            f"if k != pk{self.groups.index(entry.key)}:",
+            *("    " + line for line in self.flush(entry)),
+        ]
+
+    def flush(self, entry: Priced) -> list[str]:
+        """Add the sums' growth since key `pk` began to its values, and begin key `k`."""
+        i = self.groups.index(entry.key)
+        sums = [f"s{self.sums.index(key)}" for key in entry.sums]
+        return [
+            f"if pk{i} is not None:",
+            f"    g = g{i}.get(pk{i})",
+            "    if g is None:",
+            f"        g = g{i}[pk{i}] = [0] * {len(sums)}",
+            *(f"    g[{j}] += {s} - b{i}_{j}" for j, s in enumerate(sums)),
+            f"pk{i} = k",
+            *(f"b{i}_{j} = {s}" for j, s in enumerate(sums)),
+        ]
 
     def _tally(self, entry: Tally, value: str, counter: str) -> list[str]:
         if entry.label is not None:
@@ -302,6 +374,19 @@ class _Writer:
             "if k.__class__ is str:",
             f"    {counter}[k] = {counter}.get(k, 0) + 1",
         ]
+
+
+def _only_rows_of(entry: Priced) -> None:
+    """A price key's sums must grow only on its rows (`when`, or `when & ...`): the growth
+    between two of its rows is then theirs."""
+    by_key = {e.key: e for e in _all(Count) + _all(Sum)}
+    by_known = {e.known: e for e in _all(Sum) if e.known is not None}
+    for key in entry.sums:
+        found = by_key.get(key) or by_known.get(key)
+        when = None if found is None else found.when
+        first = when.parts[0] if isinstance(when, Logic) and when.op == "and" else None
+        if entry.when is not when and entry.when is not first:
+            raise ValueError(f"{entry.key}: sum {key!r} is not restricted to its rows")
 
 
 def _keys(entry: Any) -> list[str]:

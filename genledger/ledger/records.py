@@ -117,6 +117,9 @@ class DatasetRecord:
     )  # rate samples (genledger.ledger.rates)
     signature: str = ""  # the counting signature its counts were made under
     notice: str | None = None  # why a committed record was not resumed (read again)
+    # the earliest write seen of a file holding records a self-hosted fleet priced (its hours
+    # start there: genledger.ledger.cost); kept like the rate history, across full re-reads
+    fleet_first: float | None = None
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
@@ -129,6 +132,7 @@ class DatasetRecord:
                 "files": {k: v.to_dict() for k, v in self.files.items()},
                 "rules": self.rules.to_dict(),
                 "history": self.history,
+                "fleet_first": self.fleet_first,
             }
         )
 
@@ -150,10 +154,14 @@ class DatasetRecord:
         ):
             return fresh
         history = [list(map(float, sample)) for sample in data.get("history", [])]
+        first = data.get("fleet_first")
+        fleet_first = None if first is None else float(first)
         if data.get("signature") != signature:
-            return cls(name, data_root, history=history, signature=signature, notice=RECOUNT)
+            return cls(name, data_root, history=history, signature=signature, notice=RECOUNT,
+                       fleet_first=fleet_first)  # fmt: skip
         if history_only:
-            return cls(name, data_root, history=history, signature=signature)
+            return cls(name, data_root, history=history, signature=signature,
+                       fleet_first=fleet_first)  # fmt: skip
         return cls(
             name=name,
             data_root=data_root,
@@ -161,4 +169,5 @@ class DatasetRecord:
             rules=DatasetState.from_dict(data["rules"]),
             history=history,
             signature=signature,
+            fleet_first=fleet_first,
         )

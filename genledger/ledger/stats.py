@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from genledger.ledger.books import BOOKS, Count, Ratio, Sum, Tally
+from genledger.ledger.books import BOOKS, Count, Priced, Ratio, Sum, Tally
 from genledger.ledger.records import DatasetState, FileState
 from genledger.ledger.tally import FileTally
 from genledger.rules.catalogue import COUNTER_NAMES, RULES, RULES_BY_NAME, Severity, worst
@@ -91,9 +91,10 @@ def dataset_stats(
 
 
 def _entries() -> list[tuple[str, Any]]:
-    """(stat, entry) of every entry of the books that names a stat, in order."""
+    """(stat, entry) of every entry of the books that names a stat, in order (the price keys'
+    stats are the cost's: `ledger.cost`)."""
     named = [(getattr(e, "stat", None), e) for entries in BOOKS.values() for e in entries]
-    return [(stat, entry) for stat, entry in named if stat is not None]
+    return [(stat, e) for stat, e in named if stat is not None and not isinstance(e, Priced)]
 
 
 def book_stats(tally: FileTally, n_prompts: int | None) -> dict[str, Any]:

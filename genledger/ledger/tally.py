@@ -12,13 +12,30 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from genledger.ledger.books import COUNTER_KEYS, SUM_KEYS, Accounted
+from genledger.ledger.books import COUNTER_KEYS, GROUP_FIELDS, GROUP_KEYS, SUM_KEYS, Accounted
 from genledger.ledger.idlist import IdList
 from genledger.rules.result import RuleTally, merge_failures
 
 
 def _zeros() -> dict[str, int]:
     return dict.fromkeys(SUM_KEYS, 0)
+
+
+Groups = dict[tuple[Any, ...], list[int]]  # price key -> the values `books.GROUP_FIELDS` names
+
+
+def _merged_groups(a: Groups, b: Groups) -> Groups:
+    if not b:
+        return a
+    if not a:
+        return b
+    out = {key: list(values) for key, values in a.items()}
+    for key, values in b.items():
+        mine = out.get(key)
+        out[key] = (
+            list(values) if mine is None else [x + y for x, y in zip(mine, values, strict=True)]
+        )
+    return out
 
 
 @dataclass
@@ -29,6 +46,7 @@ class FileTally:
     counters: dict[str, dict[str, int]] = field(default_factory=dict)
     failures: dict[str, RuleTally] = field(default_factory=dict)
     ids: IdList = field(default_factory=IdList)  # record ids and their lines
+    groups: dict[str, Groups] = field(default_factory=dict)  # per price key (books `Priced`)
 
     @classmethod
     def of(cls, **sums: int) -> FileTally:
@@ -43,7 +61,8 @@ class FileTally:
         """The tally of one pass of the books over some rows."""
         sums = {**_zeros(), **done.sums}
         counters = {k: v for k, v in done.counters.items() if v}
-        return cls(sums, counters, done.failures, done.ids)
+        groups = {k: v for k, v in done.groups.items() if v}
+        return cls(sums, counters, done.failures, done.ids, groups)
 
     def __getitem__(self, key: str) -> int:
         return self.sums[key]
@@ -52,6 +71,10 @@ class FileTally:
         """One counter of the books (empty when nothing was counted)."""
         return self.counters.get(key, {})
 
+    def group(self, key: str) -> Groups:
+        """One `Priced` entry's values per price key (empty when nothing was counted)."""
+        return self.groups.get(key, {})
+
     def __add__(self, other: FileTally) -> FileTally:
         sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
         counters = {}
@@ -59,8 +82,17 @@ class FileTally:
             merged = Counter(self.counter(key)) + Counter(other.counter(key))
             if merged:
                 counters[key] = dict(merged)
+        groups = {}
+        for key in GROUP_KEYS:
+            merged_groups = _merged_groups(self.group(key), other.group(key))
+            if merged_groups:
+                groups[key] = merged_groups
         return FileTally(
-            sums, counters, merge_failures(self.failures, other.failures), self.ids + other.ids
+            sums,
+            counters,
+            merge_failures(self.failures, other.failures),
+            self.ids + other.ids,
+            groups,
         )
 
     def shifted(self, lines: int) -> FileTally:
@@ -81,6 +113,10 @@ class FileTally:
             "counters": self.counters,
             "failures": {k: v.to_dict() for k, v in self.failures.items()},
             "ids": self.ids.to_dict(),
+            "groups": {
+                key: [[*price_key, *values] for price_key, values in found.items()]
+                for key, found in self.groups.items()
+            },
         }
 
     @classmethod
@@ -97,4 +133,21 @@ class FileTally:
             counters,
             {k: RuleTally.from_dict(v) for k, v in data["failures"].items()},
             IdList.from_dict(data["ids"]),
+            _groups_from(data.get("groups", {})),
         )
+
+
+def _groups_from(data: dict[str, Any]) -> dict[str, Groups]:
+    """Inverse of the `groups` of `FileTally.to_dict`; raises on a damaged form."""
+    groups: dict[str, Groups] = {}
+    for key, rows in data.items():
+        if key not in GROUP_FIELDS:
+            continue
+        width = len(GROUP_FIELDS[key])
+        found: Groups = {}
+        for row in rows:
+            if not isinstance(row, list) or len(row) <= width:
+                raise ValueError(f"a damaged price key of {key}")
+            found[tuple(row[:-width])] = [int(v) for v in row[-width:]]
+        groups[key] = found
+    return groups

@@ -52,6 +52,10 @@ class Declaration:
     float_counts: bool = False  # integral JSON floats are valid counts (Cohere's SDK)
     each_finish: bool = False  # every sample's finish reason counts (else the record's first)
     user: bool = False
+    # who priced the request (a genai-prices provider id, or SELF_HOSTED), and whether it went
+    # through the provider's batch API (priced at its batch rate): docs/cost.md
+    provider: str | None = None
+    batch: bool = False
     # per detect alternative: the top-level keys it needs (a quick test before the conditions)
     requires: tuple[frozenset[str], ...] = field(default=(), compare=False, repr=False)
 
@@ -136,6 +140,8 @@ def declare(
     float_counts: bool = False,
     each_finish: bool = False,
     user: bool = False,
+    provider: str | None = None,
+    batch: bool = False,
     **counts: str | None,
 ) -> Declaration:
     """A declaration from path texts; `counts` name declared count columns of the facts
@@ -155,8 +161,12 @@ def declare(
         float_counts=float_counts,
         each_finish=each_finish,
         user=user,
+        provider=provider,
+        batch=batch,
     )
 
+
+SELF_HOSTED = "self-hosted"  # a format written by the run's own servers: priced by the fleet
 
 CHAT_ANSWER = (
     "choices[].message.content",
@@ -174,6 +184,9 @@ CHAT_FIELDS: dict[str, Any] = dict(
     answer=CHAT_ANSWER,
     messages="choices[].message",
     samples="len(choices)",
+    model="model",
+    created="created",
+    provider="openai",
 )
 RESPONSES_FAILURES = (
     _fail("status=failed", "failed {error.code}", "error.message"),
@@ -201,6 +214,9 @@ def _gemini(camel: bool) -> Declaration:
         id=name("responseId"),
         answer=(f"{parts}.text", name(f"{parts}.functionCall")),
         failures=(_fail(feedback, "blocked {" + feedback + "}"),),
+        model=name("modelVersion"),
+        created=name("createTime"),
+        provider="google",
     )
 
 
@@ -218,6 +234,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         failures=(
             _fail("meta_info.finish_reason.type=abort", "abort", "meta_info.finish_reason.message"),
         ),
+        provider=SELF_HOSTED,
     ),
     # A stream's last chunk carries the request's usage; its answer was streamed before it.
     declare(
@@ -244,6 +261,9 @@ BUILT_IN: tuple[Declaration, ...] = (
         finish="incomplete_details.reason | status",
         answer=("output[].content[].text", "output[].content[].refusal", "output[].arguments"),
         failures=RESPONSES_FAILURES,
+        model="model",
+        created="created_at",
+        provider="openai",
     ),
     declare(
         "anthropic_message",
@@ -257,6 +277,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         cache_write_tokens="usage.cache_creation_input_tokens",
         finish="stop_reason",
         answer=("content[].text", "content[].input"),
+        model="model",
+        provider="anthropic",
     ),
     declare(
         "openai_batch",
@@ -279,6 +301,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         inner="response.body",
         inner_formats=("openai_chat", "openai_completion", "openai_responses"),
+        provider="openai",
+        batch=True,
     ),
     declare(
         "anthropic_batch",
@@ -291,6 +315,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         inner="result.message",
         inner_formats=("anthropic_message",),
+        provider="anthropic",
+        batch=True,
     ),
     _gemini(camel=True),
     _gemini(camel=False),
@@ -304,6 +330,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         inner="response",
         inner_formats=("gemini",),
+        provider="google",
+        batch=True,
     ),
     declare(
         "cohere_chat",
@@ -313,12 +341,14 @@ BUILT_IN: tuple[Declaration, ...] = (
         finish="finish_reason",
         answer=("message.content[].text", "message.tool_calls"),
         float_counts=True,
+        provider="cohere",
     ),
     declare(
         "wrapped_openai",
         ("response.usage.completion_tokens",),
         inner="response",
         inner_formats=("openai_chat", "openai_completion"),
+        provider="openai",
     ),
     declare(
         "tgi",
@@ -327,6 +357,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         prompt_tokens="details.input_length",
         finish="details.finish_reason",
         answer=("generated_text",),
+        provider=SELF_HOSTED,
     ),
     declare(
         "vllm_offline",
@@ -339,6 +370,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("outputs[].text",),
         samples="len(outputs)",
         each_finish=True,
+        provider=SELF_HOSTED,
     ),
     declare(
         "flat",
@@ -349,6 +381,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         cached_tokens="cached_tokens",
         finish="finish_reason",
         answer=("text",),
+        model="model",
+        provider=SELF_HOSTED,
     ),
     declare(
         "derived",
@@ -357,6 +391,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         prompt_tokens="len(input_ids)",
         finish="finish_reason | meta_info.finish_reason",
         answer=("text",),
+        provider=SELF_HOSTED,
     ),
 )
 # A streamed chunk without usage is a piece of a request, not a record (docs/formats.md).
@@ -370,7 +405,7 @@ STREAM_FRAGMENTS = _detect(
 
 USER_KEYS = (
     "name", *RESPONSES.declared, "finish_reason", "id", "text", "detect", "failed_when",
-    "samples", "float_counts",
+    "samples", "float_counts", "provider", "batch",
 )  # fmt: skip
 
 
@@ -395,6 +430,9 @@ def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
         float_counts = raw.get("float_counts", False)
         if not isinstance(float_counts, bool):
             raise PathError("`float_counts` must be true or false")
+        batch = raw.get("batch", False)
+        if not isinstance(batch, bool):
+            raise PathError("`batch` must be true or false")
         counts: dict[str, Any] = {
             column: _optional(raw.get(column), column) for column in RESPONSES.declared
         }
@@ -410,6 +448,8 @@ def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
             else (_fail(_string(failed_when, "failed_when"), f"failed_when {failed_when}"),),
             float_counts=float_counts,
             user=True,
+            provider=_optional(raw.get("provider"), "provider"),
+            batch=batch,
             **counts,
         )
     except PathError as exc:
@@ -476,6 +516,13 @@ class FormatSet:
             found = tuple(d for d in self.all if any(keys >= need for need in d.requires))
             self._possible[keys] = found
         return found
+
+    def priced_as(self, name: str | None) -> tuple[str | None, bool]:
+        """(provider, batch) of the format named `name` (the first declaration so named)."""
+        for decl in self.all:
+            if decl.name == name:
+                return decl.provider, decl.batch
+        return None, False
 
     def signature(self) -> str:
         """A text that changes when the user's declarations change (kept in state records)."""

@@ -8,7 +8,9 @@ in `genledger.rules`; where each format keeps its fields lives in `genledger.par
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -74,7 +76,7 @@ def reason_name(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-# The declared counts other than the completion count, read the same way each.
+# The declared columns other than the completion count, each read as the schema says.
 OTHER_COUNTS = tuple(c for c in RESPONSES.declared if c != COMPLETION)
 
 
@@ -243,9 +245,56 @@ def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> F
     )
 
 
-def _count(decl: Declaration | None, column: str, body: Any, floats: bool) -> int | None:
+def _count(decl: Declaration | None, column: str, body: Any, floats: bool) -> Any:
+    """A declared column's value: a count, a text or a time, as the schema says it reads."""
     spec = None if decl is None else decl.count(column)
-    return None if spec is None else _valid_int(spec.raw(body, floats))
+    if spec is None:
+        return None
+    reads = READS[column]
+    if reads == "count":
+        return _valid_int(spec.raw(body, floats))
+    value = spec.first(body)
+    return text_value(value) if reads == "text" else time_value(value)
+
+
+READS = {c.name: c.value_read for c in RESPONSES.facts if c.declared}
+MAX_TEXT = 100  # a declared text (a model name) is cut to this many characters
+MILLISECONDS = 10**11  # an epoch number above this is milliseconds (seconds: year 5138)
+FRACTION = re.compile(r"(\.\d{6})\d+")  # ISO texts with nanoseconds: Python reads 6 digits
+
+
+def text_value(value: Any) -> str | None:
+    """A declared text: a non-empty string, cut to `MAX_TEXT` characters; else None."""
+    return value[:MAX_TEXT] if isinstance(value, str) and value else None
+
+
+def time_value(value: Any) -> int | None:
+    """A declared time as POSIX seconds: epoch seconds (or milliseconds) as a number, or an
+    ISO-8601 text (without a zone: UTC); None for anything else."""
+    kind = type(value)
+    if kind is int:  # the common case first: this runs for every record that has a time
+        if -MILLISECONDS < value < MILLISECONDS:
+            return value  # type: ignore[no-any-return]
+        seconds = value // 1000
+        return seconds if in_int64(seconds) else None
+    if kind is float:
+        if not math.isfinite(value):
+            return None
+        seconds = int(value // 1000) if abs(value) >= MILLISECONDS else int(value // 1)
+        return seconds if in_int64(seconds) else None
+    if kind is str and 0 < len(value) <= 64:
+        return _iso_seconds(value)
+    return None
+
+
+def _iso_seconds(text: str) -> int | None:
+    try:
+        moment = datetime.fromisoformat(FRACTION.sub(r"\1", text.strip()))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() // 1)
 
 
 def _samples(decl: Declaration | None, body: Any, failed: bool) -> int:

@@ -19,6 +19,10 @@ from typing import Any
 
 Facts = tuple[Any, ...]  # one record's facts, in its table's column order
 
+# How a declared column reads its value, by kind (a column may say otherwise: `Column.reads`).
+READS = {"count": "count", "str": "text"}
+VALUE_READS = ("count", "text", "time")
+
 # kind -> (pandas dtype, Python type): `count` is a nullable 64-bit integer
 KINDS: dict[str, tuple[str, type]] = {
     "str": ("object", str),
@@ -39,17 +43,28 @@ class Column:
     default: Any = None
     declared: bool = False  # a format declaration gives its path (under this name)
     checks: Mapping[str, Any] = field(default_factory=dict)  # pandera checks: ge, isin
+    # how a declared column reads the value its path reaches: "count" (a JSON integer in
+    # int64 range), "text" (a non-empty string) or "time" (POSIX seconds, from epoch seconds
+    # or milliseconds, or an ISO-8601 text); "" is the kind's own (`READS`)
+    reads: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"column {self.name}: unknown kind {self.kind!r}")
         if self.default is None and not self.nullable:
             raise ValueError(f"column {self.name}: a non-null column needs a default")
+        if self.declared and self.value_read not in VALUE_READS:
+            raise ValueError(f"column {self.name}: reads {self.value_read!r}: not a way to read")
 
     @property
     def dtype(self) -> str:
         """The pandas dtype of the column."""
         return KINDS[self.kind][0]
+
+    @property
+    def value_read(self) -> str:
+        """How a declaration's value of this column is read (`reads`, else by kind)."""
+        return self.reads or READS.get(self.kind, "")
 
 
 def _count(name: str, doc: str, declared: bool = False, **checks: Any) -> Column:
@@ -103,6 +118,10 @@ RESPONSE_FACTS: tuple[Column, ...] = (
     _flag("empty_output", "the record has an answer place and nothing visible in it"),
     _flag("stream_chunk", "a streamed fragment: not a record"),
     _text("missing_detail", "with no count: what was looked for, which keys were seen"),
+    Column("model", "str", "the model as the record names it (cut to 100 characters)",
+           declared=True),
+    Column("created", "count", "when the record was made, POSIX seconds (where it says)",
+           declared=True, reads="time"),
 )  # fmt: skip
 
 TOKENIZED_FACTS: tuple[Column, ...] = (
@@ -191,5 +210,6 @@ FRAGMENT: Facts = RESPONSES.make(stream_chunk=True)
 
 def signature() -> str:
     """A text that changes when any column of any table changes (kept in state records)."""
-    return repr([(t.name, [(c.name, c.kind, c.default, c.declared) for c in t.columns])
+    return repr([(t.name, [(c.name, c.kind, c.default, c.declared, c.value_read)
+                            for c in t.columns])
                  for t in TABLES.values()])  # fmt: skip

@@ -14,6 +14,17 @@ import orjson
 
 from genledger.config import Config
 from genledger.ledger.books import NONZERO, RECORDS
+from genledger.ledger.cost import (
+    Costing,
+    DatasetCost,
+    Fleet,
+    ModelCost,
+    cost_fields,
+    dataset_cost,
+    fleet_of,
+    share_fleet,
+    total_fields,
+)
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_stats, document
@@ -86,15 +97,88 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
             for ds in datasets
         }
         blocks = {name: block for name, (_, block) in refreshed.items()}
+        fleet = _priced(config, store, refreshed, now)
         outside = root_failures(found.unrecognised)
         stats = document(store.data_root, blocks, now, found.unrecognised, outside)
         stats["totals"]["rate"] = total_rate(blocks)
+        with_cost(stats["totals"], total_fields(list(blocks.values()), fleet))
         atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
         # Checkpoints move only once the stats that include them are durable.
         store.save_all(record for record, _ in refreshed.values())
     notices = _notices(previous) + scans.notices
     records = {name: rec for name, (rec, _) in refreshed.items()}
     return Refresh(stats, records, config.stats_path, notices)
+
+
+PRICES_FILE = "prices.json"  # the rates found so far (genledger.ledger.prices), in the state dir
+
+
+def _priced(
+    config: Config,
+    store: StateStore,
+    refreshed: Mapping[str, tuple[DatasetRecord, dict[str, Any]]],
+    now: float,
+    others: bool = False,
+) -> Fleet | None:
+    """Price every refreshed dataset and put its cost fields in its block; the fleet is
+    shared over these datasets (with `others`: over every dataset's kept fleet summary)."""
+    costing = Costing.of(config, store.read_extra(PRICES_FILE))
+    costs = {}
+    for name, (record, _) in refreshed.items():
+        responses = [f for f in record.files.values() if f.role == "responses"]
+        cost = costs[name] = dataset_cost(name, responses, costing, now)
+        if cost.fleet_first is not None:
+            record.fleet_first = min(cost.fleet_first, record.fleet_first or cost.fleet_first)
+            cost.fleet_first = record.fleet_first
+    kept = _fleet_summaries(store, set(refreshed)) if others else []
+    fleet = fleet_of(config.fleet, [*costs.values(), *kept])
+    share_fleet(fleet, costs.values())
+    for name, (_, block) in refreshed.items():
+        fields = cost_fields(costs[name], block["n_done"], block["n_prompts"], fleet)
+        with_cost(block, fields)
+    remembered = costing.table.dump(store.read_extra(PRICES_FILE))
+    if remembered is not None:
+        store.write_extra(PRICES_FILE, remembered)
+    for name, cost in costs.items():
+        _keep_fleet_summary(store, name, cost)
+    if not others:  # every dataset of the root was refreshed: the others are gone
+        store.drop_fleet_summaries(refreshed)
+    return fleet
+
+
+def with_cost(block: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Put the cost fields in a stats block, before its quality."""
+    tail = {
+        key: block.pop(key)
+        for key in list(block)
+        if key in ("quality", "files", "unrecognised", "rate")
+    }
+    block.update(fields)
+    block.update(tail)
+
+
+def _keep_fleet_summary(store: StateStore, name: str, cost: DatasetCost) -> None:
+    path = store.fleet_name(name)
+    summary = [cost.fleet_tokens, cost.fleet_records, cost.fleet_first, cost.fleet_last]
+    if cost.fleet_records or store.read_extra(path) is not None:
+        store.write_extra(path, orjson.dumps({"dataset": name, "fleet": summary}))
+
+
+def _fleet_summaries(store: StateStore, skip: set[str]) -> list[DatasetCost]:
+    """The fleet summaries other refreshes kept, as costs (of datasets not in `skip`)."""
+    found = []
+    for raw in store.fleet_summaries():
+        try:
+            data = orjson.loads(raw)
+            tokens, records, first, last = data["fleet"]
+            if data["dataset"] in skip or not records:
+                continue
+            cost = DatasetCost(fleet_first=float(first), fleet_last=float(last))
+            cost.models["fleet"] = ModelCost(fleet_tokens=int(tokens), fleet_records=int(records))
+        except (ValueError, KeyError, TypeError):
+            continue  # a damaged summary: that dataset's share waits for its next refresh
+        found.append(cost)
+    return found
 
 
 def _notices(previous: Mapping[str, DatasetRecord]) -> list[str]:
@@ -122,6 +206,7 @@ def refresh_dataset_record(
     with store.locked(dataset.name):
         old = _previous(store, dataset, full)
         record, block = refresh_record(dataset, old, now, None, Reading.of(config))
+        _priced(config, store, {dataset.name: (record, block)}, now, others=True)
         store.save(record)
     return record, block
 
@@ -147,6 +232,7 @@ def refresh_record(
         {f.name: f for f in files},
         history=old.history,
         signature=old.signature,
+        fleet_first=old.fleet_first,
     )
     record.rules = _dataset_rules(files, ds.unrecognised, old.rules)
     block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised)

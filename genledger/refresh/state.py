@@ -69,6 +69,42 @@ class StateStore:
         """Commit one dataset's record atomically."""
         atomic_write_bytes(self.path(record.name), record.to_bytes())
 
+    def read_extra(self, name: str) -> bytes | None:
+        """A small file the refresh keeps beside the records (the prices found, a dataset's
+        fleet summary); None when absent or unreadable (it is only a saving)."""
+        try:
+            return (self.state_dir / name).read_bytes()
+        except OSError:
+            return None
+
+    def write_extra(self, name: str, data: bytes) -> None:
+        """Replace such a file atomically; a failure costs only finding it again."""
+        try:
+            atomic_write_bytes(self.state_dir / name, data)
+        except OSError:
+            return
+
+    def fleet_name(self, dataset: str) -> str:
+        """Where a dataset's fleet summary lives, under the state dir."""
+        return f"fleet/{self._stem(dataset)}.json"
+
+    def drop_fleet_summaries(self, keep: Iterable[str]) -> None:
+        """Remove the fleet summaries of datasets other than `keep` (gone from the root)."""
+        kept = {self.state_dir / self.fleet_name(name) for name in keep}
+        for path in (self.state_dir / "fleet").glob("*.json"):
+            if path not in kept:
+                path.unlink(missing_ok=True)
+
+    def fleet_summaries(self) -> list[bytes]:
+        """Every dataset's fleet summary."""
+        found = []
+        for path in sorted((self.state_dir / "fleet").glob("*.json")):
+            try:
+                found.append(path.read_bytes())
+            except OSError:
+                continue
+        return found
+
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together."""
         atomic_write_many([(self.path(r.name), r.to_bytes()) for r in records])

@@ -271,3 +271,16 @@ def test_quick_exit_flushes_and_skips_teardown_only_when_nothing_runs(
     assert done.stdout == "x" * 200_000 and done.stderr == "summary"
     assert (tmp_path / "thread").exists() == thread
     assert (tmp_path / "teardown").exists() == thread
+
+
+def test_a_bad_price_stops_collect_with_one_line_naming_the_file_and_key(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    config = tmp_path / "genledger.toml"
+    config.write_text('[prices."gpt-4o"]\ninput = -2.5\noutput = 10\n')
+    out = tmp_path / "stats.json"
+    done = run("collect", root, "-o", out, "--config", config, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0] and 'prices."gpt-4o".input' in lines[0]
+    assert not out.exists()
