@@ -5,6 +5,7 @@ from typing import Any
 
 import dagster as dg
 
+from assets.metadata import cost_metadata
 from assets.naming import STATS_KEY
 from assets.spec import Location
 from checks.asset_checks import (
@@ -46,6 +47,7 @@ def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
     metadata["failures"] = dg.MetadataValue.json(
         {f["check"]: f["count"] for f in totals["quality"]["failures"]}
     )
+    metadata.update(cost_metadata(totals))
     return metadata
 
 

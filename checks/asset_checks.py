@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from genledger.ledger.records import DatasetRecord
+from genledger.refresh.collect import file_rows
 from genledger.rules.catalogue import RULES, RULES_BY_NAME, Rule, Severity, Table
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
 from genledger.rules.rows import file_failures
@@ -69,7 +70,7 @@ def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
     # The prompts files (the expected total) have no asset: their file rules (unreadable, an
     # unterminated last line) are checked on the dataset's main asset.
     prompts = [f for f in record.files.values() if f.role == "prompts"] if main else []
-    rows = [f.rule_row() for f in files + prompts]
+    rows = file_rows(files + prompts)
     if rows:
         failures = merge_failures(failures, file_failures(rows))
     if main:

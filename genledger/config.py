@@ -10,77 +10,44 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from genledger.settings import SettingsError, validate
+from genledger.parse.declarations import Declaration, FormatSet, user_declarations
+from genledger.parse.paths import PathError
+from genledger.settings import (
+    EXECUTORS,
+    MAX_LINE_BYTES,
+    PRICE_KEYS,
+    BudgetSettings,
+    ConfigError,
+    DagsterSettings,
+    FilePatterns,
+    FleetSettings,
+    NotifySettings,
+    UserPrice,
+    validate,
+)
+
+# The settings tables live with their schema (genledger.settings); they are named here too.
+__all__ = [
+    "EXECUTORS", "MAX_LINE_BYTES", "PRICE_KEYS", "BudgetSettings", "Config", "ConfigError",
+    "DagsterSettings", "FilePatterns", "FleetSettings", "NotifySettings", "Switches",
+    "UserPrice", "load_config",
+]  # fmt: skip
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
+# How an sftp:// root is reached (read when a connection is made: genledger.tail.remote)
+ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
+ENV_SSH_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
+ENV_SSH_CONFIG = "GENLEDGER_SSH_CONFIG"
+ENV_SSH_TRANSPORT = "GENLEDGER_SSH_TRANSPORT"
 DEFAULT_CONFIG_NAME = "genledger.toml"
-RULE_EVALUATIONS = ("rows", "pandera")
-MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
 BOM = b"\xef\xbb\xbf"
-
-
-class ConfigError(ValueError):
-    """The configuration file or a value in it is unusable; the message names it."""
-
-
-FORMS = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")  # plain, gzip, zstd, Parquet
-
-
-def _forms(stem: str) -> tuple[str, ...]:
-    return tuple(stem + form for form in FORMS)
-
-
-@dataclass(frozen=True)
-class FilePatterns:
-    """`[files]`: glob patterns (matched against file names, at any depth in a dataset
-    folder) per file role, names to ignore, and how long a sealed file must be unchanged
-    before an early end of its stream is an error."""
-
-    responses: tuple[str, ...] = _forms("raw_responses*")
-    tokenized: tuple[str, ...] = _forms("tokenized_data*")
-    prompts: tuple[str, ...] = _forms("prompts*")
-    ignore: tuple[str, ...] = ()  # globs on the file name or its path under the data root
-    settle_seconds: float = 300.0  # gzip writers may not flush for minutes
-    max_line_bytes: int = MAX_LINE_BYTES  # a longer line is one malformed line, skipped
-
-
-EXECUTORS = ("in_process", "multiprocess")
-
-
-@dataclass(frozen=True)
-class DagsterSettings:
-    """How the Dagster code location keeps the stats fresh."""
-
-    schedule_cron: str = "*/5 * * * *"
-    sensor_interval_s: int = 5  # the file sensor only stats files; part of the 30 s to an alert
-    owners: tuple[str, ...] = ()
-    executor: str = "in_process"  # or "multiprocess": the datasets of one run over every core
-
-    def __post_init__(self) -> None:
-        if self.executor not in EXECUTORS:
-            raise ConfigError(f"dagster.executor = {self.executor!r}: use {' or '.join(EXECUTORS)}")
-
-
-@dataclass(frozen=True)
-class NotifySettings:
-    """What counts as news and where it goes (secrets come from the environment)."""
-
-    stall_minutes: float = 30.0
-    worse_factor: float = 2.0
-    reminder_minutes: float = 0.0  # 0: no reminders for an unchanged failure
-    retries: int = 3
-    backoff_s: float = 0.5
-    email_to: tuple[str, ...] = ()
-    email_from: str = "genledger@localhost"
-    log_path: str | None = None
-    min_severity: str = "warn"  # "error": WARN-only failures are not news
-    lookback_minutes: float = 60.0  # first tick: runs finished this recently still count
 
 
 @dataclass(frozen=True)
@@ -93,7 +60,7 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
-    rules: str = "rows"  # GENLEDGER_RULES=rows|pandera: how the rule conditions are evaluated
+    audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
@@ -104,16 +71,18 @@ class Switches:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
         """The switches set in `env` (unset ones keep their defaults)."""
-        rules = env.get("GENLEDGER_RULES", "rows").strip() or "rows"
-        if rules not in RULE_EVALUATIONS:
-            raise ConfigError(f"GENLEDGER_RULES must be one of {', '.join(RULE_EVALUATIONS)}")
+        if "GENLEDGER_RULES" in env:
+            raise ConfigError("GENLEDGER_RULES is gone: GENLEDGER_AUDIT=1 turns the audit on")
+        audit = env.get("GENLEDGER_AUDIT", "0").strip() or "0"
+        if audit not in ("0", "1"):
+            raise ConfigError("GENLEDGER_AUDIT must be 0 or 1")
         workers = env.get("GENLEDGER_WORKERS", "").strip()
         if workers and not workers.isdigit():
             raise ConfigError("GENLEDGER_WORKERS must be a whole number")
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
-            rules=rules,
+            audit=audit == "1",
             workers=int(workers) if workers else None,
         )
 
@@ -131,9 +100,24 @@ class Config:
     notify: NotifySettings = field(default_factory=NotifySettings)
     switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
-    # user-declared record formats (`[[formats]]` tables), tried first; read and checked by
-    # `genledger.parse.declarations.declared` when a refresh starts
-    formats: tuple[dict[str, Any], ...] = ()
+    # user-declared record formats (`[[formats]]`), tried before the built-in ones; tables
+    # given as dicts are parsed into declarations here (a bad one raises ConfigError)
+    formats: tuple[Declaration, ...] = ()
+    prices: dict[str, UserPrice] = field(default_factory=dict)  # `[prices."MODEL"]`
+    fleet: FleetSettings = field(default_factory=FleetSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
+    models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
+    providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(f, Declaration) for f in self.formats):
+            object.__setattr__(self, "formats", _declarations(self.formats, self.source))
+
+    @cached_property
+    def format_set(self) -> FormatSet:
+        """The declarations records are read with: the user's, then the built-in ones."""
+        return FormatSet(self.formats)
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -147,6 +131,21 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         key = f"{_abs(self.data_root)}\0{_abs(self.stats_path)}".encode()
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
+
+
+def _declarations(tables: Any, source: Path | None) -> tuple[Declaration, ...]:
+    """`[[formats]]` tables as declarations; a bad one raises `ConfigError` naming it."""
+    where = f"config file {source}" if source is not None else "config"
+    if not isinstance(tables, tuple | list) or not all(
+        isinstance(t, dict | Declaration) for t in tables
+    ):
+        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
+    try:
+        parsed = user_declarations([t for t in tables if isinstance(t, dict)], where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
+    given = iter(parsed)
+    return tuple(t if isinstance(t, Declaration) else next(given) for t in tables)
 
 
 def _abs(path: Path | str | None) -> str:
@@ -185,34 +184,12 @@ def is_url(text: str | Path) -> bool:
 
 def root_arg(text: str) -> Path | str:
     """A data root as given on a command line or in the environment: a URL stays text (a
-    `Path` would fold its `//`), anything else is a local path. A URL holding a password is
-    refused: the root's URL is written into the stats JSON and the state (and messages)."""
+    `Path` would fold its `//`), anything else is a local path (never an empty string)."""
     if is_url(text):
-        refuse_password(text)
         return text
     if not text.strip():
         raise ConfigError("the data root is an empty string")
     return Path(text).expanduser()
-
-
-def refuse_password(url: str) -> None:
-    """Raise `ConfigError` when `url` holds a password, naming it without the password."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return  # a malformed URL: the root says so when it is opened
-    if password is None:
-        return
-    user = parts.username or ""
-    shown = url.replace(f"{user}:{password}@", f"{user}:***@", 1)
-    raise ConfigError(
-        f"the data root {shown} holds a password: genledger never takes one from a URL (it "
-        "would be written into the stats JSON and the state); authenticate with a key "
-        "(GENLEDGER_SSH_KEY, the agent or ~/.ssh) or the standard AWS variables"
-    )
 
 
 def _root(value: str) -> Path | str:
@@ -254,27 +231,29 @@ def _read_toml(file: Path) -> dict[str, Any]:
 
 
 def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
-    where = f"config file {source}"
-    try:
-        values = validate(raw, where)
-    except SettingsError as exc:
-        raise ConfigError(str(exc)) from None
-    files = values.get("files", {})
-    n_prompts = {
-        name: table["n_prompts"]
-        for name, table in values.get("datasets", {}).items()
-        if "n_prompts" in table
-    }
+    """A `Config` of a parsed genledger.toml, checked against the schema (`genledger.settings`)."""
+    values = validate(raw, f"config file {source}")
+    datasets = values.get("datasets", {})
+
+    def per_dataset(key: str) -> dict[str, Any]:
+        return {name: table[key] for name, table in datasets.items() if key in table}
+
     return Config(
-        formats=values.get("formats", ()),
+        formats=_declarations(values.get("formats", ()), source),
         data_root=_root(values["data_root"]) if values.get("data_root") else None,
         stats_path=_path(values.get("stats_path")),
         state_dir=_path(values.get("state_dir")),
-        patterns=FilePatterns(**files),
-        n_prompts=n_prompts,
+        patterns=FilePatterns(**values.get("files", {})),
+        n_prompts=per_dataset("n_prompts"),
         dagster=DagsterSettings(**values.get("dagster", {})),
         notify=NotifySettings(**values.get("notify", {})),
         source=source,
+        prices={model: UserPrice(**p) for model, p in values.get("prices", {}).items()},
+        fleet=FleetSettings(**values.get("fleet", {})),
+        budget=BudgetSettings(**values.get("budget", {})),
+        budgets=per_dataset("budget_usd"),
+        models=per_dataset("model"),
+        providers=per_dataset("provider"),
     )
 
 

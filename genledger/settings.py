@@ -1,30 +1,35 @@
-"""The schema of genledger.toml: every table and key it may hold, each value's type and range.
+"""The settings of genledger.toml: every table and key it may hold, each key's default, type
+and range, stated once.
 
-`validate` checks a parsed file against it and returns the values normalised (lists as tuples,
-numbers as floats where a float is meant); `genledger.config` builds its dataclasses from them.
-Anything else is an error naming the file, the key and what was expected: an unknown key or
-table anywhere (a typo such as `[tokenised]` or `stats_pth` would otherwise be ignored), a
-value of the wrong type, a number out of range (`retries = -5` sent no alert ever, `nan` is
-not a time), two user formats of one name (one named like a built-in format is refused where
-the declarations are read, `genledger.parse.declarations`, downstream of this module).
+The settings tables are dataclasses whose fields carry their schema (`setting(default, kind)`),
+so a key, its default (docs/operations.md's table is checked against them) and what it accepts
+cannot drift apart; `SCHEMA` is derived from them. `validate` checks a parsed file against it
+and returns the values normalised (lists as tuples, numbers as floats where a float is meant);
+`genledger.config` builds its `Config` from them. Anything else is an error naming the file,
+the key and what was expected: an unknown key or table anywhere (a typo such as `[tokenised]`
+or `stats_pth` would otherwise be ignored), a value of the wrong type, a number out of range
+(`retries = -5` sent no alert ever, `nan` is not a time), two user formats of one name (one
+named like a built-in format is refused where the declarations are read,
+`genledger.parse.declarations`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-# The keys of a user's `[[formats]]` table (docs/formats.md); their paths are parsed by
-# `genledger.parse.declarations`.
-FORMAT_KEYS = (
-    "name", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
-    "finish_reason", "id", "text", "detect", "failed_when", "samples", "float_counts",
-)  # fmt: skip
+from genledger.parse.declarations import USER_KEYS
+
+MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
 
 
-class SettingsError(ValueError):
+class ConfigError(ValueError):
+    """The configuration file or a value in it is unusable; the message names it."""
+
+
+class SettingsError(ConfigError):
     """A value of the file is not what the schema allows; the message names the key."""
 
 
@@ -88,6 +93,11 @@ class Table:
     keys: Mapping[str, Value | Table | Tables]
     required: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, kind: type) -> Table:
+        """The table of a settings dataclass: each field's name and schema (`setting`)."""
+        return cls({f.name: f.metadata["value"] for f in fields(kind)})
+
 
 @dataclass(frozen=True)
 class Tables:
@@ -98,36 +108,106 @@ class Tables:
     array: bool = False
 
 
-FILES = Table(
+def setting(default: Any, value: Value) -> Any:
+    """A settings field: its default and what genledger.toml may set it to."""
+    return field(default=default, metadata={"value": value})
+
+
+FORMS = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")  # plain, gzip, zstd, Parquet
+
+
+def _forms(stem: str) -> tuple[str, ...]:
+    return tuple(stem + form for form in FORMS)
+
+
+@dataclass(frozen=True)
+class FilePatterns:
+    """`[files]`: glob patterns (matched against file names, at any depth in a dataset
+    folder) per file role, names to ignore, how long a sealed file must be unchanged
+    before an early end of its stream is an error, and the longest line kept."""
+
+    responses: tuple[str, ...] = setting(_forms("raw_responses*"), GLOBS)
+    tokenized: tuple[str, ...] = setting(_forms("tokenized_data*"), GLOBS)
+    prompts: tuple[str, ...] = setting(_forms("prompts*"), GLOBS)
+    # globs on the file name or its path under the data root
+    ignore: tuple[str, ...] = setting((), GLOBS)
+    settle_seconds: float = setting(300.0, number(0))  # gzip writers may not flush for minutes
+    # a longer line is one malformed line, skipped without being kept
+    max_line_bytes: int = setting(MAX_LINE_BYTES, whole(1))
+
+
+EXECUTORS = ("in_process", "multiprocess")
+
+
+@dataclass(frozen=True)
+class DagsterSettings:
+    """How the Dagster code location keeps the stats fresh."""
+
+    schedule_cron: str = setting("*/5 * * * *", NAME)
+    # the file sensor only stats files; part of the 30 s to an alert
+    sensor_interval_s: int = setting(5, whole(1))
+    owners: tuple[str, ...] = setting((), TEXTS)
+    # or "multiprocess": the datasets of one run over every core
+    executor: str = setting("in_process", one_of(*EXECUTORS))
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"dagster.executor = {self.executor!r}: use {' or '.join(EXECUTORS)}")
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """What counts as news and where it goes (secrets come from the environment)."""
+
+    stall_minutes: float = setting(30.0, number(0, above=True))
+    worse_factor: float = setting(2.0, number(1))
+    reminder_minutes: float = setting(0.0, number(0))  # 0: no reminders for an unchanged failure
+    retries: int = setting(3, whole(0, 100))  # below 0 no alert would ever be sent
+    backoff_s: float = setting(0.5, number(0))
+    email_to: tuple[str, ...] = setting((), GLOBS)
+    email_from: str = setting("genledger@localhost", NAME)
+    log_path: str | None = setting(None, NAME)
+    min_severity: str = setting("warn", one_of("warn", "error"))  # "error": WARN-only is no news
+    # first tick: runs finished this recently still count
+    lookback_minutes: float = setting(60.0, number(0))
+
+
+@dataclass(frozen=True)
+class UserPrice:
+    """`[prices."MODEL"]`: USD per million tokens (input, output, cache reads and writes);
+    a part left out is priced as the input (cache reads and writes) it belongs to."""
+
+    input: float | None = setting(None, number(0))
+    output: float | None = setting(None, number(0))
+    cache_read: float | None = setting(None, number(0))
+    cache_write: float | None = setting(None, number(0))
+
+
+PRICE_KEYS = tuple(f.name for f in fields(UserPrice))
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """`[fleet]`: a self-hosted fleet's price (USD per GPU-hour) and size."""
+
+    # none: self-hosted records are unpriced
+    gpu_hour_usd: float | None = setting(None, number(0))
+    gpus: int = setting(1, whole(1))
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """`[budget]`: what the whole run may cost (per dataset: `[datasets."X"] budget_usd`)."""
+
+    run_usd: float | None = setting(None, number(0, above=True))
+
+
+DATASET = Table(
     {
-        "responses": GLOBS,
-        "tokenized": GLOBS,
-        "prompts": GLOBS,
-        "ignore": GLOBS,
-        "settle_seconds": number(0),
-        "max_line_bytes": whole(1),
-    }
-)
-DAGSTER = Table(
-    {
-        "schedule_cron": NAME,
-        "sensor_interval_s": whole(1),
-        "owners": TEXTS,
-        "executor": one_of("in_process", "multiprocess"),
-    }
-)
-NOTIFY = Table(
-    {
-        "stall_minutes": number(0, above=True),
-        "worse_factor": number(1),
-        "reminder_minutes": number(0),
-        "retries": whole(0, 100),
-        "backoff_s": number(0),
-        "email_to": GLOBS,
-        "email_from": NAME,
-        "log_path": NAME,
-        "min_severity": one_of("warn", "error"),
-        "lookback_minutes": number(0),
+        "n_prompts": whole(0),
+        "budget_usd": number(0, above=True),
+        "model": NAME,  # the model of its records that name none
+        "provider": NAME,  # who priced its records, whatever their format says
     }
 )
 DETECT = Value(
@@ -135,7 +215,8 @@ DETECT = Value(
     lambda v: isinstance(v, str) or (bool(v) and TEXTS.accepts(v)),
 )
 FORMAT = Table(
-    {key: TEXT for key in FORMAT_KEYS} | {"name": NAME, "detect": DETECT, "float_counts": FLAG},
+    {key: TEXT for key in USER_KEYS}
+    | {"name": NAME, "detect": DETECT, "float_counts": FLAG, "batch": FLAG},
     required=("name", "completion_tokens"),
 )
 SCHEMA = Table(
@@ -143,10 +224,13 @@ SCHEMA = Table(
         "data_root": TEXT,
         "stats_path": TEXT,
         "state_dir": TEXT,
-        "files": FILES,
-        "datasets": Tables(Table({"n_prompts": whole(0)})),
-        "dagster": DAGSTER,
-        "notify": NOTIFY,
+        "files": Table.of(FilePatterns),
+        "datasets": Tables(DATASET),
+        "dagster": Table.of(DagsterSettings),
+        "notify": Table.of(NotifySettings),
+        "prices": Tables(Table.of(UserPrice)),
+        "fleet": Table.of(FleetSettings),
+        "budget": Table.of(BudgetSettings),
         "formats": Tables(FORMAT, array=True),
     }
 )
@@ -157,6 +241,11 @@ def validate(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     `SettingsError` naming `where`, the key and what was expected."""
     values = _table(SCHEMA, raw, "", where)
     _unique_names(values.get("formats", ()), where)
+    for model, price in values.get("prices", {}).items():
+        if "input" not in price and "output" not in price:
+            raise SettingsError(
+                f'{where}: prices."{model}": give `input` or `output` (USD per million tokens)'
+            )
     return values
 
 
@@ -185,7 +274,8 @@ def _value(schema: Value | Table | Tables, value: Any, path: str, where: str) ->
             return tuple(_table(schema.each, v, f"{path}[{i}]", where) for i, v in enumerate(value))
         if not isinstance(value, dict):
             raise SettingsError(f"{where}: [{path}] must be a table of tables")
-        return {name: _table(schema.each, v, f"{path}.{name}", where) for name, v in value.items()}
+        # a name the user chose is quoted as TOML would (`[datasets."A B"]`)
+        return {n: _table(schema.each, v, f'{path}."{n}"', where) for n, v in value.items()}
     if not schema.accepts(value):
         raise SettingsError(f"{where}: `{path}` = {_got(value)}: expected {schema.expected}")
     return schema.normal(value)

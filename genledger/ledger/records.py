@@ -6,20 +6,40 @@ them.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import msgspec.json
 
-from genledger.ledger import jsonio
+from genledger.ledger import books, jsonio
+from genledger.ledger.books import COUNTER_KEYS, GROUP_BY, GROUP_FIELDS, RECORDS, SUM_KEYS
 from genledger.ledger.idlist import IdList
-from genledger.ledger.tally import FileTally
-from genledger.parse import declarations
+from genledger.ledger.tally import FileTally, _groups_from
+from genledger.parse import declarations, schema
+from genledger.parse.declarations import FormatSet
+from genledger.rules import catalogue
 from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
-STATE_VERSION = 3  # 2: ids as one compact IdList form; 3: v2 facts (reasoning, samples...)
+# The layout of a state record; what its counts mean is `counting_signature`'s business.
+STATE_VERSION = 4  # 4: tallies keyed by the books; the counting signature
+RECOUNT = "counting changed since the last refresh (facts, books, rules or formats): read again"
+
+
+def counting_signature(formats: FormatSet) -> str:
+    """A digest of everything that decides what a file's counts are: the facts schema, the
+    books, the rule conditions, the built-in declarations and the user's. Counts kept under
+    another signature are read again."""
+    parts = (
+        schema.signature(),
+        books.signature(),
+        catalogue.signature(),
+        declarations.built_in_signature(),
+        formats.signature(),
+    )
+    return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
 
 
 @dataclass
@@ -40,12 +60,11 @@ class FileState:
 
     def rule_row(self) -> dict[str, Any]:
         """This file as a row of the rules' FILES table (`genledger.rules.catalogue`)."""
-        records = self.tally.prompt_lines if self.role == "prompts" else self.tally.records
         pending = self.pending_bytes if self.error is None else 0
         return {
             "file": self.name,
             "role": self.role,
-            "records": records,
+            "records": self.tally[RECORDS[self.role]],
             "error": self.error,
             "pending_bytes": pending,
             "settled": self.settled,
@@ -95,7 +114,12 @@ class DatasetRecord:
     history: list[list[float]] = field(
         default_factory=list
     )  # rate samples (genledger.ledger.rates)
-    # A `history_only` load: `files` hold only the names, roles and errors of the files known.
+    signature: str = ""  # the counting signature its counts were made under
+    notice: str | None = None  # why a committed record was not resumed (read again)
+    # the earliest write seen of a file holding records a self-hosted fleet priced (its hours
+    # start there: genledger.ledger.cost); kept like the rate history, across full re-reads
+    fleet_first: float | None = None
+    # A full re-read's load: `files` hold only the names, roles and errors of the files known.
     files_only_named: bool = False
 
     def to_bytes(self) -> bytes:
@@ -105,40 +129,51 @@ class DatasetRecord:
                 "version": STATE_VERSION,
                 "name": self.name,
                 "data_root": self.data_root,
-                "formats": declarations.signature(),
+                "signature": self.signature,
                 "files": {k: v.to_dict() for k, v in self.files.items()},
                 "rules": self.rules.to_dict(),
                 "history": self.history,
+                "fleet_first": self.fleet_first,
             }
         )
 
     @classmethod
     def from_bytes(
-        cls, raw: bytes, name: str, data_root: str, history_only: bool = False
+        cls, raw: bytes, name: str, data_root: str, signature: str, history_only: bool = False
     ) -> DatasetRecord:
-        """Parse; a record of another version, dataset, data root or set of declared formats
-        is a fresh one (counts made with other declarations are read again). `history_only`:
-        a fresh record that keeps only the rate history and the names of its files (a full
-        re-read: the files' counts and ids would be dropped anyway, so they are not decoded).
-        Raises `DamagedRecord` naming what is wrong when a value has the wrong shape or type."""
+        """Parse; a record of another version, dataset or data root is a fresh one. One counted
+        under another `signature`, or read for a full re-read (`history_only`), keeps only the
+        rate history, the fleet's first write and the names of its files (the counts would be
+        dropped anyway, so they are not decoded); the former says why (`notice`). Raises
+        `DamagedRecord` naming what is wrong when a value has the wrong shape or type."""
         if history_only:
-            known = _decode(raw, _Named, name, data_root)
+            known = _decode(raw, _Named, name, data_root, signature)
             if known is None:
-                return cls(name, data_root)
-            files = {
-                k: FileState(name, v.name, v.role, error=v.error, ever_read=v.ever_read)
-                for k, v in known.files.items()
-            }
-            return cls(name, data_root, files=files, history=known.history, files_only_named=True)
-        whole = _decode(raw, _Whole, name, data_root)
+                return cls(name, data_root, signature=signature)
+            return cls._named(known, signature)
+        whole = _decode(raw, _Whole, name, data_root, signature)
         if whole is None:
-            return cls(name, data_root)
+            return cls(name, data_root, signature=signature)
+        if whole.signature != signature:
+            return cls._named(whole, signature)
         for key, state in whole.files.items():
             _sane(state, f"files.{key}")
         for rule, tally in whole.rules.failures.items():
             for example in tally.examples:
                 _example(example, f"rules.failures.{rule}")
-        return cls(name, data_root, whole.files, whole.rules, whole.history)
+        files = {key: state.loaded() for key, state in whole.files.items()}
+        return cls(name, data_root, files, whole.rules, whole.history, signature,
+                   fleet_first=whole.fleet_first)  # fmt: skip
+
+    @classmethod
+    def _named(cls, known: _Named | _Whole, signature: str) -> DatasetRecord:
+        files = {
+            k: FileState(known.name, v.name, v.role, error=v.error, ever_read=v.ever_read)
+            for k, v in known.files.items()
+        }
+        notice = RECOUNT if known.signature != signature else None
+        return cls(known.name, known.data_root, files, history=known.history, signature=signature,
+                   notice=notice, fleet_first=known.fleet_first, files_only_named=True)  # fmt: skip
 
 
 class DamagedRecord(ValueError):
@@ -152,12 +187,11 @@ class _Header:
     version: Any = None
     name: Any = None
     data_root: Any = None
-    formats: Any = "[]"
+    signature: Any = None
 
     def ours(self, name: str, data_root: str) -> bool:
-        """A record of this version, dataset, data root and set of declared formats."""
-        mine = (STATE_VERSION, name, data_root, declarations.signature())
-        return (self.version, self.name, self.data_root, self.formats) == mine
+        """A record of this version, dataset and data root."""
+        return (self.version, self.name, self.data_root) == (STATE_VERSION, name, data_root)
 
 
 @dataclass(frozen=True)
@@ -175,19 +209,84 @@ class _Known:
 class _Named(_Header):
     files: dict[str, _Known] = field(default_factory=dict)
     history: list[list[float]] = field(default_factory=list)
+    fleet_first: float | None = None
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """A `FileTally` as stored: the books' sums and counters, the rule failures, the ids and
+    the price groups (as lists)."""
+
+    sums: dict[str, int]
+    counters: dict[str, dict[str, int]]
+    failures: dict[str, RuleTally]
+    ids: IdList
+    groups: dict[str, list[list[Any]]] = field(default_factory=dict)
+
+    def loaded(self) -> FileTally:
+        """The tally (keys the books no longer know are dropped)."""
+        sums = {key: self.sums.get(key, 0) for key in SUM_KEYS}
+        counters = {k: v for k, v in self.counters.items() if k in COUNTER_KEYS}
+        for key, rows in self.groups.items():
+            if key in GROUP_FIELDS and not all(_price_row(key, row) for row in rows):
+                raise DamagedRecord(f"tally.groups.{key}: a price key of the wrong shape")
+        try:
+            groups = _groups_from(self.groups)
+        except (ValueError, TypeError) as exc:
+            raise DamagedRecord(f"tally.groups: {exc}") from None
+        return FileTally(sums, counters, self.failures, self.ids, groups)
+
+
+def _price_row(key: str, row: list[Any]) -> bool:
+    """A stored price key and its sums: the `by` columns' texts, the tier band, the half-hour
+    slot, then the sums (`FileTally.to_dict`), each of its type."""
+    by, width = len(GROUP_BY[key]), len(GROUP_FIELDS[key])
+    if len(row) != by + 2 + width:
+        return False
+    band, slot = row[by], row[by + 1]
+    return (
+        all(part is None or type(part) is str for part in row[:by])
+        and type(band) is int
+        and (slot is None or type(slot) in (int, float))
+        and all(type(value) is int for value in row[by + 2 :])
+    )
+
+
+@dataclass(frozen=True)
+class _File:
+    """A `FileState` as stored."""
+
+    dataset: str
+    name: str
+    role: str
+    checkpoint: Checkpoint
+    tally: _Tally
+    pending_bytes: int = 0
+    mtime: float | None = None
+    error: str | None = None
+    last_read: str = ""
+    settled: bool = False
+    ever_read: bool = False
+
+    def loaded(self) -> FileState:
+        """The file's state."""
+        return FileState(self.dataset, self.name, self.role, self.checkpoint, self.tally.loaded(),
+                         self.pending_bytes, self.mtime, self.error, self.last_read, self.settled,
+                         self.ever_read)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class _Whole(_Header):
-    files: dict[str, FileState] = field(default_factory=dict)
+    files: dict[str, _File] = field(default_factory=dict)
     rules: DatasetState = field(default_factory=DatasetState)
     history: list[list[float]] = field(default_factory=list)
+    fleet_first: float | None = None
 
 
-def _decode(raw: bytes, kind: Any, name: str, data_root: str) -> Any:
-    """The record `raw` as `kind` (one pass), or None when it is another version's, dataset's,
-    root's or set of formats' (then its shape is not ours to judge); raises `DamagedRecord`
-    saying where a type is wrong."""
+def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) -> Any:
+    """The record `raw` as `kind` (one pass), or None when it is another version's, dataset's
+    or root's, or when it does not decode and was counted under another signature (then its
+    shape is not ours to judge); raises `DamagedRecord` saying where a type is wrong."""
     try:
         record = msgspec.json.decode(raw, type=kind, dec_hook=_decode_ids)
     except (msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -195,7 +294,9 @@ def _decode(raw: bytes, kind: Any, name: str, data_root: str) -> Any:
             header = msgspec.json.decode(raw, type=_Header)
         except (msgspec.DecodeError, ValueError, TypeError):
             header = None
-        if header is not None and not header.ours(name, data_root):
+        if header is not None and (
+            not header.ours(name, data_root) or header.signature != signature
+        ):
             return None
         raise DamagedRecord(str(exc).replace(" - at `$", " at `$")) from None
     return record if record.ours(name, data_root) else None
@@ -209,15 +310,19 @@ def _decode_ids(kind: type, value: Any) -> Any:
     raise NotImplementedError(kind)
 
 
-NON_NEGATIVE = ("offset", "lines", "head_len", "tail_start", "size", "pending")
+NON_NEGATIVE = ("offset", "lines", "tail_start", "pending")
+NON_NEGATIVE_FILE = ("size", "head_len")
 
 
-def _sane(state: FileState, where: str) -> None:
+def _sane(state: _File, where: str) -> None:
     """Counts and positions are never negative, and examples name a file, line and reason."""
     cp = state.checkpoint
     for key in NON_NEGATIVE:
         if getattr(cp, key) < 0:
             raise DamagedRecord(f"{where}.checkpoint.{key} is negative")
+    for key in NON_NEGATIVE_FILE:
+        if getattr(cp.file, key) < 0:
+            raise DamagedRecord(f"{where}.checkpoint.file.{key} is negative")
     if state.pending_bytes < 0 or cp.tail_start > cp.offset:
         raise DamagedRecord(f"{where}: the checkpoint's window does not end at its offset")
     for rule, tally in state.tally.failures.items():

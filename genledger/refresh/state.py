@@ -22,10 +22,10 @@ class StateStore:
     dataset (a Dagster run and a CLI collect, say) from interleaving.
     """
 
-    def __init__(self, state_dir: Path, data_root: str) -> None:
+    def __init__(self, state_dir: Path, data_root: str, signature: str = "") -> None:
         self.state_dir = state_dir
         self.data_root = data_root
-        self.notices: list[str] = []  # one line each: damaged records discarded
+        self.signature = signature  # the counting signature of this refresh
 
     def _stem(self, dataset: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
@@ -55,22 +55,25 @@ class StateStore:
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            return DatasetRecord(dataset, self.data_root)
+            return DatasetRecord(dataset, self.data_root, signature=self.signature)
         except OSError as exc:
             return self._discard(dataset, path, f"unreadable: {exc.strerror or exc}")
         try:
-            return DatasetRecord.from_bytes(raw, dataset, self.data_root, history_only)
-        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            return DatasetRecord.from_bytes(
+                raw, dataset, self.data_root, self.signature, history_only
+            )
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             # A damaged record only costs a full re-read; it never costs correctness.
             return self._discard(dataset, path, str(exc) or type(exc).__name__)
 
     def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
+        """A fresh record whose notice says which record was damaged, how, and what it costs."""
         why = " ".join(why.split())[:200]  # one line
-        self.notices.append(
+        notice = (
             f"state record {path} of dataset {dataset!r} is damaged ({why}); "
             "discarded: the dataset is read again from the start"
         )
-        return DatasetRecord(dataset, self.data_root)
+        return DatasetRecord(dataset, self.data_root, signature=self.signature, notice=notice)
 
     def other_datasets(self, besides: Iterable[str]) -> list[str]:
         """The datasets of this data root with a record here, besides `besides` (those the
@@ -109,6 +112,42 @@ class StateStore:
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
         atomic_write_bytes(self.path(record.name), record.to_bytes())
+
+    def read_extra(self, name: str) -> bytes | None:
+        """A small file the refresh keeps beside the records (the prices found, a dataset's
+        fleet summary); None when absent or unreadable (it is only a saving)."""
+        try:
+            return (self.state_dir / name).read_bytes()
+        except OSError:
+            return None
+
+    def write_extra(self, name: str, data: bytes) -> None:
+        """Replace such a file atomically; a failure costs only finding it again."""
+        try:
+            atomic_write_bytes(self.state_dir / name, data)
+        except OSError:
+            return
+
+    def fleet_name(self, dataset: str) -> str:
+        """Where a dataset's fleet summary lives, under the state dir."""
+        return f"fleet/{self._stem(dataset)}.json"
+
+    def drop_fleet_summaries(self, keep: Iterable[str]) -> None:
+        """Remove the fleet summaries of datasets other than `keep` (gone from the root)."""
+        kept = {self.state_dir / self.fleet_name(name) for name in keep}
+        for path in (self.state_dir / "fleet").glob("*.json"):
+            if path not in kept:
+                path.unlink(missing_ok=True)
+
+    def fleet_summaries(self) -> list[bytes]:
+        """Every dataset's fleet summary."""
+        found = []
+        for path in sorted((self.state_dir / "fleet").glob("*.json")):
+            try:
+                found.append(path.read_bytes())
+            except OSError:
+                continue
+        return found
 
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together."""

@@ -1,9 +1,9 @@
-"""Split a byte stream into complete lines with the tailers' semantics (docs/design.md §4).
+"""Split a byte stream into complete lines with the tailers' semantics (docs/tailing.md).
 
 `\\n` is the only line end (raw U+2028, U+0085 or form feeds inside JSON strings are not),
 a trailing `\\r` is stripped, a UTF-8 BOM at file offset 0 is stripped, and bytes after the
 last `\\n` are pending: never yielded until their `\\n` arrives. A line longer than the cap
-(`limit_lines`, `[files] max_line_bytes`) is a `LongLine`: its bytes are skipped, never held.
+(`limit`, from `[files] max_line_bytes`) is a `LongLine`: its bytes are skipped, never held.
 """
 
 from __future__ import annotations
@@ -12,23 +12,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from genledger.config import MAX_LINE_BYTES
+from genledger.settings import MAX_LINE_BYTES
 
 BOM = b"\xef\xbb\xbf"
 # A line break followed by what `bytes.strip()` strips: where a blank line may start.
 BLANK_START = re.compile(rb"\n[ \t\n\r\x0b\x0c]")
-_LIMIT = [MAX_LINE_BYTES]
-
-
-def limit_lines(max_bytes: int) -> None:
-    """Set the cap on a line's length for the reads of this process (and its forked workers):
-    a refresh sets it from `[files] max_line_bytes` before it reads."""
-    _LIMIT[0] = max_bytes
-
-
-def line_limit() -> int:
-    """The cap on a line's length in force: a longer line is one malformed line, skipped."""
-    return _LIMIT[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,10 +158,10 @@ class LineSplitter:
     pieces, joined once when its line completes (linear in the line's length, however many
     chunks it spans), and drops it once it is longer than the cap."""
 
-    def __init__(self, offset: int = 0, line_number: int = 0, limit: int | None = None) -> None:
+    def __init__(self, offset: int = 0, line_number: int = 0, limit: int = MAX_LINE_BYTES) -> None:
         self.offset = offset  # file offset just after the last complete line
         self.line_number = line_number  # complete lines seen so far (blank ones too)
-        self.limit = line_limit() if limit is None else limit
+        self.limit = limit
         self._parts: list[bytes] = []  # the partial line, unless it is too long to keep
         self._pending = 0  # bytes after the last complete line
         self._skipping = False  # the partial line is longer than the cap: its bytes are dropped

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
-from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
-from genledger.tail.fingerprint import TAIL_WINDOW, checksum
-from genledger.tail.lines import Block, Line, LineSplitter, LongLine, line_limit
+from genledger.settings import MAX_LINE_BYTES
+from genledger.tail.checkpoint import START, Checkpoint, resume_decision
+from genledger.tail.fingerprint import TAIL_WINDOW, Fingerprint, checksum
+from genledger.tail.lines import Block, Line, LineSplitter, LongLine
 from genledger.tail.roots import Handle, LocalHandle, Source, open_source
 from genledger.tail.sealed import prefetched
 
@@ -42,7 +43,8 @@ class ReadResult:
 class FileReader:
     """Read the complete lines a file gained since `checkpoint`, in bounded chunks.
 
-    Use as a context manager; iterate `lines()` to the end, then take `result()`.
+    Use as a context manager; iterate `lines()` to the end, then take `result()`. A line
+    longer than `limit` bytes is a `LongLine`: found, never held.
     """
 
     def __init__(
@@ -51,8 +53,10 @@ class FileReader:
         checkpoint: Checkpoint | None = None,
         chunk_size: int = 0,
         span: Span | None = None,
+        limit: int = MAX_LINE_BYTES,
     ):
         self.path = path
+        self._limit = limit  # the longest line kept: a longer one is a `LongLine`
         self._cp = checkpoint or START
         self._chunk = chunk_size or CHUNK_SIZE
         self._span = span
@@ -117,10 +121,10 @@ class FileReader:
         # A piece numbers its lines from 0 and knows no head: the caller joins the pieces.
         cp = self._cp if self.start and self._span is None else START
         number = cp.lines
-        head_len, head_sum = cp.head_len, cp.head_sum
+        head_len, head_sum = cp.file.head_len, cp.file.head_sum
         position, end, seen = self.start, self._end(), self.start
         handle = self.handle
-        cap = line_limit()
+        cap = self._limit
         # A read of at most cap + 1 bytes holds no complete line longer than the cap.
         size = min(self._chunk, cap + 1)
         last_data, last_at = b"", 0  # the latest read: the closing window is often inside it
@@ -166,19 +170,15 @@ class FileReader:
             tail = last_data[tail_start - last_at : position - last_at]
         else:
             tail = handle.read_at(tail_start, position - tail_start)
-        device, inode = identity_of(handle)
+        device, inode = handle.identity or (0, 0)
+        seen_file = Fingerprint(seen, handle.mtime_ns, device, inode, head_len, head_sum)
         self._result = ReadResult(
             checkpoint=Checkpoint(
                 offset=position,
                 lines=number,
-                head_len=head_len,
-                head_sum=head_sum,
+                file=seen_file,
                 tail_start=tail_start,
                 tail_sum=checksum(tail),
-                size=seen,
-                mtime_ns=handle.mtime_ns,
-                device=device,
-                inode=inode,
             ),
             restarted=self.restarted,
             reason=self.reason,
@@ -192,8 +192,8 @@ class FileReader:
     ) -> Generator[Block, None, tuple[int, int, int, int, str | None, bytes, int]]:
         """The blocks of a remote read: contiguous ranged reads, each byte fetched once, the
         next one in flight (a thread) while this one is parsed; a partial line is carried."""
-        head_len, head_sum = cp.head_len, cp.head_sum
-        splitter, last_data, last_at = LineSplitter(position, number), b"", 0
+        head_len, head_sum = cp.file.head_len, cp.file.head_sum
+        splitter, last_data, last_at = LineSplitter(position, number, self._limit), b"", 0
         ranges = range(position, end, self._chunk)
         pieces = prefetched(handle.read_at(p, min(self._chunk, end - p)) for p in ranges)
         for piece in pieces:

@@ -12,7 +12,7 @@ import pytest
 from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY, dataset_key
 from assets.spec import Location, load_location
 from automation.sensors import build_file_sensor
-from genledger.demo.synth import line
+from genledger.synth.records import line
 
 
 def tick(location: Location, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:

@@ -29,7 +29,7 @@ TYPOS = [
     ('[files]\nrespones = "r*.jsonl"\n', "unknown key `files.respones`; did you mean `responses`?"),
     (
         "[datasets.X]\nn_prompt = 5\n",
-        "unknown key `datasets.X.n_prompt`; did you mean `n_prompts`?",
+        'unknown key `datasets."X".n_prompt`; did you mean `n_prompts`?',
     ),
     ("[notify]\nretries = -5\n", "`notify.retries` = -5: expected a whole number >= 0"),
     ("[files]\nsettle_seconds = nan\n", "`files.settle_seconds` = nan: expected a number >= 0"),
@@ -43,7 +43,7 @@ TYPOS = [
     ("[files]\nignore = [1]\n", "`files.ignore` = [1]: expected a string or a list of strings"),
     ("data_root = 5\n", "`data_root` = 5: expected a string"),
     ("files = 3\n", "[files] must be a table, got 3"),
-    ('[datasets]\nx = "y"\n', "[datasets.x] must be a table"),
+    ('[datasets]\nx = "y"\n', '[datasets."x"] must be a table'),
     (
         '[[formats]]\nname = "m"\ncompletion_tokens = "a"\n[[formats]]\nname = "m"\n'
         'completion_tokens = "b"\n',
@@ -143,7 +143,7 @@ float_counts = true
     assert config.notify.email_to == ("ml-ops@example.com",)
     assert config.notify.worse_factor == 2.0
     assert config.dagster.owners == ("team:data-gen",)
-    assert config.formats[0]["name"] == "my_pipeline"
+    assert config.formats[0].name == "my_pipeline"
 
 
 @pytest.mark.parametrize(
@@ -162,16 +162,16 @@ def test_a_file_in_another_encoding_is_named_with_the_fix(
         load(tmp_path, data)
 
 
-def _leaves(table: Table, path: str = "") -> list[tuple[str, Value]]:
-    out: list[tuple[str, Value]] = []
+def _leaves(table: Table, at: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Value]]:
+    """Every key of the schema (a user-named table once, as `some_name`) and its value's kind."""
+    out: list[tuple[tuple[str, ...], Value]] = []
     for key, schema in table.keys.items():
-        inner = f"{path}.{key}" if path else key
         if isinstance(schema, Value):
-            out.append((inner, schema))
+            out.append(((*at, key), schema))
         elif isinstance(schema, Table):
-            out += _leaves(schema, inner)
+            out += _leaves(schema, (*at, key))
         elif not schema.array:
-            out += _leaves(schema.each, f"{inner}.some_dataset")
+            out += _leaves(schema.each, (*at, key, "some_name"))
     return out
 
 
@@ -187,25 +187,32 @@ ANY_VALUE = st.one_of(
 )
 
 
-def _nest(path: str, value: Any) -> dict[str, Any]:
+def _nest(keys: tuple[str, ...], value: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     node = out
-    *tables, last = path.split(".")
+    *tables, last = keys
     for name in tables:
         node = node.setdefault(name, {})
+    if tables[:1] == ["prices"] and last != "input":
+        node["input"] = 1.0  # a price needs an input or an output: the key alone is judged
     node[last] = value
     return out
+
+
+def _spelled(keys: tuple[str, ...]) -> str:
+    """The key as messages spell it: a user-named table quoted (`datasets."X".n_prompts`)."""
+    return ".".join(f'"{k}"' if k == "some_name" else k for k in keys)
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(LEAVES), ANY_VALUE)
 def test_any_value_of_any_key_loads_or_is_refused_naming_that_key(
-    leaf: tuple[str, Value], value: Any
+    leaf: tuple[tuple[str, ...], Value], value: Any
 ) -> None:
     from genledger.config import _from_dict
 
-    path, schema = leaf
-    raw = _nest(path, value)
+    keys, schema = leaf
+    raw = _nest(keys, value)
     if isinstance(value, dict):
         with pytest.raises(ConfigError):  # a table where a value belongs: refused, and named
             _from_dict(raw, Path("genledger.toml"))
@@ -213,11 +220,42 @@ def test_any_value_of_any_key_loads_or_is_refused_naming_that_key(
     try:
         _from_dict(raw, Path("genledger.toml"))
     except ConfigError as exc:
-        assert f"`{path}` = " in str(exc) and not schema.accepts(value)
+        assert f"`{_spelled(keys)}` = " in str(exc) and not schema.accepts(value)
         return
     assert schema.accepts(value)
     if isinstance(value, float):
         assert math.isfinite(value)
+
+
+def test_every_key_of_a_settings_table_is_in_the_schema_with_its_default_accepted() -> None:
+    # One source of truth: the schema's keys are the dataclasses' fields, and every default
+    # a dataclass gives is a value the file could set (None: the key is optional).
+    import dataclasses
+
+    from genledger.settings import (
+        BudgetSettings,
+        DagsterSettings,
+        FilePatterns,
+        FleetSettings,
+        NotifySettings,
+    )
+
+    for section, kind in (
+        ("files", FilePatterns),
+        ("dagster", DagsterSettings),
+        ("notify", NotifySettings),
+        ("fleet", FleetSettings),
+        ("budget", BudgetSettings),
+    ):
+        table = SCHEMA.keys[section]
+        assert isinstance(table, Table)
+        assert set(table.keys) == {f.name for f in dataclasses.fields(kind)}
+        for f in dataclasses.fields(kind):
+            value = table.keys[f.name]
+            assert isinstance(value, Value)
+            default = getattr(kind(), f.name)
+            shown = list(default) if isinstance(default, tuple) else default
+            assert default is None or value.accepts(shown), (section, f.name)
 
 
 def test_the_cli_exits_2_with_one_line_and_no_traceback_on_a_typo(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -28,18 +30,17 @@ from ..conftest import Ledger, comparable
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
-    tally = FileTally(
-        records=2, counted=2, nonzero=2, total_comp=9, ids=IdList.of([(1, "a"), (2, "b")])
-    )
+    tally = FileTally.of(records=2, counted=2, nonzero=2, total_comp=9)
+    tally.ids = IdList.of([(1, "a"), (2, "b")])
     tally.failures["zero_tokens"] = RuleTally(1, [{"file": "f", "line": 1, "reason": "0"}])
     state = FileState(
         name, "raw_responses.jsonl", "responses", Checkpoint(offset=10, lines=2), tally
     )
-    return DatasetRecord(name, root, {state.name: state})
+    return DatasetRecord(name, root, {state.name: state}, signature="old")
 
 
 def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     store.save(record)
     assert store.load(record.name) == record
@@ -49,7 +50,7 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
 def test_a_full_reread_keeps_only_the_rate_history_and_the_names_of_the_files(
     tmp_path: Path,
 ) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     record.history = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     store.save(record)
@@ -57,7 +58,12 @@ def test_a_full_reread_keeps_only_the_rate_history_and_the_names_of_the_files(
     (state,) = record.files.values()
     named = FileState(state.dataset, state.name, state.role, error=state.error)
     assert fresh == DatasetRecord(
-        record.name, "/data", {state.name: named}, history=record.history, files_only_named=True
+        record.name,
+        "/data",
+        {state.name: named},
+        history=record.history,
+        signature="old",
+        files_only_named=True,
     )
     assert StateStore(tmp_path, "/other").load(record.name, history_only=True).history == []
 
@@ -66,7 +72,45 @@ def test_a_damaged_record_costs_a_full_reread_not_a_crash(tmp_path: Path) -> Non
     store = StateStore(tmp_path, "/data")
     store.save(a_record())
     store.path("ds ü/1").write_bytes(b'{"version": 1, "name": "ds')
-    assert store.load("ds ü/1") == DatasetRecord("ds ü/1", "/data")
+    loaded = store.load("ds ü/1")
+    assert loaded.files == {} and loaded.notice is not None
+    assert "is damaged" in loaded.notice and "read again from the start" in loaded.notice
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw.update(files=[1, 2]),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["checkpoint"].update(offset="abc"),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["tally"].update(sums=[3]),
+        lambda raw: raw.update(history=[["x"]]),
+        lambda raw: raw["rules"].update(failures={"zero_tokens": 5}),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_read_again_with_a_notice(
+    tmp_path: Path, damage: Any
+) -> None:
+    store = StateStore(tmp_path, "/data", "old")
+    store.save(a_record())
+    raw = orjson.loads(store.path("ds ü/1").read_bytes())
+    damage(raw)
+    store.path("ds ü/1").write_bytes(orjson.dumps(raw))
+    loaded = store.load("ds ü/1")
+    assert loaded.files == {} and loaded.notice is not None
+    assert "is damaged" in loaded.notice and str(store.path("ds ü/1")) in loaded.notice
+
+
+def test_counts_made_under_another_counting_signature_are_read_again(tmp_path: Path) -> None:
+    StateStore(tmp_path, "/data", "old").save(a_record())
+    loaded = StateStore(tmp_path, "/data", "new").load("ds ü/1")
+    assert loaded.notice is not None and "read again" in loaded.notice
+    # Only the names of the files are kept (one gone later is still reported), no counts.
+    assert loaded.files_only_named and loaded.signature == "new"
+    assert all(
+        f.tally == FileTally() and f.checkpoint == Checkpoint() for f in loaded.files.values()
+    )
+    again = StateStore(tmp_path, "/data", "new").load("ds ü/1", history_only=True)
+    assert again.files_only_named and set(again.files) == set(loaded.files)
 
 
 def test_a_record_of_another_data_root_or_version_is_ignored(tmp_path: Path) -> None:
@@ -205,8 +249,8 @@ def _damage(ledger: Ledger, data: Any) -> None:
         lambda r: r.update(files=[1, 2]),
         lambda r: r["files"]["raw_responses.jsonl"]["checkpoint"].update(offset="abc"),
         lambda r: r["files"]["raw_responses.jsonl"]["checkpoint"].update(offset=-5),
-        lambda r: r["files"]["raw_responses.jsonl"]["tally"].update(records=True),
-        lambda r: r["files"]["raw_responses.jsonl"]["tally"].update(formats=[]),
+        lambda r: r["files"]["raw_responses.jsonl"]["tally"]["sums"].update(records=True),
+        lambda r: r["files"]["raw_responses.jsonl"]["tally"].update(counters=[]),
         lambda r: r["files"]["raw_responses.jsonl"]["tally"]["ids"].update(lines=7),
         lambda r: r["files"]["raw_responses.jsonl"].update(tally=None),
         lambda r: r["rules"].update(failures={"x": {"count": "2", "examples": []}}),
@@ -217,7 +261,7 @@ def _damage(ledger: Ledger, data: Any) -> None:
         "offset-text",
         "offset-negative",
         "records-bool",
-        "formats-list",
+        "counters-list",
         "ids-int",
         "tally-null",
         "count-text",
@@ -280,3 +324,27 @@ def test_a_value_of_another_type_anywhere_in_a_record_costs_a_reread_never_a_cra
         result = refresh(ledger.config)
         assert len(result.notices) <= 1
         assert comparable(result.stats) == comparable(ledger.fresh_scan())
+
+
+SIGNATURE = """
+from genledger.ledger.records import counting_signature
+from genledger.parse.declarations import FormatSet, user_declaration
+table = {"name": "m", "completion_tokens": "a.b", "detect": "x & y & z", "float_counts": FLOATS}
+print(counting_signature(FormatSet((user_declaration(table, "t"),))))
+"""
+
+
+def _signature_in_a_new_process(seed: int, floats: bool) -> str:
+    code = SIGNATURE.replace("FLOATS", str(floats))
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_counting_signature_is_the_same_in_every_process_and_moves_with_a_declaration() -> None:
+    # String hashing differs between processes: a signature built on it would re-read
+    # every file on every refresh.
+    first = _signature_in_a_new_process(1, False)
+    assert _signature_in_a_new_process(2, False) == first
+    assert _signature_in_a_new_process(1, True) != first  # any field of a declaration counts

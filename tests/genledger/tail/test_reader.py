@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from genledger.tail.checkpoint import Checkpoint
-from genledger.tail.lines import BOM, MAX_LINE_BYTES, LongLine, limit_lines
+from genledger.tail.lines import BOM, LongLine
 from genledger.tail.reader import FileReader, FileUnreadable, ReadResult
 
 
@@ -57,7 +56,7 @@ def test_a_partial_first_line_leaves_the_checkpoint_at_zero(tmp_path: Path) -> N
     path = tmp_path / "f.jsonl"
     path.write_bytes(b'{"a"')
     got, r1 = read(path)
-    assert got == [] and r1.checkpoint.offset == 0 and r1.checkpoint.head_sum is None
+    assert got == [] and r1.checkpoint.offset == 0 and r1.checkpoint.file.head_sum is None
     append(path, b":1}\n")
     assert read(path, r1.checkpoint)[0] == [b'{"a":1}']
 
@@ -253,20 +252,13 @@ def test_a_file_truncated_to_a_line_start_while_it_is_read_ends_the_read(tmp_pat
     assert got == [b"a"] * 1024
 
 
-@pytest.fixture
-def small_cap() -> Iterator[int]:
-    """Lines longer than 100 bytes are over the cap for the test's reads."""
-    limit_lines(100)
-    yield 100
-    limit_lines(MAX_LINE_BYTES)
+CAP = 100  # lines longer than 100 bytes are over the cap for the test's reads
 
 
-def test_a_line_longer_than_the_cap_is_skipped_and_the_next_ones_read(
-    tmp_path: Path, small_cap: int
-) -> None:
+def test_a_line_longer_than_the_cap_is_skipped_and_the_next_ones_read(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(b"a\n" + b"x" * 5000 + b"\nb\n" + b"y" * 100 + b"\n")
-    with FileReader(path, chunk_size=1024) as reader:
+    with FileReader(path, chunk_size=1024, limit=CAP) as reader:
         blocks = list(reader.blocks())
         result = reader.result()
     long = [b for b in blocks if isinstance(b, LongLine)]
@@ -276,25 +268,27 @@ def test_a_line_longer_than_the_cap_is_skipped_and_the_next_ones_read(
     assert (result.checkpoint.lines, result.checkpoint.offset) == (4, path.stat().st_size)
 
 
-def test_lines_over_the_cap_inside_one_read_are_found_too(tmp_path: Path, small_cap: int) -> None:
+def test_lines_over_the_cap_inside_one_read_are_found_too(tmp_path: Path) -> None:
     # Reads never exceed cap + 1 bytes, so a complete line in a read is within the cap.
     path = tmp_path / "f.jsonl"
     path.write_bytes(b"".join(b"z" * n + b"\n" for n in (50, 101, 99, 300, 100)))
-    with FileReader(path, chunk_size=1 << 20) as reader:
+    with FileReader(path, chunk_size=1 << 20, limit=CAP) as reader:
         blocks = list(reader.blocks())
     assert [b.length for b in blocks if isinstance(b, LongLine)] == [101, 300]
     assert [len(row[2]) for b in blocks for row in b.rows()] == [50, 99, 100]
 
 
 def test_a_pending_line_over_the_cap_is_scanned_not_kept_and_resumes_when_it_ends(
-    tmp_path: Path, small_cap: int
+    tmp_path: Path,
 ) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(b"a\n" + b"x" * 4000)
-    got, r1 = read(path, chunk=1024)
+    with FileReader(path, chunk_size=1024, limit=CAP) as reader:
+        got = [line.content for line in reader.lines()]
+        r1 = reader.result()
     assert got == [b"a"] and r1.pending_bytes == 4000 and r1.checkpoint.offset == 2
     append(path, b"x\nb\n")
-    with FileReader(path, r1.checkpoint, chunk_size=1024) as reader:
+    with FileReader(path, r1.checkpoint, chunk_size=1024, limit=CAP) as reader:
         blocks = list(reader.blocks())
     assert [b.length for b in blocks if isinstance(b, LongLine)] == [4001]
     assert [row[2] for b in blocks for row in b.rows()] == [b"b"]
