@@ -20,6 +20,7 @@ import msgspec
 
 from genledger.fast.shapes import (
     NO_TEXT,
+    USAGE,
     Finish,
     Int64,
     Text,
@@ -33,6 +34,7 @@ from genledger.fast.shapes import (
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
+from genledger.parse.usage import settle
 
 Empty = Annotated[list[None], msgspec.Meta(max_length=0)]  # a list the shape allows only empty
 EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact integer written
@@ -70,9 +72,8 @@ def _completion(value: int | None) -> int:
 # No output_ids in these shapes, no failed request (raised before), no think leak (none of
 # these formats declares `messages`).
 _facts = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
-    count_type="int",
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
+    "n_samples", "finish_reason", "more_finishes", "empty_output", count_type="int",
 )  # fmt: skip
 
 
@@ -106,6 +107,7 @@ class _ROutput(_Shape):
 
 class _RInputDetails(_Shape):
     cached_tokens: Int64 | None = None
+    cache_write_tokens: Int64 | None = None
 
 
 class _ROutputDetails(_Shape):
@@ -166,13 +168,17 @@ class Responses(_Shape):
         usage = self.usage
         inputs, outputs = usage.input_tokens_details, usage.output_tokens_details
         reason = self.incomplete_details.reason if self.incomplete_details is not None else None
+        cached = None if inputs is None else inputs.cached_tokens
+        written = None if inputs is None else inputs.cache_write_tokens
+        reasoning = None if outputs is None else outputs.reasoning_tokens
+        total = usage.total_tokens
         return _facts(
             self.id or None,  # no declared id: custom_id, then id (a non-empty string)
             "openai_responses",
-            usage.output_tokens,
-            usage.input_tokens,
-            None if outputs is None else outputs.reasoning_tokens,
-            None if inputs is None else inputs.cached_tokens,
+            *settle(usage.input_tokens, usage.output_tokens, reasoning, cached, written, total),
+            cached,
+            written,
+            total,
             1,
             reason if reason is not None else self.status,  # incomplete_details.reason | status
             None,
@@ -215,9 +221,8 @@ class _AUsage(_Shape):
 
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
 _ANTHROPIC = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output",
-    count_type="int", n_samples=1,
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "finish_reason",
+    "empty_output", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -251,16 +256,20 @@ class Anthropic(_Shape):
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
         usage = self.usage
         details = usage.output_tokens_details
+        read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
         return _ANTHROPIC(
             record_id,
             fmt,
-            usage.output_tokens,
-            _sum(  # input + cache_creation_input + cache_read_input tokens
-                usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+            *settle(
+                _sum(usage.input_tokens, written, read),  # cache reads and writes beside it
+                usage.output_tokens,
+                None if details is None else details.thinking_tokens,
+                read,
+                written,
+                None,
             ),
-            None if details is None else details.thinking_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
+            read,
+            written,
             self.stop_reason,
             self.content is not None and not visible,
         )
@@ -345,24 +354,35 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish = False, None
+    visible, finish, contents = False, None, False
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
         content = candidate.content
+        contents = contents or content is not None
         for part in (content.parts if content is not None else None) or ():
             _texts(plain, part.text)
             # parts[].text; a `"thought": true` part is reasoning, no answer
             visible = visible or (part.thought is not True and _shows_text(part.text))
+    if finish is None and contents:
+        raise Unusual  # a streamed chunk before the last: a fragment
     usage = record.usage_metadata
-    thoughts = usage.thoughts_token_count
+    thoughts, cached = usage.thoughts_token_count, usage.cached_content_token_count
+    total = usage.total_token_count
     return _facts(
         record_id,
         fmt,
-        _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
-        usage.prompt_token_count,
-        thoughts,
-        usage.cached_content_token_count,
+        *settle(
+            _sum(usage.prompt_token_count, usage.tool_use_prompt_token_count),  # tool use: input
+            _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
+            thoughts,
+            cached,
+            None,
+            total,
+        ),
+        cached,
+        None,
+        total,
         1,
         finish,
         None,
@@ -510,8 +530,15 @@ class Cohere(_Shape):
         return _facts(
             self.id or None,
             "cohere_chat",
-            _completion(_float_count(tokens.output_tokens)),
-            _float_count(tokens.input_tokens),
+            *settle(
+                _float_count(tokens.input_tokens),
+                _completion(_float_count(tokens.output_tokens)),
+                None,
+                None,
+                None,
+                None,
+            ),
+            None,
             None,
             None,
             1,
@@ -570,13 +597,14 @@ class VLLM(_Shape):
         # the detect: outputs[].token_ids & (request_id | prompt_token_ids)
         if completion is None or (self.request_id is None and prompt is None):
             raise Unusual
+        cached = self.num_cached_tokens
         return _facts(
             self.request_id or None,
             "vllm_offline",
-            completion,
-            prompt,
+            *settle(prompt, completion, None, cached, None, None),
+            cached,
             None,
-            self.num_cached_tokens,
+            None,
             len(self.outputs),  # detected, so at least one output: len(outputs)
             finishes[0] if finishes else None,
             FINISH_SEPARATOR.join(finishes[1:]) or None,

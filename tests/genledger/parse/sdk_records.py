@@ -230,6 +230,7 @@ def openai_responses_dataset(dump: Dump) -> Dataset:
             total_prompt=812 + 100 + 50,
             total_reasoning=1280 + 4000,
             total_cached_prompt=512,
+            total_cache_write=0,  # `input_tokens_details.cache_write_tokens`, reported as 0
             n_samples=2,
             counters={"empty_outputs": 1, "failed_requests": 1},
             formats={"openai_responses": 3},
@@ -265,6 +266,7 @@ def openai_batch_dataset(dump: Dump) -> Dataset:
             total_prompt=52,
             total_reasoning=200,
             total_cached_prompt=16,
+            total_cache_write=0,  # the `/v1/responses` body reports it, as 0
             n_samples=2,
             counters={"failed_requests": 2},
             formats={"openai_batch": 4},
