@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 from typing import Any
 
@@ -52,9 +53,7 @@ def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> N
         assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
         if not formats.built_in_only and role == "responses":
             continue
-        typed = fastparse._Typed(
-            fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
-        )
+        typed = _typed(role)
         for last in range(len(typed.decoders)):  # whichever shape is tried first
             typed.last = last
             facts = typed.decode(line, flags)
@@ -62,7 +61,21 @@ def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> N
                 assert facts == expected, (line[:200], flags)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
     with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
-        assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
+        assert _stand_ins(role, formats).decode(line) == expected, line[:200]
+
+
+@functools.cache
+def _typed(role: str) -> Any:
+    """The typed tier of `role`, made once (its decoders and guards take a while to build)."""
+    return fastparse._Typed(
+        fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
+    )
+
+
+@functools.cache
+def _stand_ins(role: str, formats: FormatSet) -> Any:
+    """The stand-in tier of `role` under `formats`, made once."""
+    return fastparse._Decoder(role, formats)
 
 
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
