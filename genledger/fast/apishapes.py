@@ -493,6 +493,7 @@ class _CTokens(_Shape):
 class _CUsage(_Shape):
     tokens: _CTokens
     billed_units: _CTokens | None = None
+    cached_tokens: float | None = None  # a part of the input tokens
 
 
 def _float_count(value: float | None) -> int | None:
@@ -527,6 +528,7 @@ class Cohere(_Shape):
                 _texts(plain, part.text, part.thinking)
                 visible = visible or _shows_text(part.text)  # message.content[].text
         tokens = self.usage.tokens
+        cached = _float_count(self.usage.cached_tokens)
         return _facts(
             self.id or None,
             "cohere_chat",
@@ -534,11 +536,11 @@ class Cohere(_Shape):
                 _float_count(tokens.input_tokens),
                 _completion(_float_count(tokens.output_tokens)),
                 None,
-                None,
+                cached,
                 None,
                 None,
             ),
-            None,
+            cached,
             None,
             None,
             1,
