@@ -596,7 +596,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         "error",
         ("error", "type=error & message", "object=error & message", *ERROR_KEYS),
         failures=(
-            _fail("error", "error {error.code}", ERROR_MESSAGE),
+            _fail("error", "error {error.code | error.type | error.errorCode}", ERROR_MESSAGE),
             _fail("message", "error {code}", "message"),
             *(_fail(key, key, f"{key}.message") for key in ERROR_KEYS),
         ),

@@ -22,7 +22,7 @@ from genledger.parse.declarations import (
     FormatSet,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_path
+from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import settle
@@ -167,7 +167,7 @@ TEMPLATE = re.compile(r"\{([^{}]+)\}")
 
 def _fill(label: str, obj: Any) -> str:
     def value(match: re.Match[str]) -> str:
-        found = parse_path(match.group(1)).first(obj)
+        found = parse_field(match.group(1), sums=False).first(obj)
         return "?" if found is None else str(found)[:60]
 
     return TEMPLATE.sub(value, label).replace(" ?", "")
@@ -379,7 +379,7 @@ def _template_tops(label: str) -> set[str]:
     tops = set()
     for match in TEMPLATE.finditer(label):
         try:
-            tops.add(parse_path(match.group(1)).top)
+            tops.update(p.top for p in parse_field(match.group(1), sums=False).paths)
         except PathError:
             continue  # not a path: `_fill` would fail on it whatever the columns read
     return tops
