@@ -81,7 +81,8 @@ def _audited(
             extra = whole - into - out
             findings[-1] += f": {extra} more output counted as reasoning"
             out = completion = out + extra
-            part = reasoning = (part or 0) + extra
+            if reasoning is None or part is not None:  # an invalid figure stays as it is
+                part = reasoning = (part or 0) + extra
     visible = None if out is None else out - (part or 0)
     uncached = None if into is None else into - parts
     return prompt, completion, reasoning, uncached, visible, "; ".join(findings) or None
