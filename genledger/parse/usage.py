@@ -38,6 +38,9 @@ def settle(
     """(prompt, completion, reasoning, input_uncached, output_visible, finding) of a record
     whose declared counts are given (ints in int64 range, or None); `finding` is None when
     its numbers agree."""
+    if total is None and reasoning is None and cached is None and write is None:
+        if (completion is None or completion >= 0) and (prompt is None or prompt >= 0):
+            return prompt, completion, None, prompt, completion, None  # nothing to compare
     # The common record: every count >= 0 or absent, and its numbers agree.
     if (
         (completion is None or completion >= 0)
