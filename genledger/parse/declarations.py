@@ -236,7 +236,11 @@ def _gemini(camel: bool) -> Declaration:
         finish=finish,
         id=name("responseId"),
         answer=(f"{parts}.text", name(f"{parts}.functionCall")),
-        failures=(_fail(feedback, "blocked {" + feedback + "}", name("promptFeedback.blockReasonMessage")),),
+        failures=(
+            _fail(
+                feedback, "blocked {" + feedback + "}", name("promptFeedback.blockReasonMessage")
+            ),
+        ),
         streams=True,
     )
 
@@ -337,7 +341,9 @@ BUILT_IN: tuple[Declaration, ...] = (
         ("usage.completion_tokens & choices[].message.extra_content.google",),
         **{
             **CHAT_FIELDS,
-            "completion_tokens": "usage.total_tokens - usage.prompt_tokens | usage.completion_tokens",
+            "completion_tokens": (
+                "usage.total_tokens - usage.prompt_tokens | usage.completion_tokens"
+            ),
             "reasoning_tokens": (
                 "usage.total_tokens - usage.prompt_tokens - usage.completion_tokens"
             ),
@@ -458,10 +464,14 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         inner="modelOutput",
         inner_formats=(
-            "anthropic_message", "bedrock_converse", "bedrock_titan", "bedrock_llama",
-            "openai_chat", "openai_completion",
+            "anthropic_message",
+            "bedrock_converse",
+            "bedrock_titan",
+            "bedrock_llama",
+            "openai_chat",
+            "openai_completion",
         ),
-    ),  # fmt: skip
+    ),
     # Bedrock Converse (and Nova's InvokeModel body, whose cache counts end in `Count`)
     declare(
         "bedrock_converse",

@@ -327,11 +327,11 @@ def _enveloped(obj: dict[str, Any], formats: FormatSet) -> Facts | None:
     ]
     if len(found) != 1:
         return None
-    facts = response_facts(found[0], formats, envelope=False)
+    facts: Any = response_facts(found[0], formats, envelope=False)  # a facts namedtuple
     outer_id = record_id(obj)
     if outer_id is not None and not facts.stream_chunk:
         facts = facts._replace(record_id=outer_id)
-    return facts
+    return facts  # type: ignore[no-any-return]
 
 
 def _count(decl: Declaration | None, column: str, body: Any, floats: bool) -> int | None:
@@ -376,7 +376,7 @@ def keys_read(formats: FormatSet = BUILT_IN_ONLY) -> frozenset[str]:
 
 
 def _template_tops(label: str) -> set[str]:
-    tops = set()
+    tops: set[str] = set()
     for match in TEMPLATE.finditer(label):
         try:
             tops.update(p.top for p in parse_field(match.group(1), sums=False).paths)
@@ -388,7 +388,8 @@ def _template_tops(label: str) -> set[str]:
 def _missing(outer: Declaration | None, decl: Declaration | None, obj: dict[str, Any]) -> str:
     if decl is not None and decl.completion is not None:
         if decl.streams:
-            return f"no usage: no {decl.completion.text} (a stream's last event without usage); {keys_seen(obj)}"
+            note = " (a stream's last event without usage)"
+            return f"no usage: no {decl.completion.text}{note}; {keys_seen(obj)}"
         return f"no {decl.completion.text}; {keys_seen(obj)}"
     if outer is not None and outer.inner is not None:
         return f"no known record under {outer.inner.text}; {keys_seen(obj)}"

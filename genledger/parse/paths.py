@@ -84,7 +84,7 @@ class Path:
             return [] if value is None else [value]
         level = [obj]
         for key, each in self.steps:
-            nxt = []
+            nxt: list[Any] = []
             for node in level:
                 if key == ANY:  # every value of an object
                     if isinstance(node, dict):
@@ -182,7 +182,7 @@ def parse_path(text: str) -> Path:
         body, length = body[4:-1].strip(), True
     if not body:
         raise PathError(f"empty path {text!r}")
-    steps = []
+    steps: list[tuple[str, bool]] = []
     for part in body.split("."):
         each = part.endswith("[]")
         key = part[:-2] if each else part
@@ -243,7 +243,9 @@ class Field:
 def _difference(terms: tuple[Path, ...], signs: tuple[bool, ...], obj: Any, floats: bool) -> Any:
     """`a + b - c`: None when no added term is present; the first value that is no count,
     if any; else the sum of the added terms less the others (absent ones are 0)."""
-    added = [r for r, m in ((p.raw(obj, floats), m) for p, m in zip(terms, signs, strict=True)) if not m]
+    added = [
+        r for r, m in ((p.raw(obj, floats), m) for p, m in zip(terms, signs, strict=True)) if not m
+    ]
     added = [r for r in added if r is not None]
     if not added:
         return None

@@ -38,13 +38,22 @@ def settle(
     """(prompt, completion, reasoning, input_uncached, output_visible, finding) of a record
     whose declared counts are given (ints in int64 range, or None); `finding` is None when
     its numbers agree."""
-    if total is None and reasoning is None and cached is None and write is None:
-        if (completion is None or completion >= 0) and (prompt is None or prompt >= 0):
-            return prompt, completion, None, prompt, completion, None  # nothing to compare
+    if (
+        total is None
+        and reasoning is None
+        and cached is None
+        and write is None
+        and (completion is None or completion >= 0)
+        and (prompt is None or prompt >= 0)
+    ):
+        return prompt, completion, None, prompt, completion, None  # nothing to compare
     # The common record: every count >= 0 or absent, and its numbers agree.
     if (
         (completion is None or completion >= 0)
-        and (reasoning is None or (reasoning >= 0 and (completion is None or reasoning <= completion)))
+        and (
+            reasoning is None
+            or (reasoning >= 0 and (completion is None or reasoning <= completion))
+        )
         and (prompt is None or prompt >= 0)
         and (cached is None or cached >= 0)
         and (write is None or write >= 0)

@@ -490,7 +490,11 @@ def cohere_dataset(dump: Dump) -> Dataset:
             ),
         )
 
-    records = [response("co-1", 1449, 2295), response("co-2", 10, 47), response("co-3", 2928, 4, 2921)]
+    records = [
+        response("co-1", 1449, 2295),
+        response("co-2", 10, 47),
+        response("co-3", 2928, 4, 2921),
+    ]
     return Dataset(
         [dump(r) for r in records],
         Truth(
@@ -733,9 +737,13 @@ def bedrock_converse_dataset() -> Dataset:
         reply([{"text": "Paris."}], {"inputTokens": 20, "outputTokens": 40}),
         reply(
             [{"text": "Done."}],
-            {"inputTokens": 3, "outputTokens": 121, "cacheReadInputTokens": 1712,
-             "cacheWriteInputTokens": 236},
-        ),  # fmt: skip
+            {
+                "inputTokens": 3,
+                "outputTokens": 121,
+                "cacheReadInputTokens": 1712,
+                "cacheWriteInputTokens": 236,
+            },
+        ),
         reply([thinking, {"text": "4"}], {"inputTokens": 15, "outputTokens": 300}),
         reply([thinking], {"inputTokens": 15, "outputTokens": 55}, stop="max_tokens"),
     ]
@@ -766,14 +774,23 @@ def bedrock_stream_dataset() -> Dataset:
         {"messageStop": {"stopReason": "end_turn"}},
         {
             "metadata": {
-                "usage": {"inputTokens": 12, "outputTokens": 30, "totalTokens": 42,
-                          "cacheReadInputTokens": 0},
+                "usage": {
+                    "inputTokens": 12,
+                    "outputTokens": 30,
+                    "totalTokens": 42,
+                    "cacheReadInputTokens": 0,
+                },
                 "metrics": {"latencyMs": 300},
             }
-        },  # fmt: skip
+        },
         start,
         delta,
-        {"modelStreamErrorException": {"message": "Model stream failed", "originalStatusCode": 500}},
+        {
+            "modelStreamErrorException": {
+                "message": "Model stream failed",
+                "originalStatusCode": 500,
+            }
+        },
     ]
     return Dataset(
         [json_dump(bedrock_event(e)) for e in events],
@@ -823,9 +840,12 @@ def bedrock_batch_dataset(dump: Dump) -> Dataset:
     ]
     lines.append(
         orjson.dumps(
-            {"recordId": "r9", "modelInput": {"inputText": "Hello world"},
-             "error": {"errorCode": 400, "errorMessage": "Malformed input request"}}
-        )  # fmt: skip
+            {
+                "recordId": "r9",
+                "modelInput": {"inputText": "Hello world"},
+                "error": {"errorCode": 400, "errorMessage": "Malformed input request"},
+            }
+        )
     )
     return Dataset(
         lines,
@@ -858,7 +878,9 @@ def vertex_batch_dataset(dump: Dump) -> Dataset:
              "request": request, "response": response}
         )  # fmt: skip
 
-    failed = 'Bad Request: {"error": {"code": 400, "message": "Please use a valid role: user, model."}}'
+    failed = (
+        'Bad Request: {"error": {"code": 400, "message": "Please use a valid role: user, model."}}'
+    )
     lines = [
         line("", orjson.loads(dump(answered))),
         line("", orjson.loads(dump(tool))),

@@ -21,7 +21,9 @@ ANY_INT = st.one_of(st.none(), st.integers(-5, 10_000))
 def test_the_buckets_never_overlap_and_add_up_to_the_totals(
     prompt: Any, completion: Any, reasoning: Any, cached: Any, write: Any, total: Any
 ) -> None:
-    p, c, r, uncached, visible, finding = settle(prompt, completion, reasoning, cached, write, total)
+    p, c, r, uncached, visible, finding = settle(
+        prompt, completion, reasoning, cached, write, total
+    )
     if c is not None:
         assert visible is not None and visible >= 0
         assert visible + (r or 0) == c  # total_comp = output_visible + output_reasoning
