@@ -1,8 +1,10 @@
-"""Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3).
+"""Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3, and the
+batch outputs of §3a).
 
 OpenAI Responses, Anthropic messages and the Message Batch lines that succeeded, Gemini (REST /
 `by_alias` camelCase and the google-genai SDK's snake_case dumps) and its Batch output lines
-that succeeded, Cohere v2 chat and vLLM offline `RequestOutput` dumps with n samples, each
+that succeeded, Cohere v2 chat, vLLM offline `RequestOutput` dumps with n samples, and the
+Bedrock (a Claude body) and Vertex AI batch output lines that succeeded, each
 declared key by key like `genledger.fast.shapes` (whose helpers and rules they share): a line
 that decodes into one of them has a known structure, and its facts are written down from the
 declaration's paths (`genledger.parse.declarations`) the way `formats.response_facts` reads
@@ -295,6 +297,24 @@ class AnthropicBatch(_Shape):
         return self.result.message.read(plain, self.custom_id or None, "anthropic_batch")
 
 
+class BedrockBatch(_Shape, rename={"record_id": "recordId", "model_input": "modelInput",
+                                   "model_output": "modelOutput"}):  # fmt: skip
+    """A Bedrock batch inference output line with a Claude body: `{"recordId", "modelInput",
+    "modelOutput": <an Anthropic message>}`."""
+
+    FORMATS: ClassVar = (("anthropic_message", "modelOutput"),)
+    MAKER: ClassVar = _ANTHROPIC
+
+    record_id: str  # the detect: `recordId & modelOutput`
+    model_output: Anthropic  # read as `anthropic_message`, the first inner format
+    model_input: msgspec.Raw = msgspec.Raw()  # the request: skipped
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record: the body's, named by the batch."""
+        # the declared id `recordId` (a non-empty string); no `error` key (a failure rule)
+        return self.model_output.read(plain, self.record_id or None, "bedrock_batch")
+
+
 # --- Gemini: REST / by_alias (camelCase) and the Python SDK's default dumps (snake_case) ------
 
 
@@ -466,6 +486,40 @@ def _gemini_shapes(rename: Rename) -> tuple[Any, Any]:
 
 Gemini, GeminiBatch = _gemini_shapes("camel")
 GeminiSnake, GeminiBatchSnake = _gemini_shapes(None)
+NULL = b"null"
+
+
+class _VertexBatchLine(_Shape):
+    """Base of the Vertex AI batch prediction output line shapes: `{"status": "", "request",
+    "response": <a Gemini response>}` that succeeded (their keys: `_vertex_shape`)."""
+
+    FORMATS: ClassVar = (("gemini", "response"),)
+    MAKER: ClassVar = _facts
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record: the response's, named by the batch."""
+        status, request = self.status, self.request  # type: ignore[attr-defined]
+        if status or bytes(request) == NULL:
+            raise Unusual  # a failure rule (`status != ""`), or no request: another format
+        # no declared id, and no custom_id / id at the top
+        return _gemini_facts(self.response, plain, None, "vertex_batch")  # type: ignore[attr-defined]
+
+
+def _vertex_shape(response: Any) -> Any:
+    """The Vertex batch line shape around one spelling's Gemini response."""
+    return msgspec.defstruct(
+        "VertexBatch",
+        [
+            ("status", str),  # the detect: `has(status) & request & has(response)`
+            ("request", msgspec.Raw),  # the request: skipped (but present and not null)
+            ("response", response),  # read as `gemini`
+            ("processed_time", str | None, None),
+        ],
+        bases=(_VertexBatchLine,),
+    )
+
+
+VertexBatch, VertexBatchSnake = _vertex_shape(Gemini), _vertex_shape(GeminiSnake)
 
 
 # --- Cohere v2 chat ----------------------------------------------------------------------------
@@ -616,5 +670,5 @@ class VLLM(_Shape):
 
 API_SHAPES: tuple[type[Any], ...] = (
     Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
-    Cohere, VLLM,
+    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake,
 )  # fmt: skip

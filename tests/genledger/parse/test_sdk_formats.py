@@ -122,7 +122,7 @@ def test_every_format_takes_the_fast_path(name: str) -> None:
 TYPED = tuple(
     n
     for n in DATASETS
-    if n.startswith(("anthropic", "gemini", "cohere", "sglang", "vllm"))
+    if n.startswith(("anthropic", "gemini", "cohere", "sglang", "vllm", "vertex"))
     and not n.startswith(("anthropic_events", "gemini_stream"))  # stream pieces: stand-ins
 )
 
