@@ -42,6 +42,16 @@ def _role_files(block: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
     return {name: f for name, f in block["files"].items() if f.get("role") == role}
 
 
+# Each usage bucket and the stat that sums it (null where no record reports it).
+BUCKET_STATS = {
+    "input_uncached": "total_input_uncached",
+    "input_cache_read": "total_cached_prompt",
+    "input_cache_write": "total_cache_write",
+    "output_visible": "total_output_visible",
+    "output_reasoning": "total_reasoning",
+}
+
+
 def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
     if role == "responses":
         return {
@@ -55,11 +65,15 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             # null (not plotted) when no record reports them, never a made-up 0
             "total_reasoning": block.get("total_reasoning"),
             "total_cached_prompt": block.get("total_cached_prompt"),
+            "total_cache_write": block.get("total_cache_write"),
             "reasoning_share": _share(block.get("total_reasoning"), block["total_comp"]),
+            # the usage buckets (docs/design.md §3a), plotted side by side
+            **{f"bucket/{name}": block.get(stat) for name, stat in BUCKET_STATS.items()},
             "n_samples": block.get("n_samples"),
             "stream_chunks": block.get("stream_chunks"),
             "failed_requests": block["quality"].get("failed_requests"),
             "empty_outputs": block["quality"].get("empty_outputs"),
+            "usage_inconsistent": block["quality"].get("usage_inconsistent"),
         }
     return {
         "records": block["n_tokenized"],

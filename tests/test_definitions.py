@@ -31,6 +31,7 @@ RESPONSE_CHECKS = [
     "responses_have_valid_token_counts",
     "responses_have_visible_output",
     "token_counts_match_output_ids",
+    "usage_numbers_agree",
 ]
 TOKENIZED_CHECKS = [
     "files_have_records",

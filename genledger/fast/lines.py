@@ -68,7 +68,7 @@ def _value_paths(decl: Any) -> list[Any]:
     """The paths whose values (not only presence) a declaration reads."""
     paths = [p for f in decl.fields() for p in f.paths]
     paths += [*decl.answer, *(p for p in (decl.messages, decl.samples, decl.inner) if p)]
-    paths += [f.detail for f in decl.failures if f.detail is not None]
+    paths += [p for f in decl.failures if f.detail is not None for p in f.detail.paths]
     paths += [c.path for alt in decl.detect for c in alt if c.op in ("eq", "ne")]
     return paths
 

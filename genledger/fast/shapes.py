@@ -23,11 +23,18 @@ from genledger.fast.vector import count_commas
 from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
+from genledger.parse.usage import settle
 
 Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
 # Facts are built by positional constructors of the schema (`FactTable.positional`): each
 # names the facts it takes, checked at import; the rest take their defaults. A NamedTuple's
-# keyword constructor costs ~0.9 µs a record (the typed tier makes one per line).
+# keyword constructor costs ~0.9 µs a record (the typed tier makes one per line). The usage
+# counts go through `parse.usage.settle`, as on the general path: its six results fill the
+# constructors' `USAGE` positions.
+USAGE = (
+    "prompt_tokens", "completion_tokens", "reasoning_tokens", "input_uncached",
+    "output_visible", "usage_detail",
+)  # fmt: skip
 THINK_CLOSE = "</think>"
 WHITESPACE = b" \t\r\n"
 
@@ -162,8 +169,7 @@ class _SGLangMeta(_Shape):
 
 
 _SGLANG = RESPONSES.positional(
-    "record_id", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
-    "finish_reason", "output_len", "empty_output",
+    "record_id", *USAGE, "cached_tokens", "finish_reason", "output_len", "empty_output",
     format="sglang_generate", count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -186,10 +192,12 @@ class SGLang(_Shape):
             raise Unusual  # a failed request
         # meta_info.id when non-empty (no custom_id / id); no think leak (raw text carries the
         # trace by design); whether `text` is "".
+        cached = meta.cached_tokens
         return _SGLANG(
-            meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
-            meta.cached_tokens, finish, _ids_len(self.output_ids),
-            _raw_text_empty(self.text, plain),
+            meta.id or None,
+            *settle(meta.prompt_tokens, meta.completion_tokens, meta.reasoning_tokens, cached,
+                    None, None),
+            cached, finish, _ids_len(self.output_ids), _raw_text_empty(self.text, plain),
         )  # fmt: skip
 
 
@@ -197,8 +205,8 @@ class SGLang(_Shape):
 
 
 _FLAT = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "finish_reason", "output_len",
-    "empty_output", count_type="int", n_samples=1,
+    "record_id", "format", *USAGE, "finish_reason", "output_len", "empty_output",
+    count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -231,7 +239,8 @@ class Flat(_Shape):
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
-        return _FLAT(self.id or None, fmt, count, prompt, finish, output_len, empty)
+        usage = settle(prompt, count, None, None, None, None)
+        return _FLAT(self.id or None, fmt, *usage, finish, output_len, empty)
 
 
 # --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
@@ -283,9 +292,8 @@ class _Usage(_Shape):
 
 
 _CHAT = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "model", "created",
-    count_type="int",
+    "record_id", "format", *USAGE, "cached_tokens", "total_tokens", "n_samples",
+    "finish_reason", "more_finishes", "model", "created", count_type="int",
 )  # fmt: skip
 
 
@@ -333,11 +341,14 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     if reasoning is None:
         reasoning = usage.reasoning_tokens
     prompt_details = usage.prompt_tokens_details
+    cached = None if prompt_details is None else prompt_details.cached_tokens
+    total = usage.total_tokens
     # every choice shows a non-empty content (checked): no empty output, no think leak
     return _CHAT(
-        record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
-        None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
-        first, more, text_value(chat.model), time_value(chat.created),
+        record_id, fmt,
+        *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, None, total),
+        cached, total, len(chat.choices), first, more, text_value(chat.model),
+        time_value(chat.created),
     )  # fmt: skip
 
 
@@ -393,8 +404,7 @@ class _TGIDetails(_Shape):
 
 
 _TGI = RESPONSES.positional(
-    "completion_tokens", "prompt_tokens", "finish_reason", "empty_output",
-    format="tgi", count_type="int", n_samples=1,
+    *USAGE, "finish_reason", "empty_output", format="tgi", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -413,8 +423,7 @@ class TGI(_Shape):
         # no record id (none of custom_id, id, meta_info.id); no think leak (raw text carries
         # the trace by design); whether generated_text is ""
         return _TGI(
-            details.generated_tokens,
-            details.input_length,
+            *settle(details.input_length, details.generated_tokens, None, None, None, None),
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
         )

@@ -159,6 +159,12 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Sum("total_cache_write", "cache_write_tokens",
             RECORD & NON_NEGATIVE("cache_write_tokens"), stat="total_cache_write",
             known="n_cache_write"),
+        # the two buckets no v1/v2 stat holds (docs/design.md §3a; the others: reasoning,
+        # cached prompt, cache write)
+        Sum("total_input_uncached", "input_uncached", RECORD & NON_NEGATIVE("input_uncached"),
+            stat="total_input_uncached", known="n_input_uncached"),
+        Sum("total_output_visible", "output_visible", RECORD & NON_NEGATIVE("output_visible"),
+            stat="total_output_visible", known="n_output_visible"),
         Sum("n_samples", "n_samples", RECORD, stat="n_samples"),
         Count("stream_chunks", FRAGMENT, stat="stream_chunks"),
         # by reason, the rows the rules `failed_requests` and `empty_outputs` fail

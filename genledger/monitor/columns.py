@@ -152,6 +152,21 @@ def _cost(row: Row) -> str:
     return f"{left} / {right}"
 
 
+def _audited(row: Row) -> int | None:
+    """Records whose own usage numbers disagree (the `usage_inconsistent` audit)."""
+    found = (row.data.get("quality") or {}).get("usage_inconsistent")
+    return found if isinstance(found, int) else None
+
+
+def _has_audit(row: Row) -> bool:
+    return bool(_audited(row))
+
+
+def _audit(row: Row) -> str:
+    found = _audited(row)
+    return fmt.count(found) if found else fmt.DASH
+
+
 def _status(row: Row) -> str:
     status = row.status.upper()
     if row.is_total:
@@ -175,6 +190,7 @@ COLUMNS = (
     Column("reasoning", "think", 10, _reasoning, only_if=_has_reasoning),
     Column("cost", "$ spent / projected", 8.5, _cost, only_if=_has_cost),
     Column("formats", "formats", 9, _formats, "left", 32, min_width=12),
+    Column("audit", "usage!", 11, _audit, only_if=_has_audit),
     Column("status", "status", 2, _status, "left", 48, min_width=5),
 )
 
@@ -188,7 +204,8 @@ WIDEN_LATE = {"dataset": KEY_FIGURES + 0.5}
 
 
 def shown(rows: list[Row]) -> tuple[Column, ...]:
-    """The columns with something to show for these rows (a reasoning share only when known)."""
+    """The columns with something to show for these rows (a reasoning share only when known,
+    the audit's count only when some record's numbers disagree)."""
     return tuple(c for c in COLUMNS if c.only_if is None or any(c.only_if(r) for r in rows))
 
 

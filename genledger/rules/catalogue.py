@@ -191,6 +191,17 @@ RULES: tuple[Rule, ...] = (
         COUNTED & ~(col("format") == "derived") & ((COUNT - col("output_len")).abs() > 1),
     ),
     Rule(
+        "usage_inconsistent",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "usage_numbers_agree",
+        "A record's own usage numbers agree under its format's meaning: its total is prompt + "
+        "completion, its reasoning is no more than its completion, its cached prompt no more "
+        "than its prompt.",
+        lambda r: f"{_value(r, 'format')}: {_value(r, 'usage_detail')}",
+        col("usage_detail").not_null(),
+    ),
+    Rule(
         "failed_requests",
         Severity.WARN,
         (Table.RESPONSES,),

@@ -52,6 +52,15 @@ def test_a_family_with_an_error_rule_failing_fails_with_error() -> None:
     assert result.metadata["examples"].value.count("raw_responses.jsonl:") == 3
 
 
+def test_records_whose_usage_numbers_disagree_fail_a_warn_check_with_their_numbers() -> None:
+    reason = "openai_chat: total_tokens 109 ≠ prompt 35 + completion 12"
+    failures = {"usage_inconsistent": RuleTally(1, [{**example(7), "reason": reason}])}
+    result = family_result(KEY, "responses", "usage_numbers_agree", failures, "ds", ROWS)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["rules"].value == {"usage_inconsistent": 1}
+    assert reason in result.metadata["examples"].value
+
+
 def test_a_family_with_only_warn_rules_failing_fails_with_warn() -> None:
     failures = {"think_tag_leaks": RuleTally(2, [example(4), example(9)])}
     result = family_result(KEY, "responses", "no_think_tag_leaks", failures, "ds", ROWS)

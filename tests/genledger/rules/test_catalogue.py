@@ -22,6 +22,7 @@ DESIGN_COUNTERS = (
     "zero_tokens",
     "invalid_tokens",
     "count_mismatch",
+    "usage_inconsistent",  # v3 (docs/design.md §3a, §5)
     "failed_requests",
     "empty_outputs",
     "duplicate_ids",
@@ -47,6 +48,7 @@ CONTRACT_FAMILIES = {
     "responses_have_valid_token_counts",
     "responses_have_nonzero_token_counts",
     "token_counts_match_output_ids",
+    "usage_numbers_agree",
     "requests_succeeded",
     "responses_have_visible_output",
     "record_ids_unique",
