@@ -67,7 +67,7 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             "total_cached_prompt": block.get("total_cached_prompt"),
             "total_cache_write": block.get("total_cache_write"),
             "reasoning_share": _share(block.get("total_reasoning"), block["total_comp"]),
-            # the usage buckets (docs/design.md §3a), plotted side by side
+            # the usage buckets (docs/formats.md), plotted side by side
             **{f"bucket/{name}": block.get(stat) for name, stat in BUCKET_STATS.items()},
             "n_samples": block.get("n_samples"),
             "stream_chunks": block.get("stream_chunks"),

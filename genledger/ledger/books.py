@@ -159,7 +159,7 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Sum("total_cache_write", "cache_write_tokens",
             RECORD & NON_NEGATIVE("cache_write_tokens"), stat="total_cache_write",
             known="n_cache_write"),
-        # the two buckets no v1/v2 stat holds (docs/design.md §3a; the others: reasoning,
+        # the two buckets no v1/v2 stat holds (docs/formats.md; the others: reasoning,
         # cached prompt, cache write)
         Sum("total_input_uncached", "input_uncached", RECORD & NON_NEGATIVE("input_uncached"),
             stat="total_input_uncached", known="n_input_uncached"),

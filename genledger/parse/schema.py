@@ -209,7 +209,7 @@ def states_of(maker: Callable[..., Facts]) -> tuple[str, ...]:
     return found
 
 
-# The usage buckets (docs/design.md §3a), never overlapping, and the column holding each.
+# The usage buckets (docs/formats.md), never overlapping, and the column holding each.
 BUCKETS: dict[str, str] = {
     "input_uncached": "input_uncached",
     "input_cache_read": "cached_tokens",

@@ -1,6 +1,6 @@
 """A record's usage in buckets that never overlap, and the audit of its own numbers.
 
-Every declaration gives its counts one meaning (docs/design.md §3a): `completion_tokens` is
+Every declaration gives its counts one meaning (docs/formats.md): `completion_tokens` is
 every generated or billed output token, `reasoning_tokens` a part of it; `prompt_tokens` every
 input token, `cached_tokens` (read from a cache) and `cache_write_tokens` (written to one) parts
 of it; `total_tokens` the record's own total, input and output. A source that keeps a part

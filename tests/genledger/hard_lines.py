@@ -233,7 +233,7 @@ RESPONSE_KEYS = [
     "prompt_tokens", "finish_reason", "model", "zzz_unknown", "type", "content", "stop_reason",
     "usageMetadata", "candidates", "key", "result", "output", "request_id", "status",
     "prompt_token_ids", "num_cached_tokens", "token", "index", "promptFeedback",
-    # v3 sources (docs/design.md §3a)
+    # v3 sources (docs/formats.md)
     "total_tokens", "eval_count", "done", "created_at", "tokens_predicted", "stop", "id_slot",
     "recordId", "modelOutput", "request", "processed_time", "distilabel_metadata", "x_groq",
     "metadata", "messageStart", "delta", "message", "raw",
@@ -809,7 +809,7 @@ SHAPED_RESPONSES = st.one_of(
 SHAPED_TOKENIZED = shaped({"id": st.one_of(TEXTS, INTS), "input_ids": IDS, "loss_mask": MASKS})
 
 
-# --- v3 sources (docs/design.md §3a): one line of each, their failures, stream pieces, and
+# --- v3 sources (docs/formats.md): one line of each, their failures, stream pieces, and
 # records whose own numbers disagree (the audit) --------------------------------------------
 V3_LINES: list[bytes] = [
     b'{"model": "llama3.2", "created_at": "2024", "message": {"role": "assistant", "content": '

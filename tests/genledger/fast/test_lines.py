@@ -354,7 +354,7 @@ def test_decoded_shapes_are_not_tracked_by_the_garbage_collector() -> None:
 @settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_generated_v3_source_records_give_the_general_facts(data: st.DataObject) -> None:
-    # the sources of docs/design.md §3a (stand-ins only: no typed shape of theirs), their
+    # the sources of docs/formats.md (stand-ins only: no typed shape of theirs), their
     # stream pieces and failures, envelopes, and chat records whose numbers disagree
     record = data.draw(st.one_of(V3_RESPONSES, st.lists(V3_RESPONSES, max_size=2)))
     assert_same(data.draw(encodings(record)), "responses")

@@ -145,7 +145,7 @@ def test_timestamps_are_iso_utc() -> None:
 def test_the_usage_buckets_are_summed_and_null_where_no_record_reports_them(
     tmp_path: Path,
 ) -> None:
-    # docs/design.md §3a: total_prompt = the three input buckets, total_comp = the two output
+    # docs/formats.md: total_prompt = the three input buckets, total_comp = the two output
     # ones; a bucket no record of a dataset reports is null, never 0
     chat = {"choices": [{"message": {"content": "4"}}]}
     cached = {**chat, "usage": {"prompt_tokens": 100, "completion_tokens": 40, "total_tokens": 140,

@@ -680,7 +680,7 @@ def vllm_dataset() -> Dataset:
     )
 
 
-# --- v3 sources (docs/design.md §3a) --------------------------------------------------------
+# --- v3 sources (docs/formats.md) --------------------------------------------------------
 
 
 def json_dump(value: Any) -> bytes:

@@ -232,7 +232,7 @@ def test_a_declared_failure_rule_makes_failed_requests() -> None:
     assert (facts.format, facts.completion_tokens, facts.n_samples) == ("my_pipeline", 0, 0)
 
 
-# --- declarations v3 (docs/design.md §3a) ----------------------------------------------------
+# --- declarations v3 (docs/formats.md) ----------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -178,8 +178,8 @@ def test_the_fast_path_gives_the_general_facts_on_every_real_line(where: str, li
 
 
 def test_every_real_record_takes_the_fast_path() -> None:
-    # Guards the lever: every format, built-in or declared, takes a fast tier (docs/design.md
-    # §9); failed requests and records without counts are worded by the general path.
+    # Guards the lever: every format, built-in or declared, takes a fast tier (docs/performance.md)
+    # failed requests and records without counts are worded by the general path.
     for where, line in LINES:
         facts = facts_of_line(line, "responses")
         if any(f.failed_request or f.missing_detail for f in facts):

@@ -1,5 +1,5 @@
 """Usage buckets that never overlap, and the audit of a record's own numbers
-(docs/design.md §3a, genledger/parse/usage.py)."""
+(docs/formats.md, genledger/parse/usage.py)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ DESIGN_COUNTERS = (
     "zero_tokens",
     "invalid_tokens",
     "count_mismatch",
-    "usage_inconsistent",  # v3 (docs/design.md §3a, §5)
+    "usage_inconsistent",  # v3 (docs/formats.md, docs/checks.md)
     "failed_requests",
     "empty_outputs",
     "duplicate_ids",
