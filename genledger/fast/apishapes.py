@@ -29,6 +29,7 @@ from genledger.fast.shapes import (
     _Shape,
     _shows_text,
     _think_close_in,
+    answer_key,
 )
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import RESPONSES, Facts
@@ -72,7 +73,7 @@ def _completion(value: int | None) -> int:
 _facts = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
     "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
-    count_type="int",
+    "answer_hash", count_type="int",
 )  # fmt: skip
 
 
@@ -155,12 +156,16 @@ class Responses(_Shape):
             raise Unusual  # a failure rule: `status=failed`
         _texts(plain, self.instructions)
         visible = False
+        texts, refusals, arguments = [], [], []
         for item in self.output or ():
             _texts(plain, item.arguments)
             visible = visible or _shows_text(item.arguments)  # output[].arguments
+            arguments.append(item.arguments)
             for part in item.content or ():
                 _texts(plain, part.text, part.refusal)
                 visible = visible or _shows_text(part.text) or _shows_text(part.refusal)
+                texts.append(part.text)
+                refusals.append(part.refusal)
             for summary in item.summary or ():
                 _texts(plain, summary.text)
         usage = self.usage
@@ -177,6 +182,8 @@ class Responses(_Shape):
             reason if reason is not None else self.status,  # incomplete_details.reason | status
             None,
             self.output is not None and not visible,  # the answer's place is `output`
+            # the answer paths in order: output[].content[].text, .refusal, output[].arguments
+            answer_key(*texts, *refusals, *arguments),
         )
 
 
@@ -216,7 +223,7 @@ class _AUsage(_Shape):
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
 _ANTHROPIC = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output",
+    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output", "answer_hash",
     count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -249,6 +256,7 @@ class Anthropic(_Shape):
         for part in self.content or ():
             _texts(plain, part.text, part.thinking)
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
+        texts = [part.text for part in self.content or ()]
         usage = self.usage
         details = usage.output_tokens_details
         return _ANTHROPIC(
@@ -263,6 +271,7 @@ class Anthropic(_Shape):
             usage.cache_creation_input_tokens,
             self.stop_reason,
             self.content is not None and not visible,
+            answer_key(*texts),
         )
 
 
@@ -345,7 +354,7 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish = False, None
+    visible, finish, texts = False, None, []
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
@@ -354,6 +363,8 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             _texts(plain, part.text)
             # parts[].text; a `"thought": true` part is reasoning, no answer
             visible = visible or (part.thought is not True and _shows_text(part.text))
+            if part.thought is not True:
+                texts.append(part.text)
     usage = record.usage_metadata
     thoughts = usage.thoughts_token_count
     return _facts(
@@ -367,6 +378,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         finish,
         None,
         record.candidates is not None and not visible,
+        answer_key(*texts),
     )
 
 
@@ -499,13 +511,14 @@ class Cohere(_Shape):
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
-        visible = False
+        visible, texts = False, []
         message = self.message
         if message is not None:
             _texts(plain, message.tool_plan)
             for part in message.content or ():
                 _texts(plain, part.text, part.thinking)
                 visible = visible or _shows_text(part.text)  # message.content[].text
+                texts.append(part.text)
         tokens = self.usage.tokens
         return _facts(
             self.id or None,
@@ -518,6 +531,7 @@ class Cohere(_Shape):
             self.finish_reason,
             None,
             message is not None and not visible,
+            answer_key(*texts),
         )
 
 
@@ -581,6 +595,7 @@ class VLLM(_Shape):
             finishes[0] if finishes else None,
             FINISH_SEPARATOR.join(finishes[1:]) or None,
             not visible,
+            answer_key(*(output.text for output in self.outputs)),
         )
 
 

@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 
 from genledger.fast.vector import count_commas
+from genledger.parse.answer import escaped, key_of_escaped
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 
@@ -135,6 +136,23 @@ def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
     return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
 
 
+def _escaped_text(raw: msgspec.Raw) -> bytes | None:
+    """A checked text's bytes as orjson escapes them (None: absent or null). Without a `\\u`
+    or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer)."""
+    if not raw or memoryview(raw)[0] != QUOTE:
+        return None
+    data = bytes(raw)
+    if b"\\u" in data or b"\\/" in data:
+        return escaped(_STRING.decode(data))
+    return data[1:-1]
+
+
+def answer_key(*texts: msgspec.Raw) -> int | None:
+    """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order."""
+    parts = [part for part in map(_escaped_text, texts) if part is not None]
+    return key_of_escaped(parts) if parts else None
+
+
 def _no_think(raw: msgspec.Raw, plain: bool) -> None:
     # A `</think>` may be a leak (formats.think_leak): the general path decides.
     if _think_close_in(raw, plain):
@@ -162,7 +180,7 @@ class _SGLangMeta(_Shape):
 
 _SGLANG = RESPONSES.positional(
     "record_id", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
-    "finish_reason", "output_len", "empty_output",
+    "finish_reason", "output_len", "empty_output", "answer_hash",
     format="sglang_generate", count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -188,7 +206,7 @@ class SGLang(_Shape):
         return _SGLANG(
             meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
             meta.cached_tokens, finish, _ids_len(self.output_ids),
-            _raw_text_empty(self.text, plain),
+            _raw_text_empty(self.text, plain), answer_key(self.text),
         )  # fmt: skip
 
 
@@ -197,7 +215,7 @@ class SGLang(_Shape):
 
 _FLAT = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "finish_reason", "output_len",
-    "empty_output", count_type="int", n_samples=1,
+    "empty_output", "answer_hash", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -230,7 +248,9 @@ class Flat(_Shape):
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
-        return _FLAT(self.id or None, fmt, count, prompt, finish, output_len, empty)
+        return _FLAT(
+            self.id or None, fmt, count, prompt, finish, output_len, empty, answer_key(self.text)
+        )
 
 
 # --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
@@ -283,7 +303,8 @@ class _Usage(_Shape):
 
 _CHAT = RESPONSES.positional(
     "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", count_type="int",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "answer_hash",
+    count_type="int",
 )  # fmt: skip
 
 
@@ -335,8 +356,18 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     return _CHAT(
         record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
         None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
-        first, more,
+        first, more, _chat_answer(chat.choices),
     )  # fmt: skip
+
+
+def _chat_answer(choices: list[_Choice]) -> int | None:
+    """The answer key of checked choices: every content, then every refusal (the answer
+    paths' order: `choices[].message.content`, ..., `choices[].message.refusal`)."""
+    if len(choices) == 1:
+        message = choices[0].message
+        return answer_key(message.content, message.refusal)
+    contents = [c.message.content for c in choices]
+    return answer_key(*contents, *(c.message.refusal for c in choices))
 
 
 class _BatchResponse(_Shape):
@@ -391,7 +422,7 @@ class _TGIDetails(_Shape):
 
 
 _TGI = RESPONSES.positional(
-    "completion_tokens", "prompt_tokens", "finish_reason", "empty_output",
+    "completion_tokens", "prompt_tokens", "finish_reason", "empty_output", "answer_hash",
     format="tgi", count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -415,6 +446,7 @@ class TGI(_Shape):
             details.input_length,
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
+            answer_key(self.generated_text),
         )
 
 

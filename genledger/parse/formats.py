@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from genledger.parse.answer import key_of_texts, part_text
 from genledger.parse.declarations import (
     BUILT_IN_ONLY,
     COMPLETION,
@@ -140,6 +141,20 @@ def _visible(value: Any, depth: int = 0) -> bool:
     return value is not None
 
 
+def answer_key(decl: Declaration | None, obj: Any) -> int | None:
+    """The key of the record's visible answer (`genledger.parse.answer`): the values on its
+    answer paths, reasoning parts left out; None when there is none."""
+    if decl is None or not decl.answer:
+        return None
+    texts = [
+        text
+        for p in decl.answer
+        for v in p.values(obj, skip_thoughts=True)
+        if (text := part_text(v)) is not None
+    ]
+    return key_of_texts(texts) if texts else None
+
+
 def empty_output(decl: Declaration | None, obj: Any) -> bool:
     """The record has a place for its answer (the answer paths' top key) and nothing visible
     there."""
@@ -239,6 +254,7 @@ def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> F
         think_leak=think_leak(decl, body),
         empty_output=empty_output(decl, body),
         missing_detail=None if raw is not None or failure else _missing(outer, decl, obj),
+        answer_hash=answer_key(decl, body),
         **counts,
     )
 

@@ -103,6 +103,7 @@ RESPONSE_FACTS: tuple[Column, ...] = (
     _flag("empty_output", "the record has an answer place and nothing visible in it"),
     _flag("stream_chunk", "a streamed fragment: not a record"),
     _text("missing_detail", "with no count: what was looked for, which keys were seen"),
+    _count("answer_hash", "the visible answer's key (genledger.parse.answer); null: no answer"),
 )  # fmt: skip
 
 TOKENIZED_FACTS: tuple[Column, ...] = (

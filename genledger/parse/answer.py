@@ -1,0 +1,89 @@
+"""A record's visible answer as a fixed-size key, for the duplicate-answer rule (§11).
+
+The key is the 64-bit xxh3 hash of the answer's text — its visible parts (the declaration's
+answer paths, reasoning left out) joined by a space, with ASCII whitespace (space, tab,
+line feed, carriage return, vertical tab, form feed) stripped from both ends — written as
+JSON writes a string (orjson's escaping: `\\"`, `\\\\`, `\\n`, `\\t`, ..., other control
+characters as `\\u00XX`, everything else as its UTF-8 bytes). An answer that is empty after
+stripping has no key.
+
+Why JSON's escaping: the typed decoders keep texts as the raw JSON bytes of the line
+(`genledger.fast.rawtext`), and a JSON string holding no `\\u` and no `\\/` escape is written
+exactly as orjson writes it (the other escapes have one spelling). Such a text is hashed from
+its bytes as they are; any other takes `escaped`, the definition both paths share. Why only
+the ends: collapsing whitespace inside a text costs a pass over it in Python (measured
+~40 % of a record's decode on the reference corpus, docs/performance.md), while the ends are
+read in constant time; answers that repeat differ at their ends (a trailing newline), rarely
+inside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import xxhash
+
+WHITESPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace, as bytes.strip() and str.isspace() agree
+# The escaped forms of the whitespace characters at a text's ends (vertical tab is `\u000b`,
+# which the raw-bytes path never meets: a `\u` escape sends a text to `escaped`).
+ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
+_hash = xxhash.xxh3_64_intdigest
+SIGN = 1 << 63
+
+
+def escaped(text: str) -> bytes:
+    """A text as orjson writes it inside a JSON string (no quotes)."""
+    return orjson.dumps(text)[1:-1]
+
+
+def part_text(value: Any) -> str | None:
+    """The text of one value on an answer path: a string as it is, a tool call (an object)
+    as its JSON with sorted keys; None for null."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def key_of_texts(texts: Iterable[str]) -> int | None:
+    """The key of an answer given as its parts' texts (the general path)."""
+    joined = " ".join(texts).strip(WHITESPACE)
+    return _signed(_hash(escaped(joined))) if joined else None
+
+
+def key_of_escaped(parts: list[bytes]) -> int | None:
+    """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
+    body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
+    return _signed(_hash(body)) if body else None
+
+
+def _strip_escaped(data: bytes) -> bytes:
+    """Escaped text less the escaped whitespace at its ends."""
+    start, end = 0, len(data)
+    while start < end:
+        if data[start] == 32:
+            start += 1
+        elif data[start] == 92 and data[start + 1 : start + 2] in (b"n", b"t", b"r", b"f"):
+            start += 2
+        else:
+            break
+    while end > start:
+        if data[end - 1] == 32:
+            end -= 1
+        elif data[end - 2 : end - 1] == b"\\" and data[end - 1 : end] in (b"n", b"t", b"r", b"f"):
+            # an escape only if the backslash is not itself escaped (an odd run of them)
+            run = len(data[start : end - 1]) - len(data[start : end - 1].rstrip(b"\\"))
+            if run % 2 == 0:
+                break
+            end -= 2
+        else:
+            break
+    return data[start:end] if start or end < len(data) else data
+
+
+def _signed(value: int) -> int:
+    """An unsigned 64-bit hash as the signed value an Int64 column holds."""
+    return value - (SIGN << 1) if value >= SIGN else value
