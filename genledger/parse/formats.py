@@ -84,10 +84,13 @@ def _valid_int(value: Any) -> int | None:
     return value if in_int64(value) else None
 
 
-def record_id(obj: dict[str, Any], decl: Declaration | None = None) -> str | None:
-    """The format's id, else `custom_id`, else `id`, else `meta_info.id` (non-empty strings
-    and ints only)."""
-    found = [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
+def record_id(
+    obj: dict[str, Any], decl: Declaration | None = None, formats: FormatSet = BUILT_IN_ONLY
+) -> str | None:
+    """The user's id path (`response_key`), else the format's id, else `custom_id`, else `id`,
+    else `meta_info.id` (non-empty strings and ints only)."""
+    found = [] if formats.id is None else [formats.id.first(obj)]
+    found += [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
     found += [obj.get(k) for k in ID_FALLBACK]
     found.append(dig(obj, "meta_info", "id"))
     for value in found:
@@ -240,7 +243,7 @@ def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> F
     finishes = _finishes(decl, body)
     counts = {column: _count(decl, column, body, floats) for column in OTHER_COUNTS}
     return RESPONSES.make(  # type: ignore[no-any-return]
-        record_id=record_id(obj, outer),
+        record_id=record_id(obj, outer, formats),
         format=None if outer is None else outer.name,
         count_type=None if raw is None else json_type(raw),
         completion_tokens=completion,
