@@ -61,27 +61,50 @@ def key_of_escaped(parts: list[bytes]) -> int | None:
 
 
 def _strip_escaped(data: bytes) -> bytes:
-    """Escaped text less the escaped whitespace at its ends."""
+    """Escaped text less the escaped whitespace at its ends (`\\n`, `\\t`, `\\r`,
+    `\\f`, orjson's `\\u000b` for a vertical tab, and spaces)."""
     start, end = 0, len(data)
     while start < end:
-        if data[start] == 32:
-            start += 1
-        elif data[start] == 92 and data[start + 1 : start + 2] in (b"n", b"t", b"r", b"f"):
-            start += 2
-        else:
+        size = _space_at(data, start)
+        if not size:
             break
+        start += size
     while end > start:
-        if data[end - 1] == 32:
-            end -= 1
-        elif data[end - 2 : end - 1] == b"\\" and data[end - 1 : end] in (b"n", b"t", b"r", b"f"):
-            # an escape only if the backslash is not itself escaped (an odd run of them)
-            run = len(data[start : end - 1]) - len(data[start : end - 1].rstrip(b"\\"))
-            if run % 2 == 0:
-                break
-            end -= 2
-        else:
+        size = _space_before(data, start, end)
+        if not size:
             break
+        end -= size
     return data[start:end] if start or end < len(data) else data
+
+
+def _space_at(data: bytes, at: int) -> int:
+    """The length of the escaped whitespace starting at `at` (0: none). Read from the
+    start, a backslash always begins an escape."""
+    if data[at] == 32:
+        return 1
+    if data[at] != 92:
+        return 0
+    if data[at + 1 : at + 2] in (b"n", b"t", b"r", b"f"):
+        return 2
+    return 6 if data[at + 1 : at + 6] == b"u000b" else 0
+
+
+def _space_before(data: bytes, start: int, end: int) -> int:
+    """The length of the escaped whitespace ending at `end` (0: none)."""
+    if data[end - 1] == 32:
+        return 1
+    for size, tail in ((2, (b"n", b"t", b"r", b"f")), (6, (b"u000b",))):
+        at = end - size
+        if at >= start and data[at] == 92 and data[at + 1 : end] in tail and _escapes(data, start, at):
+            return size
+    return 0
+
+
+def _escapes(data: bytes, start: int, at: int) -> bool:
+    """Whether the backslash at `at` begins an escape: the run of backslashes before it is
+    even (an odd run ends in an escaped backslash)."""
+    run = at - start - len(data[start:at].rstrip(b"\\"))
+    return run % 2 == 0
 
 
 def _signed(value: int) -> int:
