@@ -88,9 +88,7 @@ def _role_events(
             reasons = _reasons(block)
             names = [r.name for r in rules_for(role) if r.family == family]
             said = detail(names, block, settings)
-            yield family_result(
-                key, role, family, failures, spec.name, rows, reasons, items, said
-            )
+            yield family_result(key, role, family, failures, spec.name, rows, reasons, items, said)
 
 
 class _Settings:

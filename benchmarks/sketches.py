@@ -167,7 +167,9 @@ def main() -> None:
     pieces = np.array_split(values, args.parts)
     candidates: list[Candidate] = [Kll("ints"), Kll("floats"), FastDigest(), PyTDigest()]
     print(f"{args.n:,} output lengths, {args.parts} pieces, batches of {args.batch:,}")
-    header = "library | build ns/value | merge ms | bytes | rank err p50/p90/p99 (max %) | max exact"
+    header = (
+        "library | build ns/value | merge ms | bytes | rank err p50/p90/p99 (max %) | max exact"
+    )
     print(header)
     for c in candidates:
         try:

@@ -1,4 +1,4 @@
-"""`genledger` command line: collect, missing, monitor, demo. Imports stay lazy so start-up is cheap."""
+"""`genledger` command line: collect, missing, monitor, demo (imports stay lazy)."""
 
 from __future__ import annotations
 

@@ -160,7 +160,9 @@ class DemoWriter:
         if ds.truncate_every and late and index % ds.truncate_every == 0:
             return openai_chat(rid, prompt, 4096, self.rng, finish_reason="length")
         if ds.repeat_every and index % ds.repeat_every == ds.repeat_every - 1:
-            return openai_chat(rid, prompt, completion, self.rng, content="I cannot help with that.")
+            return openai_chat(
+                rid, prompt, completion, self.rng, content="I cannot help with that."
+            )
         return openai_chat(rid, prompt, completion, self.rng)
 
     def _append(self, ds: DemoDataset, count: int, torn: bool) -> int:

@@ -258,7 +258,8 @@ COUNTER_KEYS: tuple[str, ...] = tuple(
 IDS_KEY = "ids"
 # The id lists other than the record ids (`ids`), the fixed-size key lists, the summaries.
 LIST_KEYS: tuple[str, ...] = tuple(
-    k for k in dict.fromkeys([*(e.key for e in _all(Ids)), *(e.key for e in _given("ids"))])
+    k
+    for k in dict.fromkeys([*(e.key for e in _all(Ids)), *(e.key for e in _given("ids"))])
     if k != IDS_KEY
 )
 HASH_KEYS: tuple[str, ...] = tuple(e.key for e in _all(Hashes))
@@ -323,20 +324,17 @@ def account(role: str, params: Params = ()) -> Pass:
         lists = {e.key: IdList() for e in entries if isinstance(e, Ids) and e.key != IDS_KEY}
         hashes = {e.key: HashList() for e in entries if isinstance(e, Hashes)}
         values = {e.key: array("q") for e in entries if isinstance(e, Quantile)}
-        sinks = {IDS_KEY: ids.append, **{k: v.append for k, v in (lists | hashes).items()}}
+        sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.append}
+        sinks.update({k: v.append for k, v in (lists | hashes).items()})
         sinks.update({k: v.append for k, v in values.items()})
         sums, counters = run(rows, failures.add, names, sinks)
         ends = {e.key: read(rows) for e, read in trails}
-        return Accounted(
-            sums, counters, ids, failures.tallies(), lists, hashes, values, ends
-        )
+        return Accounted(sums, counters, ids, failures.tallies(), lists, hashes, values, ends)
 
     return one_pass
 
 
-def _trail_reader(
-    entry: Trail, names: tuple[str, ...], limit: int
-) -> Callable[[list[Any]], Ends]:
+def _trail_reader(entry: Trail, names: tuple[str, ...], limit: int) -> Callable[[list[Any]], Ends]:
     """The first and last `limit` rows `entry.when` holds for, as (flags, value, label),
     read from the ends of a pass's rows (not every row)."""
     when = condition_function(entry.when, names)

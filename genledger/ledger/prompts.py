@@ -137,7 +137,11 @@ def join(
         failed.update(tally.id_list("failed_ids").keys())
     if records and not seen:
         return Join(None, "no response record carries an id", [])
-    ids = [(i, line, rid) for i, t in enumerate(prompts) for line, rid in t.id_list("prompt_ids").encoded()]
+    ids = [
+        (i, line, rid)
+        for i, t in enumerate(prompts)
+        for line, rid in t.id_list("prompt_ids").encoded()
+    ]
     if records and not any(rid in seen for _, _, rid in ids):
         return Join(None, _no_match(ids, seen, wanted), [])
     answered = failed_n = 0

@@ -42,8 +42,10 @@ class Ends:
             return other
         head = (self.head + other.head)[: self.limit]
         last = (self.last + other.last)[-self.limit :]
-        whole = self.tail is None and other.tail is None and len(head) == len(self.head) + len(
-            other.head
+        whole = (
+            self.tail is None
+            and other.tail is None
+            and len(head) == len(self.head) + len(other.head)
         )
         return Ends(self.limit, head, None if whole else last)
 
@@ -104,7 +106,10 @@ def drift(first: dict[str, Any] | None, latest: dict[str, Any] | None) -> list[s
     if a and b is not None and abs(b - a) / a >= MEDIAN_MOVE:
         moved.append(f"median output {a:,} → {b:,} tokens")
     for reason in sorted(set(first["finish_reasons"]) | set(latest["finish_reasons"])):
-        was, now = first["finish_reasons"].get(reason, 0.0), latest["finish_reasons"].get(reason, 0.0)
+        was, now = (
+            first["finish_reasons"].get(reason, 0.0),
+            latest["finish_reasons"].get(reason, 0.0),
+        )
         if _share_moved(was, now):
             moved.append(f"finish {reason} {_pct(was)} → {_pct(now)}")
     return moved

@@ -95,7 +95,12 @@ def _space_before(data: bytes, start: int, end: int) -> int:
         return 1
     for size, tail in ((2, (b"n", b"t", b"r", b"f")), (6, (b"u000b",))):
         at = end - size
-        if at >= start and data[at] == 92 and data[at + 1 : end] in tail and _escapes(data, start, at):
+        if (
+            at >= start
+            and data[at] == 92
+            and data[at + 1 : end] in tail
+            and _escapes(data, start, at)
+        ):
             return size
     return 0
 

@@ -310,9 +310,7 @@ def _dataset_rules(
     return DatasetState(signature, failures, joined.block, joined.reason)
 
 
-def _join(
-    prompts: list[FileState], responses: list[FileState], prompt_key: str | None
-) -> Join:
+def _join(prompts: list[FileState], responses: list[FileState], prompt_key: str | None) -> Join:
     if any(f.error is not None for f in prompts):
         return Join(None, "a prompts file cannot be read", [])
     unreadable = [f.name for f in responses if f.error is not None]

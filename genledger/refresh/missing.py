@@ -9,7 +9,7 @@ order.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +24,8 @@ from genledger.tail.discovery import DataFile, Dataset, discover, form_of
 from genledger.tail.lines import is_blank
 from genledger.tail.parquet import ParquetShard
 from genledger.tail.reader import FileReader
-from genledger.tail.sealed import Inflater, StreamTail, lines_of
 from genledger.tail.roots import stream_source
+from genledger.tail.sealed import Inflater, StreamTail, lines_of
 
 READ_CHUNK = 1 << 20
 
@@ -92,7 +92,7 @@ def _join(ds: Dataset, config: Config) -> Join:
     return join(tallies["prompts"], tallies["responses"], reading.prompt_key)
 
 
-def _lines(prompts: list[DataFile], found: Join) -> list[bytes]:
+def _lines(prompts: Sequence[DataFile], found: Join) -> list[bytes]:
     wanted: dict[int, set[int]] = {}
     for index, line in found.rerun:
         wanted.setdefault(index, set()).add(line)

@@ -180,7 +180,9 @@ def _prompts(shard: ParquetShard, reading: Reading, groups: range | None) -> Fil
     tops = [m.decode().strip('"') for m in key.markers]
     columns = [c for c in shard.column_names if c in tops]
     if not columns:
-        return FileTally.of(prompt_lines=shard.rows_in(groups), prompts_without_id=shard.rows_in(groups))
+        return FileTally.of(
+            prompt_lines=shard.rows_in(groups), prompts_without_id=shard.rows_in(groups)
+        )
     found = PromptIds(key)
     for batch in shard.batches(columns, groups):
         for index, record in enumerate(batch.data.to_pylist(), start=batch.first):

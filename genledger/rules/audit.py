@@ -43,9 +43,7 @@ class Validation:
         return {rule: len(rows) for rule, rows in self.failing.items() if len(rows)}
 
 
-def validate(
-    table: Table, frame: pd.DataFrame, params: dict[str, Any] | None = None
-) -> Validation:
+def validate(table: Table, frame: pd.DataFrame, params: dict[str, Any] | None = None) -> Validation:
     """Validate `frame` (RangeIndex) lazily (`params` bound); schema errors other than rules
     raise."""
     try:

@@ -344,7 +344,7 @@ RULES: tuple[Rule, ...] = (
         "samples_fit_max_seq_len",
         "No sample has more tokens than `[tokenized] max_seq_len` (when it is set).",
         lambda r: f"{_value(r, 'n_tokens')} tokens, more than max_seq_len",
-        HAS_TOKENS & (N_TOKENS > param("max_seq_len")),
+        HAS_TOKENS & (param("max_seq_len") < N_TOKENS),
     ),
     Rule(
         "unreadable_files",

@@ -218,8 +218,7 @@ class Source:
         if expr.split is None:
             return f"({value}.__class__ is str and {value} in {name})"
         return (
-            f"({value}.__class__ is str and "
-            f"not {name}.isdisjoint({value}.split({expr.split!r})))"
+            f"({value}.__class__ is str and not {name}.isdisjoint({value}.split({expr.split!r})))"
         )
 
     def _compare(self, expr: Compare) -> str:

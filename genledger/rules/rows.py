@@ -111,8 +111,15 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
 class Keys(Protocol):
     """A file's answer keys with their lines (`genledger.ledger.hashlist.HashList`)."""
 
-    keys: Sequence[int]
-    lines: Sequence[int]
+    @property
+    def keys(self) -> Sequence[int]:
+        """The keys, in file order."""
+        ...
+
+    @property
+    def lines(self) -> Sequence[int]:
+        """Each key's line."""
+        ...
 
     def __len__(self) -> int: ...
 

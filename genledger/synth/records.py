@@ -141,9 +141,7 @@ def openai_batch(rid: str, prompt: int, completion: int, rng: Rng, **chat: Any) 
     }
 
 
-def tgi(
-    rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None
-) -> Record:
+def tgi(rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None) -> Record:
     """TGI /generate output with details (no ids)."""
     return {
         "generated_text": _own(text, " Paris is the capital.", rid),
@@ -204,9 +202,7 @@ def vllm(
             "outputs": outputs, "finished": True, "num_cached_tokens": 0}  # fmt: skip
 
 
-def derived(
-    rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None
-) -> Record:
+def derived(rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None) -> Record:
     """A vLLM-ish dump whose only count is `len(output_ids)`."""
     return {"request_id": rid, "text": _own(text, "...", rid), "output_ids": ids(rng, completion),
             "finish_reason": "length"}  # fmt: skip

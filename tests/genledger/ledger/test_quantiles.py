@@ -3,6 +3,7 @@ error (exactly, while the values are few), and small refreshes never load the li
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ def merged(values: list[int], cuts: list[int], compact: list[bool]) -> Quantiles
     """The values cut into parts (files, pieces, refreshes), some made sketches, added up."""
     bounds = sorted({0, len(values), *(c % (len(values) + 1) for c in cuts)})
     total = Quantiles()
-    for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for i, (a, b) in enumerate(itertools.pairwise(bounds)):
         part = Quantiles.of(values[a:b])
         if compact[i % len(compact)]:
             part = part.compacted()

@@ -3,6 +3,8 @@ first window freezes once full, and drift names what moved from what to what."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,7 +22,7 @@ def ends_of(items: list, limit: int) -> Ends:
 def test_ends_merged_in_order_equal_the_ends_of_the_whole(items, cuts, limit) -> None:
     bounds = sorted({0, len(items), *(c % (len(items) + 1) for c in cuts)})
     total = Ends(limit)
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         total = total + ends_of(items[a:b], limit)
     whole = ends_of(items, limit)
     assert total.head == whole.head and total.last == whole.last
@@ -48,7 +50,8 @@ def block(truncated: int, n: int = 100, median: int = 500) -> dict:
 
 def test_a_share_that_doubles_and_rises_five_points_is_drift() -> None:
     assert drift(block(2), block(31)) == [
-        "truncated share 2.0% → 31.0%", "finish length 2.0% → 31.0%"
+        "truncated share 2.0% → 31.0%",
+        "finish length 2.0% → 31.0%",
     ]
 
 

@@ -51,7 +51,9 @@ def test_truncation_counts_every_formats_limit_and_warns_only_above_the_share(
 POOL = st.sampled_from(["4", "four", " 4\n", "5", "It is 4.", "4 "])
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.tuples(POOL, st.booleans()), min_size=1, max_size=30), st.integers(1, 4))
 def test_duplicate_answers_counted_incrementally_equal_a_full_scan(
     tmp_path_factory: Any, answers: list[tuple[str, bool]], refreshes: int
