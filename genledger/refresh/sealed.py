@@ -184,9 +184,14 @@ def _prompts(shard: ParquetShard, reading: Reading, groups: range | None) -> Fil
             prompt_lines=shard.rows_in(groups), prompts_without_id=shard.rows_in(groups)
         )
     found = PromptIds(key)
-    for batch in shard.batches(columns, groups):
-        for index, record in enumerate(batch.data.to_pylist(), start=batch.first):
-            found.add(index + 1, key.of(record))
+    try:
+        for batch in shard.batches(columns, groups):
+            for index, record in enumerate(batch.data.to_pylist(), start=batch.first):
+                found.add(index + 1, key.of(record))
+    except CorruptRowGroup:
+        # rows whose ids cannot be read are prompts without an id: the join says so
+        rows = shard.rows_in(groups)
+        return FileTally.of(prompt_lines=rows, prompts_without_id=rows)
     return found.tally()
 
 
