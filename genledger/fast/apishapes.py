@@ -183,7 +183,7 @@ class Responses(_Shape):
             None,
             self.output is not None and not visible,  # the answer's place is `output`
             # the answer paths in order: output[].content[].text, .refusal, output[].arguments
-            answer_key(*texts, *refusals, *arguments),
+            answer_key(plain, *texts, *refusals, *arguments),
         )
 
 
@@ -271,7 +271,7 @@ class Anthropic(_Shape):
             usage.cache_creation_input_tokens,
             self.stop_reason,
             self.content is not None and not visible,
-            answer_key(*texts),
+            answer_key(plain, *texts),
         )
 
 
@@ -378,7 +378,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         finish,
         None,
         record.candidates is not None and not visible,
-        answer_key(*texts),
+        answer_key(plain, *texts),
     )
 
 
@@ -531,7 +531,7 @@ class Cohere(_Shape):
             self.finish_reason,
             None,
             message is not None and not visible,
-            answer_key(*texts),
+            answer_key(plain, *texts),
         )
 
 
@@ -595,7 +595,7 @@ class VLLM(_Shape):
             finishes[0] if finishes else None,
             FINISH_SEPARATOR.join(finishes[1:]) or None,
             not visible,
-            answer_key(*(output.text for output in self.outputs)),
+            answer_key(plain, *(output.text for output in self.outputs)),
         )
 
 

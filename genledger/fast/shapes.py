@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
 from genledger.parse.answer import escaped, key_of_escaped
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
@@ -136,20 +137,25 @@ def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
     return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
 
 
-def _escaped_text(raw: msgspec.Raw) -> bytes | None:
+def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
     """A checked text's bytes as orjson escapes them (None: absent or null). Without a `\\u`
-    or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer)."""
+    or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer);
+    `spelled`: the read holds neither (`rawtext.SPELLED`), so no text is searched."""
     if not raw or memoryview(raw)[0] != QUOTE:
         return None
+    if spelled:
+        return memoryview(raw)[1:-1]
     data = bytes(raw)
     if b"\\u" in data or b"\\/" in data:
         return escaped(_STRING.decode(data))
     return data[1:-1]
 
 
-def answer_key(*texts: msgspec.Raw) -> int | None:
-    """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order."""
-    parts = [part for part in map(_escaped_text, texts) if part is not None]
+def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:
+    """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order, of a
+    line `plain_line` said `plain` of."""
+    spelled = plain == SPELLED
+    parts = [part for text in texts if (part := _escaped_text(text, spelled)) is not None]
     return key_of_escaped(parts) if parts else None
 
 
@@ -206,7 +212,7 @@ class SGLang(_Shape):
         return _SGLANG(
             meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
             meta.cached_tokens, finish, _ids_len(self.output_ids),
-            _raw_text_empty(self.text, plain), answer_key(self.text),
+            _raw_text_empty(self.text, plain), answer_key(plain, self.text),
         )  # fmt: skip
 
 
@@ -249,7 +255,7 @@ class Flat(_Shape):
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
         return _FLAT(
-            self.id or None, fmt, count, prompt, finish, output_len, empty, answer_key(self.text)
+            self.id or None, fmt, count, prompt, finish, output_len, empty, answer_key(plain, self.text)
         )
 
 
@@ -356,18 +362,18 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     return _CHAT(
         record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
         None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
-        first, more, _chat_answer(chat.choices),
+        first, more, _chat_answer(chat.choices, plain),
     )  # fmt: skip
 
 
-def _chat_answer(choices: list[_Choice]) -> int | None:
+def _chat_answer(choices: list[_Choice], plain: int) -> int | None:
     """The answer key of checked choices: every content, then every refusal (the answer
     paths' order: `choices[].message.content`, ..., `choices[].message.refusal`)."""
     if len(choices) == 1:
         message = choices[0].message
-        return answer_key(message.content, message.refusal)
+        return answer_key(plain, message.content, message.refusal)
     contents = [c.message.content for c in choices]
-    return answer_key(*contents, *(c.message.refusal for c in choices))
+    return answer_key(plain, *contents, *(c.message.refusal for c in choices))
 
 
 class _BatchResponse(_Shape):
@@ -446,7 +452,7 @@ class TGI(_Shape):
             details.input_length,
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
-            answer_key(self.generated_text),
+            answer_key(plain, self.generated_text),
         )
 
 

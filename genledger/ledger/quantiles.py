@@ -7,8 +7,8 @@ it saw, serialises to ~5 kB at a million values and merges in microseconds.
 
 Importing `datasketches` loads numpy (~0.1 s): more than a small refresh costs in all. So a
 `Quantiles` keeps up to `PENDING_MAX` values exactly (`pending`) and its sketches serialised
-(`parts`); values become a sketch, and parts one sketch, only where numpy is loaded anyway
-(a big scan) or when there are too many to keep. Quantiles are read from the parts'
+(`parts`); values become a sketch, and parts one sketch, only when there are too many to
+keep (a big scan, which has loaded numpy anyway). Quantiles are read from the parts'
 serialised items (the library's documented format: the items of level `i` weigh `2**i`)
 plus the pending values, without the library: a weighted union of sketches is within the
 largest of their rank errors, and pending values add none.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import struct
-import sys
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,11 +37,6 @@ def _library() -> Any:
     import datasketches
 
     return datasketches
-
-
-def cheap() -> bool:
-    """The library costs nothing more to use: numpy is loaded already."""
-    return "numpy" in sys.modules
 
 
 @dataclass(eq=False)
@@ -70,8 +64,9 @@ class Quantiles:
         return Quantiles(self.parts + other.parts, self.pending + other.pending)._settled()
 
     def _settled(self) -> Quantiles:
-        many = len(self.pending) > PENDING_MAX or len(self.parts) > PARTS_MAX
-        if many or (cheap() and (len(self.parts) > 1 or len(self.pending) > K)):
+        # Exact while few (a small file's summary equals a full scan's, bit for bit); a
+        # sketch once there are many values or parts (a big scan: numpy is loaded by then).
+        if len(self.pending) > PENDING_MAX or len(self.parts) > PARTS_MAX:
             return self.compacted()
         return self
 

@@ -31,6 +31,7 @@ WHITESPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace, as bytes.strip() and str.iss
 ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
 _hash = xxhash.xxh3_64_intdigest
 SIGN = 1 << 63
+Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
 
 
 def escaped(text: str) -> bytes:
@@ -54,13 +55,13 @@ def key_of_texts(texts: Iterable[str]) -> int | None:
     return _signed(_hash(escaped(joined))) if joined else None
 
 
-def key_of_escaped(parts: list[bytes]) -> int | None:
+def key_of_escaped(parts: list[Buffer]) -> int | None:
     """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
     body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
     return _signed(_hash(body)) if body else None
 
 
-def _strip_escaped(data: bytes) -> bytes:
+def _strip_escaped(data: Buffer) -> Buffer:
     """Escaped text less the escaped whitespace at its ends (`\\n`, `\\t`, `\\r`,
     `\\f`, orjson's `\\u000b` for a vertical tab, and spaces)."""
     start, end = 0, len(data)
@@ -77,7 +78,7 @@ def _strip_escaped(data: bytes) -> bytes:
     return data[start:end] if start or end < len(data) else data
 
 
-def _space_at(data: bytes, at: int) -> int:
+def _space_at(data: Buffer, at: int) -> int:
     """The length of the escaped whitespace starting at `at` (0: none). Read from the
     start, a backslash always begins an escape."""
     if data[at] == 32:
@@ -89,7 +90,7 @@ def _space_at(data: bytes, at: int) -> int:
     return 6 if data[at + 1 : at + 6] == b"u000b" else 0
 
 
-def _space_before(data: bytes, start: int, end: int) -> int:
+def _space_before(data: Buffer, start: int, end: int) -> int:
     """The length of the escaped whitespace ending at `end` (0: none)."""
     if data[end - 1] == 32:
         return 1
@@ -105,11 +106,13 @@ def _space_before(data: bytes, start: int, end: int) -> int:
     return 0
 
 
-def _escapes(data: bytes, start: int, at: int) -> bool:
+def _escapes(data: Buffer, start: int, at: int) -> bool:
     """Whether the backslash at `at` begins an escape: the run of backslashes before it is
     even (an odd run ends in an escaped backslash)."""
-    run = at - start - len(data[start:at].rstrip(b"\\"))
-    return run % 2 == 0
+    before = at
+    while before > start and data[before - 1] == 92:
+        before -= 1
+    return (at - before) % 2 == 0
 
 
 def _signed(value: int) -> int:

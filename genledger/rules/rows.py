@@ -147,16 +147,17 @@ def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
     if not count:
         return {}
     examples = [
-        {"file": name, "line": line, "reason": _first_seen(listed, key)}
+        {"file": name, "line": line, "reason": _first_seen(listed, key, name)}
         for name, line, key in first
     ]
     return {"duplicate_outputs": RuleTally(count, examples)}
 
 
-def _first_seen(files: list[tuple[str, Keys]], key: int) -> str:
+def _first_seen(files: list[tuple[str, Keys]], key: int, name: str) -> str:
     for where, found in files:
         if key in found.keys:  # a C search of the array
-            return f"the same answer as {where} line {found.lines[found.keys.index(key)]}"
+            line = found.lines[found.keys.index(key)]
+            return f"the same answer as line {line}" + ("" if where == name else f" of {where}")
     return "the same answer as an earlier record"
 
 

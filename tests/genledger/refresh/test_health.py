@@ -85,7 +85,7 @@ def test_repeated_answers_warn_above_the_share_and_name_where_first_seen(tmp_pat
     assert block["health"]["duplicate_outputs"] == 9 and block["health"]["answers"] == 100
     failure = next(f for f in block["quality"]["failures"] if f["check"] == "duplicate_outputs")
     assert failure["examples"][0]["line"] == 11
-    assert failure["examples"][0]["reason"] == "the same answer as raw_responses.jsonl line 1"
+    assert failure["examples"][0]["reason"] == "the same answer as line 1"
 
 
 def test_drift_names_what_moved_once_both_windows_are_full(tmp_path: Path) -> None:

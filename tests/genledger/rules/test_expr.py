@@ -149,6 +149,7 @@ def test_every_rule_but_the_duplicates_and_drift_has_one_condition() -> None:
     ]
 
 
+@settings(deadline=None)
 @given(st.lists(st.one_of(st.none(), st.integers(0, 5)), max_size=8), st.integers(0, 5))
 def test_a_parameter_reads_like_a_column_and_unset_compares_false(
     values: list[int | None], limit: int
