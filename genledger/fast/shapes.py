@@ -21,7 +21,7 @@ import msgspec
 
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
-from genledger.parse.answer import escaped, key_of_escaped
+from genledger.parse.answer import escaped, key_of_escaped, key_of_spelled
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 
@@ -151,10 +151,21 @@ def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
     return data[1:-1]
 
 
+def text_key(plain: int, raw: msgspec.Raw) -> int | None:
+    """`answer_key` of one checked text (the usual answer), with as few steps as may be."""
+    if plain == SPELLED:
+        return key_of_spelled(raw) if raw and memoryview(raw)[0] == QUOTE else None
+    return answer_key(plain, raw)
+
+
 def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:
     """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order, of a
     line `plain_line` said `plain` of."""
     spelled = plain == SPELLED
+    if spelled:
+        strings = [raw for raw in texts if raw and memoryview(raw)[0] == QUOTE]
+        if len(strings) == 1:  # the usual answer: one text, hashed in place
+            return key_of_spelled(strings[0])
     parts = [part for text in texts if (part := _escaped_text(text, spelled)) is not None]
     return key_of_escaped(parts) if parts else None
 
@@ -212,7 +223,7 @@ class SGLang(_Shape):
         return _SGLANG(
             meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
             meta.cached_tokens, finish, _ids_len(self.output_ids),
-            _raw_text_empty(self.text, plain), answer_key(plain, self.text),
+            _raw_text_empty(self.text, plain), text_key(plain, self.text),
         )  # fmt: skip
 
 
@@ -255,7 +266,14 @@ class Flat(_Shape):
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
         return _FLAT(
-            self.id or None, fmt, count, prompt, finish, output_len, empty, answer_key(plain, self.text)
+            self.id or None,
+            fmt,
+            count,
+            prompt,
+            finish,
+            output_len,
+            empty,
+            text_key(plain, self.text),
         )
 
 
@@ -371,7 +389,10 @@ def _chat_answer(choices: list[_Choice], plain: int) -> int | None:
     paths' order: `choices[].message.content`, ..., `choices[].message.refusal`)."""
     if len(choices) == 1:
         message = choices[0].message
-        return answer_key(plain, message.content, message.refusal)
+        refusal = message.refusal
+        if not refusal or memoryview(refusal)[0] == NULL_N:
+            return text_key(plain, message.content)
+        return answer_key(plain, message.content, refusal)
     contents = [c.message.content for c in choices]
     return answer_key(plain, *contents, *(c.message.refusal for c in choices))
 
@@ -452,7 +473,7 @@ class TGI(_Shape):
             details.input_length,
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
-            answer_key(plain, self.generated_text),
+            text_key(plain, self.generated_text),
         )
 
 

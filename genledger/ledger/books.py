@@ -194,8 +194,8 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("finish_reasons", "finish_reason", RECORD, stat="finish_reasons"),
         Tally("finish_reasons", "more_finishes", RECORD, split=FINISH_SEPARATOR),
         Ids("ids", "record_id", RECORD),
-        # run health (docs/design.md §11): kept apart from the v1/v2 stats (`ledger.health`)
-        Count("truncated", RECORD & TRUNCATED),
+        # run health (docs/design.md §11; `ledger.health`): the truncated records are the rows
+        # of the rule `truncated_outputs`, counted once
         Quantile("output_tokens", "completion_tokens", RECORD & COUNTED),
         Hashes("answers", "answer_hash", RECORD & ~FAILED),
         Ids("failed_ids", "record_id", RECORD & FAILED),
@@ -395,31 +395,38 @@ class _Writer:
             body.append(f"            out.append({rule.name!r})")
         body.append("        if out:")
         body.append("            add(v, out, names)")
+        # Entries under the same condition share one test a row (in books order within it).
+        groups: dict[str, tuple[str, list[str]]] = {}
         for entry in entries:
-            body += ["        " + line for line in self.entry(entry)]
+            key = repr(entry.when)
+            if key not in groups:
+                groups[key] = (self.source.condition(entry.when), [])
+            groups[key][1].extend(self.entry(entry))
+        for when, lines in groups.values():
+            body.append(f"        if {when}:")
+            body += ["            " + line for line in lines]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
         counters = ", ".join(f"{key!r}: c{i}" for i, key in enumerate(self.counters))
         body.append(f"    return {{{sums}}}, {{{counters}}}")
         return body
 
     def entry(self, entry: Any) -> list[str]:
-        """The source lines of one entry, run for each row."""
-        when = self.source.condition(entry.when)
+        """The source lines of one entry, run for each row its condition holds for."""
         if isinstance(entry, Count):
-            return [f"if {when}:", f"    s{self.sums.index(entry.key)} += 1"]
+            return [f"s{self.sums.index(entry.key)} += 1"]
         value = self.source.value(col(entry.column))
         if isinstance(entry, Sum):
-            lines = [f"if {when}:", f"    s{self.sums.index(entry.key)} += {value}"]
+            lines = [f"s{self.sums.index(entry.key)} += {value}"]
             if entry.known is not None:
-                lines.append(f"    s{self.sums.index(entry.known)} += 1")
+                lines.append(f"s{self.sums.index(entry.known)} += 1")
             return lines
         if isinstance(entry, Ids | Hashes):
             line, sink = self.source.value(col("line")), f"a{self.sinks.index(entry.key)}"
-            return [f"if {when} and {value} is not None:", f"    {sink}({line}, {value})"]
+            return [f"if {value} is not None:", f"    {sink}({line}, {value})"]
         if isinstance(entry, Quantile):
-            return [f"if {when}:", f"    a{self.sinks.index(entry.key)}({value})"]
+            return [f"a{self.sinks.index(entry.key)}({value})"]
         counter = f"c{self.counters.index(entry.key)}"
-        return [f"if {when}:", *("    " + line for line in self._tally(entry, value, counter))]
+        return list(self._tally(entry, value, counter))
 
     def _tally(self, entry: Tally, value: str, counter: str) -> list[str]:
         if entry.label is not None:

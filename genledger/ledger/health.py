@@ -37,12 +37,13 @@ def health_block(
 ) -> dict[str, Any]:
     """A dataset's `health` (its summed tally, its windows, its raw dataset failures)."""
     duplicates = failures.get("duplicate_outputs", RuleTally()).count
+    truncated = failures.get("truncated_outputs", RuleTally()).count  # before it is weighed
     quantiles = tally.quantiles.get("output_tokens", Quantiles())
     first = window_block(windows.first) if windows is not None else None
     latest = window_block(windows.latest) if windows is not None else None
     return {
-        "truncated": tally["truncated"],
-        "truncated_share": _share(tally["truncated"], tally["records"]),
+        "truncated": truncated,
+        "truncated_share": _share(truncated, tally["records"]),
         "output_tokens": quantiles.summary(),
         "answers": answers(tally),
         "duplicate_outputs": duplicates,

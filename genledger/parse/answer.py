@@ -30,7 +30,7 @@ WHITESPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace, as bytes.strip() and str.iss
 # which the raw-bytes path never meets: a `\u` escape sends a text to `escaped`).
 ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
 _hash = xxhash.xxh3_64_intdigest
-SIGN = 1 << 63
+SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
 Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
 
 
@@ -52,13 +52,25 @@ def part_text(value: Any) -> str | None:
 def key_of_texts(texts: Iterable[str]) -> int | None:
     """The key of an answer given as its parts' texts (the general path)."""
     joined = " ".join(texts).strip(WHITESPACE)
-    return _signed(_hash(escaped(joined))) if joined else None
+    return _hash(escaped(joined)) - SIGN if joined else None
 
 
 def key_of_escaped(parts: list[Buffer]) -> int | None:
     """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
     body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
-    return _signed(_hash(body)) if body else None
+    return _hash(body) - SIGN if body else None
+
+
+def key_of_spelled(raw: Buffer) -> int | None:
+    """The key of an answer of one JSON string (with its quotes) spelled as orjson spells
+    it: most answers neither start nor end with whitespace, so they are hashed in place."""
+    view = memoryview(raw)
+    size = len(view)
+    if size > 3:
+        first, last = view[1], view[-2]
+        if first != 32 and first != 92 and last != 32 and view[-3] != 92:
+            return _hash(view[1:-1]) - SIGN  # nothing to strip at either end
+    return key_of_escaped([view[1:-1]])
 
 
 def _strip_escaped(data: Buffer) -> Buffer:
@@ -113,8 +125,3 @@ def _escapes(data: Buffer, start: int, at: int) -> bool:
     while before > start and data[before - 1] == 92:
         before -= 1
     return (at - before) % 2 == 0
-
-
-def _signed(value: int) -> int:
-    """An unsigned 64-bit hash as the signed value an Int64 column holds."""
-    return value - (SIGN << 1) if value >= SIGN else value
