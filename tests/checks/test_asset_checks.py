@@ -103,9 +103,7 @@ def test_the_weighed_health_rules_take_the_stats_blocks_verdict() -> None:
     record = DatasetRecord(
         "ds",
         "/r",
-        {
-            "raw_responses.jsonl": FileState("ds", "raw_responses.jsonl", "responses", tally=raw)
-        },  # fmt: skip
+        {"raw_responses.jsonl": FileState("ds", "raw_responses.jsonl", "responses", tally=raw)},
     )
     under = {"quality": {"failures": []}}
     assert "truncated_outputs" not in role_failures(record, "responses", under)

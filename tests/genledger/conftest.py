@@ -53,7 +53,7 @@ def comparable(stats: dict[str, Any]) -> dict[str, Any]:
     out["totals"].pop("rate", None)
     for block in out["datasets"].values():
         block.pop("rate", None)
-        _windowless(block)
+        windowless(block)
         for entry in block["files"].values():
             for key in VOLATILE_FILE:
                 entry.pop(key, None)
@@ -66,7 +66,7 @@ def comparable(stats: dict[str, Any]) -> dict[str, Any]:
 WINDOWED = ("first_window", "latest_window", "drift")
 
 
-def _windowless(block: dict[str, Any]) -> None:
+def windowless(block: dict[str, Any]) -> None:
     for key in WINDOWED:
         block.get("health", {}).pop(key, None)
     quality = block.get("quality", {})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from genledger.config import Config, load_config
+from genledger.config import Config, HealthSettings, load_config
 from genledger.demo.run import (
     DemoPaths,
     dagster_env,
@@ -20,7 +20,6 @@ from genledger.demo.run import (
     stop_group,
 )
 from genledger.demo.workspace import find_workspace
-from genledger.config import HealthSettings
 from genledger.demo.writer import DemoWriter, demo_plan, prompt_count
 from genledger.refresh.collect import refresh
 from genledger.tail.discovery import discover
