@@ -21,7 +21,8 @@ import msgspec
 
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
-from genledger.parse.answer import escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import hash64 as _hash
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 
@@ -104,7 +105,7 @@ def _ids_len(raw: msgspec.Raw) -> int | None:
 
 
 _STRING = msgspec.json.Decoder(str)
-QUOTE, NULL_N = ord('"'), ord("n")
+QUOTE, NULL_N, SPACE, BACKSLASH = ord('"'), ord("n"), ord(" "), ord("\\")
 
 
 def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
@@ -152,10 +153,18 @@ def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
 
 
 def text_key(plain: int, raw: msgspec.Raw) -> int | None:
-    """`answer_key` of one checked text (the usual answer), with as few steps as may be."""
-    if plain == SPELLED:
-        return key_of_spelled(raw) if raw and memoryview(raw)[0] == QUOTE else None
-    return answer_key(plain, raw)
+    """`answer_key` of one checked text (the usual answer), with as few steps as may be: a
+    string of a spelled read with nothing to strip at its ends is hashed in place."""
+    if plain != SPELLED or not raw:
+        return answer_key(plain, raw)
+    view = memoryview(raw)
+    if view[0] != QUOTE:
+        return None  # null
+    if len(view) > 3:
+        first, last = view[1], view[-2]
+        if first != SPACE and first != BACKSLASH and last != SPACE and view[-3] != BACKSLASH:
+            return _hash(view[1:-1]) - SIGN
+    return key_of_spelled(view)
 
 
 def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:

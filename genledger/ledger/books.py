@@ -325,7 +325,8 @@ def account(role: str, params: Params = ()) -> Pass:
         hashes = {e.key: HashList() for e in entries if isinstance(e, Hashes)}
         values = {e.key: array("q") for e in entries if isinstance(e, Quantile)}
         sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.append}
-        sinks.update({k: v.append for k, v in (lists | hashes).items()})
+        sinks.update({k: v.append for k, v in lists.items()})
+        sinks.update({k: v.sink() for k, v in hashes.items()})
         sinks.update({k: v.append for k, v in values.items()})
         sums, counters = run(rows, failures.add, names, sinks)
         ends = {e.key: read(rows) for e, read in trails}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 BYTES_PER_RECORD = 16
@@ -28,6 +28,16 @@ class HashList:
         """One more key, found on `line`."""
         self.keys.append(key)
         self.lines.append(line)
+
+    def sink(self) -> Callable[[int, int], None]:
+        """`append` with the arrays' own appends bound (the books' pass calls it a record)."""
+        keys, lines = self.keys.append, self.lines.append
+
+        def add(line: int, key: int) -> None:
+            keys(key)
+            lines(line)
+
+        return add
 
     def __len__(self) -> int:
         return len(self.keys)

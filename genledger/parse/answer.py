@@ -29,7 +29,7 @@ WHITESPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace, as bytes.strip() and str.iss
 # The escaped forms of the whitespace characters at a text's ends (vertical tab is `\u000b`,
 # which the raw-bytes path never meets: a `\u` escape sends a text to `escaped`).
 ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
-_hash = xxhash.xxh3_64_intdigest
+hash64 = _hash = xxhash.xxh3_64_intdigest  # the typed decoders hash in place too
 SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
 Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
 
