@@ -333,9 +333,10 @@ RULES: tuple[Rule, ...] = (
         Severity.WARN,
         (Table.TOKENIZED,),
         "prompts_masked",
-        "A sample's loss_mask is not all 1 (an all-ones mask trains on the prompt too).",
+        "A sample's loss_mask is not all 1 (an all-ones mask trains on the prompt too; a "
+        "mask of another length is loss_mask_mismatch).",
         lambda r: f"loss_mask is 1 on all {_value(r, 'loss_len')} tokens: the prompt is trained on",
-        HAS_MASK & (col("loss_len") > 0) & (col("loss_sum") == col("loss_len")),
+        HAS_MASK & (N_TOKENS > 0) & (col("loss_len") == N_TOKENS) & (col("loss_sum") == N_TOKENS),
     ),
     Rule(
         "over_length",
