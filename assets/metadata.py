@@ -74,13 +74,45 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             "failed_requests": block["quality"].get("failed_requests"),
             "empty_outputs": block["quality"].get("empty_outputs"),
             "usage_inconsistent": block["quality"].get("usage_inconsistent"),
+            **health_numbers(block),
         }
     return {
         "records": block["n_tokenized"],
         "total_tokens": block["total_tokens"],
         "avg_tokens": block["avg_tokens"],
         "total_loss_tokens": block["total_loss_tokens"],
+        "supervised_share": block.get("supervised_share"),
+        "prompt_not_masked": block["quality"].get("prompt_not_masked"),
+        "over_length": block["quality"].get("over_length"),
     }
+
+
+WINDOW_NUMBERS = ("truncated_share", "empty_share", "failed_share", "refusal_share",
+                  "median_output_tokens")  # fmt: skip
+
+
+def health_numbers(block: dict[str, Any]) -> dict[str, float | None]:
+    """Run health as numbers the UI plots over materializations: truncation, output-length
+    quantiles, duplicates, each share of the first and the latest window (drift), and the
+    prompts still to run (docs/stats-json.md)."""
+    health = block.get("health") or {}
+    quantiles = health.get("output_tokens") or {}
+    numbers: dict[str, float | None] = {
+        "truncated": health.get("truncated"),
+        "truncated_share": health.get("truncated_share"),
+        "duplicate_outputs": health.get("duplicate_outputs"),
+        "duplicate_share": health.get("duplicate_share"),
+        **{f"output_tokens_{q}": quantiles.get(q) for q in ("p50", "p90", "p99", "max")},
+    }
+    for side in ("first", "latest"):
+        window = health.get(f"{side}_window") or {}
+        for name in WINDOW_NUMBERS:
+            numbers[f"{side}_window/{name}"] = window.get(name)
+    numbers["drift_moves"] = len(health.get("drift") or [])
+    prompts = block.get("prompts") or {}
+    for name in ("answered", "failed", "missing"):
+        numbers[f"prompts_{name}"] = prompts.get(name)
+    return numbers
 
 
 COMPRESSION = {"gzip": "gzip", "zstd": "zstd"}
@@ -164,4 +196,8 @@ def cost_metadata(block: dict[str, Any]) -> dict[str, Any]:
                 metadata[f"cost/{name}"] = number
     if block.get("prices"):
         metadata["prices"] = dg.MetadataValue.json(block["prices"])
+        drift = (block.get("health") or {}).get("drift")
+        metadata["drift"] = dg.MetadataValue.md("\n".join(f"- {d}" for d in drift or []) or "none")
+        if block.get("prompts_unjoinable"):
+            metadata["prompts_unjoinable"] = block["prompts_unjoinable"]
     return metadata

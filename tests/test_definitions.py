@@ -25,6 +25,9 @@ RESPONSE_CHECKS = [
     "files_recognised",
     "json_lines_parse",
     "no_think_tag_leaks",
+    "outputs_not_drifting",
+    "outputs_not_repeated",
+    "outputs_not_truncated",
     "record_ids_unique",
     "requests_succeeded",
     "responses_have_nonzero_token_counts",
@@ -39,6 +42,8 @@ TOKENIZED_CHECKS = [
     "files_recognised",
     "json_lines_parse",
     "loss_masks_match_input_ids",
+    "prompts_masked",
+    "samples_fit_max_seq_len",
     "samples_have_trainable_tokens",
     "tokenized_rows_have_tokens",
 ]

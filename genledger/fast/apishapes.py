@@ -31,6 +31,7 @@ from genledger.fast.shapes import (
     _Shape,
     _shows_text,
     _think_close_in,
+    answer_key,
 )
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
@@ -74,13 +75,14 @@ def _completion(value: int | None) -> int:
 # these formats declares `messages`).
 _facts = RESPONSES.positional(
     "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
-    "n_samples", "finish_reason", "more_finishes", "empty_output", count_type="int",
+    "n_samples", "finish_reason", "more_finishes", "empty_output", "answer_hash",
+    count_type="int",
 )  # fmt: skip
 # Formats that name their model (and their time): the same facts and those.
 _named_facts = RESPONSES.positional(
     "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
     "n_samples", "finish_reason", "more_finishes", "empty_output", "model", "created",
-    count_type="int",
+    "answer_hash", count_type="int",
 )  # fmt: skip
 
 
@@ -164,12 +166,16 @@ class Responses(_Shape):
             raise Unusual  # a failure rule: `status=failed`
         _texts(plain, self.instructions)
         visible = False
+        texts, refusals, arguments = [], [], []
         for item in self.output or ():
             _texts(plain, item.arguments)
             visible = visible or _shows_text(item.arguments)  # output[].arguments
+            arguments.append(item.arguments)
             for part in item.content or ():
                 _texts(plain, part.text, part.refusal)
                 visible = visible or _shows_text(part.text) or _shows_text(part.refusal)
+                texts.append(part.text)
+                refusals.append(part.refusal)
             for summary in item.summary or ():
                 _texts(plain, summary.text)
         usage = self.usage
@@ -192,6 +198,8 @@ class Responses(_Shape):
             self.output is not None and not visible,  # the answer's place is `output`
             text_value(self.model),
             time_value(self.created_at),
+            # the answer paths in order: output[].content[].text, .refusal, output[].arguments
+            answer_key(plain, *texts, *refusals, *arguments),
         )
 
 
@@ -231,7 +239,7 @@ class _AUsage(_Shape):
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
 _ANTHROPIC = RESPONSES.positional(
     "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "finish_reason",
-    "empty_output", "model", count_type="int", n_samples=1,
+    "empty_output", "model", "answer_hash", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -263,6 +271,7 @@ class Anthropic(_Shape):
         for part in self.content or ():
             _texts(plain, part.text, part.thinking)
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
+        texts = [part.text for part in self.content or ()]
         usage = self.usage
         details = usage.output_tokens_details
         read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
@@ -282,6 +291,7 @@ class Anthropic(_Shape):
             self.stop_reason,
             self.content is not None and not visible,
             text_value(self.model),
+            answer_key(plain, *texts),
         )
 
 
@@ -382,7 +392,7 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish, contents = False, None, False
+    visible, finish, contents, texts = False, None, False, []
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
@@ -392,6 +402,8 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             _texts(plain, part.text)
             # parts[].text; a `"thought": true` part is reasoning, no answer
             visible = visible or (part.thought is not True and _shows_text(part.text))
+            if part.thought is not True:
+                texts.append(part.text)
     if finish is None and contents:
         raise Unusual  # a streamed chunk before the last: a fragment
     usage = record.usage_metadata
@@ -417,6 +429,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         record.candidates is not None and not visible,
         text_value(record.model_version),
         time_value(record.create_time),
+        answer_key(plain, *texts),
     )
 
 
@@ -584,13 +597,14 @@ class Cohere(_Shape):
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
-        visible = False
+        visible, texts = False, []
         message = self.message
         if message is not None:
             _texts(plain, message.tool_plan)
             for part in message.content or ():
                 _texts(plain, part.text, part.thinking)
                 visible = visible or _shows_text(part.text)  # message.content[].text
+                texts.append(part.text)
         tokens = self.usage.tokens
         cached = _float_count(self.usage.cached_tokens)
         return _facts(
@@ -611,6 +625,7 @@ class Cohere(_Shape):
             self.finish_reason,
             None,
             message is not None and not visible,
+            answer_key(plain, *texts),
         )
 
 
@@ -675,6 +690,7 @@ class VLLM(_Shape):
             finishes[0] if finishes else None,
             FINISH_SEPARATOR.join(finishes[1:]) or None,
             not visible,
+            answer_key(plain, *(output.text for output in self.outputs)),
         )
 
 

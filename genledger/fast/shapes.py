@@ -19,7 +19,10 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
+from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import hash64 as _hash
 from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
@@ -110,7 +113,7 @@ def _ids_len(raw: msgspec.Raw) -> int | None:
 
 
 _STRING = msgspec.json.Decoder(str)
-QUOTE, NULL_N = ord('"'), ord("n")
+QUOTE, NULL_N, SPACE, BACKSLASH = ord('"'), ord("n"), ord(" "), ord("\\")
 
 
 def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
@@ -143,6 +146,47 @@ def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
     return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
 
 
+def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
+    """A checked text's bytes as orjson escapes them (None: absent or null). Without a `\\u`
+    or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer);
+    `spelled`: the read holds neither (`rawtext.SPELLED`), so no text is searched."""
+    if not raw or memoryview(raw)[0] != QUOTE:
+        return None
+    if spelled:
+        return memoryview(raw)[1:-1]
+    data = bytes(raw)
+    if b"\\u" in data or b"\\/" in data:
+        return escaped(_STRING.decode(data))
+    return data[1:-1]
+
+
+def text_key(plain: int, raw: msgspec.Raw) -> int | None:
+    """`answer_key` of one checked text (the usual answer), with as few steps as may be: a
+    string of a spelled read with nothing to strip at its ends is hashed in place."""
+    if plain != SPELLED or not raw:
+        return answer_key(plain, raw)
+    view = memoryview(raw)
+    if view[0] != QUOTE:
+        return None  # null
+    if len(view) > 3:
+        first, last = view[1], view[-2]
+        if first != SPACE and first != BACKSLASH and last != SPACE and view[-3] != BACKSLASH:
+            return _hash(view[1:-1]) - SIGN
+    return key_of_spelled(view)
+
+
+def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:
+    """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order, of a
+    line `plain_line` said `plain` of."""
+    spelled = plain == SPELLED
+    if spelled:
+        strings = [raw for raw in texts if raw and memoryview(raw)[0] == QUOTE]
+        if len(strings) == 1:  # the usual answer: one text, hashed in place
+            return key_of_spelled(strings[0])
+    parts = [part for text in texts if (part := _escaped_text(text, spelled)) is not None]
+    return key_of_escaped(parts) if parts else None
+
+
 def _no_think(raw: msgspec.Raw, plain: bool) -> None:
     # A `</think>` may be a leak (formats.think_leak): the general path decides.
     if _think_close_in(raw, plain):
@@ -170,6 +214,7 @@ class _SGLangMeta(_Shape):
 
 _SGLANG = RESPONSES.positional(
     "record_id", *USAGE, "cached_tokens", "finish_reason", "output_len", "empty_output",
+    "answer_hash",
     format="sglang_generate", count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -198,6 +243,7 @@ class SGLang(_Shape):
             *settle(meta.prompt_tokens, meta.completion_tokens, meta.reasoning_tokens, cached,
                     None, None),
             cached, finish, _ids_len(self.output_ids), _raw_text_empty(self.text, plain),
+            text_key(plain, self.text),
         )  # fmt: skip
 
 
@@ -206,7 +252,7 @@ class SGLang(_Shape):
 
 _FLAT = RESPONSES.positional(
     "record_id", "format", *USAGE, "finish_reason", "output_len", "empty_output",
-    count_type="int", n_samples=1,
+    "answer_hash", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -240,7 +286,9 @@ class Flat(_Shape):
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
         usage = settle(prompt, count, None, None, None, None)
-        return _FLAT(self.id or None, fmt, *usage, finish, output_len, empty)
+        return _FLAT(
+            self.id or None, fmt, *usage, finish, output_len, empty, text_key(plain, self.text)
+        )
 
 
 # --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
@@ -293,7 +341,7 @@ class _Usage(_Shape):
 
 _CHAT = RESPONSES.positional(
     "record_id", "format", *USAGE, "cached_tokens", "total_tokens", "n_samples",
-    "finish_reason", "more_finishes", "model", "created", count_type="int",
+    "finish_reason", "more_finishes", "model", "created", "answer_hash", count_type="int",
 )  # fmt: skip
 
 
@@ -348,8 +396,21 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
         record_id, fmt,
         *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, None, total),
         cached, total, len(chat.choices), first, more, text_value(chat.model),
-        time_value(chat.created),
+        time_value(chat.created), _chat_answer(chat.choices, plain),
     )  # fmt: skip
+
+
+def _chat_answer(choices: list[_Choice], plain: int) -> int | None:
+    """The answer key of checked choices: every content, then every refusal (the answer
+    paths' order: `choices[].message.content`, ..., `choices[].message.refusal`)."""
+    if len(choices) == 1:
+        message = choices[0].message
+        refusal = message.refusal
+        if not refusal or memoryview(refusal)[0] == NULL_N:
+            return text_key(plain, message.content)
+        return answer_key(plain, message.content, refusal)
+    contents = [c.message.content for c in choices]
+    return answer_key(plain, *contents, *(c.message.refusal for c in choices))
 
 
 class _BatchResponse(_Shape):
@@ -404,7 +465,8 @@ class _TGIDetails(_Shape):
 
 
 _TGI = RESPONSES.positional(
-    *USAGE, "finish_reason", "empty_output", format="tgi", count_type="int", n_samples=1,
+    *USAGE, "finish_reason", "empty_output", "answer_hash", format="tgi", count_type="int",
+    n_samples=1,
 )  # fmt: skip
 
 
@@ -426,6 +488,7 @@ class TGI(_Shape):
             *settle(details.input_length, details.generated_tokens, None, None, None, None),
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
+            text_key(plain, self.generated_text),
         )
 
 

@@ -167,6 +167,21 @@ def _audit(row: Row) -> str:
     return fmt.count(found) if found else fmt.DASH
 
 
+def _has_health(row: Row) -> bool:
+    return isinstance(row.data.get("health"), dict) and not row.pretokenized
+
+
+def _drift(row: Row) -> str:
+    """What moved since the run's start (the first window against the latest), else the
+    share cut at the token limit."""
+    health = row.data.get("health") or {}
+    moved = health.get("drift") or []
+    if moved:
+        return moved[0] + (f" (+{len(moved) - 1})" if len(moved) > 1 else "")
+    share = health.get("truncated_share")
+    return f"cut {share:.0%}" if isinstance(share, int | float) and share else fmt.DASH
+
+
 def _status(row: Row) -> str:
     status = row.status.upper()
     if row.is_total:
@@ -191,6 +206,7 @@ COLUMNS = (
     Column("cost", "$ spent / projected", 8.5, _cost, only_if=_has_cost),
     Column("formats", "formats", 9, _formats, "left", 32, min_width=12),
     Column("audit", "usage!", 11, _audit, only_if=_has_audit),
+    Column("drift", "drift", 11, _drift, "left", 40, min_width=8, only_if=_has_health),
     Column("status", "status", 2, _status, "left", 48, min_width=5),
 )
 

@@ -813,7 +813,10 @@ class FormatSet:
     remembered on the value itself, never in module state."""
 
     user: tuple[Declaration, ...] = ()
+    # `[datasets."X"] response_key`: the path of a record's id, tried before the format's own
+    id_path: str | None = None
     all: tuple[Declaration, ...] = field(init=False)
+    id: Path | None = field(init=False, default=None)
     # Records of one format share their keys: the declarations whose detect can hold for a key
     # set (its keys include what a detect alternative needs) are worked out once per key set.
     _possible: dict[frozenset[str], tuple[Declaration, ...]] = field(
@@ -822,20 +825,25 @@ class FormatSet:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "all", self.user + BUILT_IN)
+        object.__setattr__(self, "id", None if self.id_path is None else parse_path(self.id_path))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FormatSet) and other.user == self.user
+        return isinstance(other, FormatSet) and (other.user, other.id_path) == (
+            self.user,
+            self.id_path,
+        )
 
     def __hash__(self) -> int:
-        return hash(self.user)
+        return hash((self.user, self.id_path))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return FormatSet, (self.user,)  # forked workers get the value, not the memo
+        return FormatSet, (self.user, self.id_path)  # workers get the value, not the memo
 
     @property
     def built_in_only(self) -> bool:
-        """No user declaration: the typed decoders (the built-in formats') may answer first."""
-        return not self.user
+        """No user declaration and no id path of the user's: the typed decoders (the
+        built-in formats') may answer first."""
+        return not self.user and self.id_path is None
 
     def possible(self, keys: frozenset[str]) -> tuple[Declaration, ...]:
         """The declarations whose detect can hold for a record with top-level `keys`."""
@@ -856,7 +864,7 @@ class FormatSet:
 
     def signature(self) -> str:
         """A text that changes when the user's declarations change (kept in state records)."""
-        return repr(self.user)
+        return repr((self.user, self.id_path))
 
 
 BUILT_IN_ONLY = FormatSet()

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from genledger.parse.answer import key_of_texts, part_text
 from genledger.parse.declarations import (
     BUILT_IN_ONLY,
     COMPLETION,
@@ -97,10 +98,13 @@ def _valid_int(value: Any) -> int | None:
     return value if in_int64(value) else None
 
 
-def record_id(obj: dict[str, Any], decl: Declaration | None = None) -> str | None:
-    """The format's id, else `custom_id`, else `id`, else `meta_info.id` (non-empty strings
-    and ints only)."""
-    found = [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
+def record_id(
+    obj: dict[str, Any], decl: Declaration | None = None, formats: FormatSet = BUILT_IN_ONLY
+) -> str | None:
+    """The user's id path (`response_key`), else the format's id, else `custom_id`, else `id`,
+    else `meta_info.id` (non-empty strings and ints only)."""
+    found = [] if formats.id is None else [formats.id.first(obj)]
+    found += [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
     found += [obj.get(k) for k in ID_FALLBACK]
     found.append(dig(obj, "meta_info", "id"))
     for value in found:
@@ -152,6 +156,20 @@ def _visible(value: Any, depth: int = 0) -> bool:
             return depth < MAX_DEPTH and _visible(value["text"], depth + 1)
         return True
     return value is not None
+
+
+def answer_key(decl: Declaration | None, obj: Any) -> int | None:
+    """The key of the record's visible answer (`genledger.parse.answer`): the values on its
+    answer paths, reasoning parts left out; None when there is none."""
+    if decl is None or not decl.answer:
+        return None
+    texts = [
+        text
+        for p in decl.answer
+        for v in p.values(obj, skip_thoughts=True)
+        if (text := part_text(v)) is not None
+    ]
+    return key_of_texts(texts) if texts else None
 
 
 def empty_output(decl: Declaration | None, obj: Any) -> bool:
@@ -295,7 +313,7 @@ def response_facts(
         counts["total_tokens"],
     )
     return RESPONSES.make(  # type: ignore[no-any-return]
-        record_id=record_id(obj, outer),
+        record_id=record_id(obj, outer, formats),
         format=None if outer is None else outer.name,
         count_type=None if raw is None else json_type(raw),
         completion_tokens=completion,
@@ -314,6 +332,7 @@ def response_facts(
         think_leak=think_leak(decl, body),
         empty_output=empty_output(decl, body),
         missing_detail=None if raw is not None or failure else _missing(outer, decl, obj),
+        answer_hash=answer_key(decl, body),
         **counts,
     )
 

@@ -131,6 +131,7 @@ RESPONSE_FACTS: tuple[Column, ...] = (
            declared=True),
     Column("created", "count", "when the record was made, POSIX seconds (where it says)",
            declared=True, reads="time"),
+    _count("answer_hash", "the visible answer's key (genledger.parse.answer); null: no answer"),
 )  # fmt: skip
 
 TOKENIZED_FACTS: tuple[Column, ...] = (

@@ -11,6 +11,7 @@ from genledger.fast import rawtext
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
 from genledger.ledger.books import account
+from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line
@@ -51,6 +52,22 @@ def non_blank_lines(blocks: Iterable[Block]) -> int:
     return sum(block.non_blank() for block in blocks)
 
 
+def prompt_tally(blocks: Iterable[Block], reading: Reading = DEFAULT_READING) -> FileTally:
+    """A prompts file's non-blank lines and the id of each (`ledger.prompts`); a block that
+    spells no key an id could be under is counted without decoding a line."""
+    key = PromptKey(reading.prompt_key)
+    found = PromptIds(key)
+    markers = key.markers
+    for block in blocks:
+        if not any(block.data.find(m, 0, block.end) >= 0 for m in markers):
+            found.add_lines(block.non_blank())
+            continue
+        for number, _, content in block.rows():
+            if not is_blank(content):
+                found.add(number, key.of_line(content))
+    return found.tally()
+
+
 def tally_blocks(
     blocks: Iterable[Block], name: str, role: str, reading: Reading = DEFAULT_READING
 ) -> FileTally:
@@ -89,9 +106,9 @@ def tally_rows(
     """`tally_table` of row tuples (position columns, then facts)."""
     if not rows:
         return FileTally()
-    tally = FileTally.accounted(account(role)(rows))
+    tally = FileTally.accounted(account(role, reading.params)(rows))
     if reading.switches.audit:  # pandas and pandera load only when asked for
         from genledger.rules.audit import audit
 
-        audit(role, rows, tally.failures)
+        audit(role, rows, tally.failures, dict(reading.params))
     return tally

@@ -16,6 +16,7 @@ from genledger.config import Config
 from genledger.fast.lines import fast_facts
 from genledger.parse.line import facts_of_line
 from genledger.refresh.collect import refresh
+from genledger.rules.catalogue import RULES
 
 from ..fast.test_lines import assert_same
 
@@ -129,8 +130,13 @@ def got(block: dict[str, Any]) -> Truth:
         block["total_cached_prompt"],
         block["total_cache_write"],
         block["stream_chunks"],
-        {k: v for k, v in quality.items() if isinstance(v, int) and v},
+        {k: v for k, v in quality.items() if isinstance(v, int) and v and k not in HEALTH},
     )
+
+
+# The run's health (truncation, repeated answers, drift) is no property of a record's counts:
+# recorded test cassettes repeat their answers on purpose.
+HEALTH = {rule.name for rule in RULES if rule.family.startswith("outputs_not_")}
 
 
 @pytest.fixture(scope="module")

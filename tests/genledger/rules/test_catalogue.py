@@ -31,6 +31,12 @@ DESIGN_COUNTERS = (
     "tokenized_zero_tokens",
     "loss_mask_mismatch",
     "no_trainable_tokens",
+    # v3 (§5, §11): run health, all warnings
+    "truncated_outputs",
+    "output_drift",
+    "duplicate_outputs",
+    "prompt_not_masked",
+    "over_length",
 )
 # docs/checks.md: ERROR for missing/zero/invalid/malformed/mismatched-loss-mask/aggregate zero.
 DESIGN_ERRORS = {
@@ -60,6 +66,11 @@ CONTRACT_FAMILIES = {
     "files_have_records",
     "files_recognised",
     "dataset_has_token_counts",
+    "outputs_not_truncated",
+    "outputs_not_repeated",
+    "outputs_not_drifting",
+    "prompts_masked",
+    "samples_fit_max_seq_len",
 }
 
 
