@@ -1,7 +1,10 @@
-"""Fast facts of one JSONL line, in two tiers; each equals the general path's result.
+"""Fast facts of one JSONL line, in tiers; each equals the general path's result.
 
 `refresh.scan` asks these first and falls back to the general path (`parse.line`, the
-definition of correct) whenever they return None.
+definition of correct) whenever they return None. Before any tier, a line's long integer
+arrays are counted from their bytes and replaced by stand-ins stating their counts
+(`genledger.fast.lift`): a tokenized line is then decoded by orjson whole, a response line
+by the typed shapes, which read a stand-in where the array was.
 
 1. Typed shapes (`genledger.fast.shapes`, `.apishapes`): the line decodes into one of the record
    shapes, typed key by key at every level, and the facts are written down directly.
@@ -32,12 +35,13 @@ from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import unstated_guard
+from genledger.fast.lift import ESCAPE, counts_of, lift
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
-from genledger.fast.shapes import TOKENIZED_SHAPES, Unusual, flat_len
+from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.formats import response_facts
 from genledger.parse.schema import RESPONSES, Facts, states_of
-from genledger.parse.tokenized import tokenized_facts
+from genledger.parse.tokenized import mask_sum, tokenized_facts, unwrap
 
 ON = Switches()
 # The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
@@ -49,6 +53,9 @@ RAW_KEYS = {
     "tokenized": ("input_ids", "loss_mask", "attention_mask", "labels", "position_ids"),
 }
 UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped, yet checked
+# The response keys whose long arrays are lifted before the typed shapes decode a line: each
+# shape that has one of these keys keeps it raw and reads a stand-in as the array it replaced.
+LIFTED_RESPONSE_KEYS = (b'"output_ids"', b'"input_ids"', b'"prompt_token_ids"', b'"token_ids"')
 WHITESPACE = b" \t\r\n"
 Values = dict[str, msgspec.Raw]
 
@@ -191,7 +198,10 @@ def _check_response(facts: Facts) -> None:
 class _Typed:
     """Decodes a line straight into one of a role's typed shapes (fast/shapes.py), if it is one."""
 
-    def __init__(self, shapes: tuple[type[Any], ...]) -> None:
+    def __init__(
+        self, shapes: tuple[type[Any], ...], lift_keys: tuple[bytes, ...] | None = None
+    ) -> None:
+        self.lift_keys = lift_keys  # lift the arrays of these keys first (None: none)
         self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
             (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
             for shape in shapes
@@ -212,10 +222,13 @@ class _Typed:
             many = True
         else:
             return None  # leading whitespace, a BOM or not JSON: the slower paths decide
+        text = self._lifted(content)
+        if text is None:
+            return None
         try:
-            structs = self.decoders[self.last][many].decode(content)
+            structs = self.decoders[self.last][many].decode(text)
         except msgspec.ValidationError:
-            structs = self._other_shape(content, many)
+            structs = self._other_shape(text, many)
         except msgspec.DecodeError:
             return None  # not valid JSON for any shape
         if structs is None:
@@ -230,6 +243,15 @@ class _Typed:
             return [structs.facts(plain)]
         except Unusual:
             return None
+
+    def _lifted(self, content: bytes) -> bytes | None:
+        """The line with its long id arrays lifted (`genledger.fast.lift`), or as it is; None
+        when it spells a stand-in's mark itself (then its look-alike strings would pass)."""
+        if self.lift_keys is not None:
+            small = lift(content, self.lift_keys)
+            if small is not None:
+                return small
+        return None if ESCAPE in content else content
 
     def _other_shape(self, content: bytes, many: bool) -> Any:
         for index, decoders in enumerate(self.decoders):
@@ -246,6 +268,75 @@ class _Typed:
         return None
 
 
+PLAIN = object()  # a value holding no stand-in where the facts look
+
+
+def _read(value: Any) -> Any:
+    """(length, ones or None) of a lifted array, or of a tensor whose rows were all lifted;
+    PLAIN for a value holding no stand-in where `unwrap` looks (read it as the general path
+    does); None for a mix of lifted and unlifted rows (the general path reads it)."""
+    if value.__class__ is str:
+        return counts_of(value) or PLAIN
+    if value.__class__ is not list or not value or value[0].__class__ not in (str, list):
+        return PLAIN  # not a list of rows: no stand-in can change what `unwrap` does
+    rows = [counts_of(row) if row.__class__ is str else None for row in value]
+    if all(row is not None for row in rows):
+        ones = [row[1] for row in rows]
+        return sum(row[0] for row in rows), None if None in ones else sum(ones)
+    if any(row is not None for row in rows) and all(
+        counts is not None or row.__class__ is list for counts, row in zip(rows, value, strict=True)
+    ):
+        return None  # rows lifted and rows not: unwrap would flatten them all
+    return PLAIN
+
+
+def _lifted_tokenized(record: dict[str, Any]) -> Facts | None:
+    """`tokenized_facts` of a record whose arrays may be stand-ins; None when only the
+    general path can tell."""
+    ids, mask = record.get("input_ids"), record.get("loss_mask")
+    read_ids, read_mask = _read(ids), _read(mask)
+    if read_ids is None or read_mask is None:
+        return None
+    if read_ids is PLAIN:
+        flat = unwrap(ids)
+        n_tokens = None if flat is None else len(flat)
+    else:
+        n_tokens = read_ids[0]
+    if read_mask is PLAIN:
+        flat = unwrap(mask)
+        loss_len, loss_sum = (None, None) if flat is None else (len(flat), mask_sum(flat))
+    elif read_mask[1] is None:
+        return None  # a lifted mask that is not 0/1: its sum needs its values
+    else:
+        loss_len, loss_sum = read_mask
+    return _TOKENIZED(n_tokens, loss_len, loss_sum)
+
+
+def _lifted_tokenized_line(content: bytes) -> list[Facts] | None:
+    """The facts of a tokenized line whose long arrays can be lifted (`genledger.fast.lift`):
+    the rest is decoded by orjson, as the general path decodes it; None otherwise."""
+    small = lift(content)
+    if small is None:
+        return None
+    try:
+        value = orjson.loads(small)
+    except orjson.JSONDecodeError:
+        return None  # the general path decides (and names what is wrong)
+    if value.__class__ is dict:
+        records = [value]
+    elif value.__class__ is list and all(r.__class__ is dict for r in value):
+        records = value
+    else:
+        return None
+    out = []
+    for record in records:
+        facts = _lifted_tokenized(record)
+        if facts is None:
+            return None
+        out.append(facts)
+    return out
+
+
 class FastDecoder:
     """The fast tiers of one role under one set of declarations and switches."""
 
@@ -253,7 +344,9 @@ class FastDecoder:
         # The typed shapes are the built-in formats': a user's declarations are tried first.
         typed = switches.typed_shapes and (role != "responses" or formats.built_in_only)
         shapes = RESPONSE_SHAPES if role == "responses" else TOKENIZED_SHAPES
-        self.typed = _Typed(shapes) if typed else None
+        lifted_keys = LIFTED_RESPONSE_KEYS if switches.lift and role == "responses" else None
+        self.typed = _Typed(shapes, lifted_keys) if typed else None
+        self.lifted = switches.lift and role == "tokenized"
         self.stand_ins = _Decoder(role, formats) if switches.stand_ins else None
 
     def facts(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts] | None:
@@ -261,6 +354,10 @@ class FastDecoder:
         `parse.line.facts_of_line`'s, or None when only the general path can tell (an unusual
         line, or a malformed one). `flags`: what the line's read may hold
         (`genledger.fast.rawtext`)."""
+        if self.lifted:
+            facts = _lifted_tokenized_line(content)
+            if facts is not None:
+                return facts
         if self.typed is not None:
             facts = self.typed.decode(content, flags)
             if facts is not None:

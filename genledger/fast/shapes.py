@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from genledger.fast.lift import raw_counts
 from genledger.fast.vector import count_commas
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
@@ -86,16 +87,26 @@ def _flat(data: bytes) -> bool:
 
 
 def _ids_checked(raw: msgspec.Raw) -> None:
-    """An id array only checked, not counted: a flat list (or absent), else unusual."""
-    if raw and not _flat(bytes(raw)):
-        raise Unusual
+    """An id array only checked, not counted: a flat list or a lifted one's stand-in
+    (`genledger.fast.lift`), or absent; else unusual."""
+    if raw:
+        data = bytes(raw)
+        if not _flat(data) and raw_counts(data) is None:
+            raise Unusual
 
 
 def _ids_len(raw: msgspec.Raw) -> int | None:
-    """len() of an id array (None when absent); anything but a flat list is unusual."""
+    """len() of an id array, or of the one a stand-in replaced (`genledger.fast.lift`); None
+    when absent; anything but a flat list is unusual."""
     if not raw:
         return None
-    n = flat_len(bytes(raw))
+    data = bytes(raw)
+    if data[:1] == b'"':
+        counts = raw_counts(data)
+        if counts is None:
+            raise Unusual
+        return counts[0]
+    n = flat_len(data)
     if n is None:
         raise Unusual
     return n
@@ -445,6 +456,11 @@ def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:
     if not raw:
         return None, None
     data = bytes(raw)
+    lifted = raw_counts(data)
+    if lifted is not None:
+        if lifted[1] is None:
+            raise Unusual  # not a 0/1 mask: its sum needs its values
+        return lifted[0], lifted[1]
     counts = _bits(data)
     if counts is not None:
         return counts

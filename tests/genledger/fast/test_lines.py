@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from genledger.fast import lift, rawtext, vector
 from genledger.fast import lines as fastparse
-from genledger.fast import rawtext, vector
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
@@ -44,22 +44,43 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
         return ("malformed", str(exc))
 
 
+@contextlib.contextmanager
+def lifting_every_array() -> Any:
+    """Lift arrays of any length (`genledger.fast.lift`), not only long ones."""
+    saved, lift.MIN_SPAN = lift.MIN_SPAN, 0
+    try:
+        yield
+    finally:
+        lift.MIN_SPAN = saved
+
+
 def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> None:
     """Every path, and the typed shapes alone when they take the line, give the general facts
-    (under `formats`: the typed shapes answer only under the built-in ones)."""
+    (under `formats`: the typed shapes answer only under the built-in ones), with long arrays
+    lifted and with every array lifted."""
     expected = outcome(lambda c, r: general_facts(c, r, formats), line, role)
+    _assert_fast_tiers(line, role, formats, expected)
+    with lifting_every_array():
+        _assert_fast_tiers(line, role, formats, expected)
+
+
+def _assert_fast_tiers(line: bytes, role: str, formats: FormatSet, expected: Any) -> None:
+    if role == "tokenized":  # the lifted tier alone
+        lifted = fastparse._lifted_tokenized_line(line)
+        assert lifted is None or lifted == expected, line[:200]
     for flags in read_flags(line):  # the text lever's checks, both ways, and none
         assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
         if not formats.built_in_only and role == "responses":
             continue
-        typed = fastparse._Typed(
-            fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
-        )
-        for last in range(len(typed.decoders)):  # whichever shape is tried first
-            typed.last = last
-            facts = typed.decode(line, flags)
-            if facts is not None:
-                assert facts == expected, (line[:200], flags)
+        responses = role == "responses"
+        shapes = fastparse.RESPONSE_SHAPES if responses else fastparse.TOKENIZED_SHAPES
+        for keys in (None, fastparse.LIFTED_RESPONSE_KEYS) if responses else (None,):
+            typed = fastparse._Typed(shapes, keys)
+            for last in range(len(typed.decoders)):  # whichever shape is tried first
+                typed.last = last
+                facts = typed.decode(line, flags)
+                if facts is not None:
+                    assert facts == expected, (line[:200], flags, keys)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
     with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
         assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
