@@ -104,14 +104,25 @@ def raw_counts(raw: bytes) -> tuple[int, int | None] | None:
 def lift(content: bytes, keys: tuple[bytes, ...] | None = None) -> bytes | None:
     """`content` with each long flat integer array that is an object's value (or a row of one,
     when `keys` is None) replaced by its stand-in; None when no array was lifted (or the line
-    spells `\\u0001` itself). `keys`: lift only the values of these keys (spelled `"key"`)."""
+    spells `\\u0001` itself). `keys`: lift only the values of these keys (spelled `"key"`,
+    all ending alike, as `_ids"`)."""
+    pieces = _any_arrays(content) if keys is None else _key_arrays(content, keys)
+    if not pieces:
+        return None
+    if any(ESCAPE in piece for piece in pieces[0::2]):
+        return None  # the line spells a stand-in's mark itself: it stays as it is
+    return b"".join(pieces)
+
+
+def _any_arrays(content: bytes) -> list[bytes]:
+    """The line cut into its own bytes and stand-ins, alternately (nothing lifted: [])."""
     find, min_span = content.find, MIN_SPAN
     at = find(b"[")
     pieces: list[bytes] = []
     start = looked = 0
     while at >= 0 and looked < MAX_BRACKETS:
         looked += 1
-        if not _is_value(content, at, keys):
+        if not _opens_value(content, at):
             at = find(b"[", at + 1)
             continue
         end = find(b"]", at)
@@ -121,36 +132,55 @@ def lift(content: bytes, keys: tuple[bytes, ...] | None = None) -> bytes | None:
         if counts is not None:
             pieces += (content[start:at], stand_in(*counts))
             start = end + 1
-        elif keys is None and (inner := find(b"[", at + 1, end)) >= 0:
+        elif (inner := find(b"[", at + 1, end)) >= 0:
             at = inner  # rows of a tensor: each row is looked at on its own
             continue
         at = find(b"[", end + 1)
-    if not pieces:
-        return None
-    pieces.append(content[start:])
-    rest = pieces[0::2]
-    if any(ESCAPE in piece for piece in rest):
-        return None  # the line spells a stand-in's mark itself: it stays as it is
-    return b"".join(pieces)
+    return [*pieces, content[start:]] if pieces else pieces
 
 
-def _is_value(content: bytes, at: int, keys: tuple[bytes, ...] | None) -> bool:
-    """Whether the `[` at `at` opens an object's value (after `"key":`, one space allowed
-    on each side), or, with no `keys`, also a row of an array (after `[` or `,`)."""
+def _opens_value(content: bytes, at: int) -> bool:
+    """Whether the `[` at `at` follows `:`, `[` or `,` (one space allowed between)."""
     before = at - 1
     if before >= 0 and content[before] == SPACE:
         before -= 1
-    if before < 0:
-        return False
-    char = content[before]
-    if char != COLON:
-        return keys is None and char in (OPEN, COMMA)
-    if keys is None:
-        return True
-    before -= 1
-    if before >= 0 and content[before] == SPACE:
-        before -= 1
-    return any(content.startswith(key, before + 1 - len(key), before + 1) for key in keys)
+    return before >= 0 and content[before] in (COLON, OPEN, COMMA)
+
+
+def _key_arrays(content: bytes, keys: tuple[bytes, ...]) -> list[bytes]:
+    """`_any_arrays` of the values of `keys` only, found by their common ending (SIMD)."""
+    ending = keys[0][-5:]
+    at, min_span = sz.find(content, ending), MIN_SPAN
+    pieces: list[bytes] = []
+    start = looked = 0
+    while at >= 0 and looked < MAX_BRACKETS:
+        looked += 1
+        key_end = at + len(ending)
+        opens = _value_after(content, key_end)
+        if opens >= 0 and any(content.startswith(k, key_end - len(k), key_end) for k in keys):
+            end = content.find(b"]", opens)
+            if end < 0:
+                break
+            counts = _counts(content, opens, end) if end - opens > min_span else None
+            if counts is not None:
+                pieces += (content[start:opens], stand_in(*counts))
+                start = key_end = end + 1
+        at = sz.find(content, ending, key_end)
+    return [*pieces, content[start:]] if pieces else pieces
+
+
+def _value_after(content: bytes, key_end: int) -> int:
+    """Where the array after a key ending at `key_end` opens (`: [`, one space allowed on
+    each side of the colon); -1 when no array follows."""
+    at = key_end
+    if content[at : at + 1] == b" ":
+        at += 1
+    if content[at : at + 1] != b":":
+        return -1
+    at += 1
+    if content[at : at + 1] == b" ":
+        at += 1
+    return at if content[at : at + 1] == b"[" else -1
 
 
 def _counts(content: bytes, at: int, end: int) -> tuple[int, int | None] | None:
