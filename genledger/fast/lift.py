@@ -109,7 +109,7 @@ def lift(content: bytes, keys: tuple[bytes, ...] | None = None) -> bytes | None:
     pieces = _any_arrays(content) if keys is None else _key_arrays(content, keys)
     if not pieces:
         return None
-    if any(ESCAPE in piece for piece in pieces[0::2]):
+    if any(sz.find(piece, ESCAPE) >= 0 for piece in pieces[0::2]):
         return None  # the line spells a stand-in's mark itself: it stays as it is
     return b"".join(pieces)
 
@@ -207,9 +207,10 @@ def _counts(content: bytes, at: int, end: int) -> tuple[int, int | None] | None:
         fits = sz.equal(space_map, sz.Str(_zeros(size))[:size])
     if not fits or comma_map.find(EMPTY_ELEMENT[step]) >= 0:
         return None
-    if content.find(b"-", first, end) >= 0 and _misplaced_sign(content, first, end, size):
+    signed = content.find(b"-", first, end) >= 0
+    if signed and _misplaced_sign(content, first, end, size):
         return None
-    if _leading_zero(content, first, end, step):
+    if _leading_zero(content, first, end, step, signed):
         return None
     return sz.bytesum(comma_map) + 1, None
 
@@ -228,11 +229,12 @@ def _misplaced_sign(content: bytes, first: int, end: int, size: int) -> bool:
     return any(view.find(bad) >= 0 for bad in NOT_A_SIGN)
 
 
-def _leading_zero(content: bytes, first: int, end: int, step: int) -> bool:
+def _leading_zero(content: bytes, first: int, end: int, step: int, signed: bool) -> bool:
     """An integer written with a leading zero (`01`, `-01`), which JSON forbids."""
     if _zero_then_digit(content, first, end):
         return True
-    for prefix in (b", 0" if step == 3 else b",0", b"-0"):
+    start = b", 0" if step == 3 else b",0"  # where an integer after the first starts
+    for prefix in (start, b"-0") if signed else (start,):
         at = sz.find(content, prefix, first, end)
         while at >= 0:
             if _zero_then_digit(content, at + len(prefix) - 1, end):

@@ -30,12 +30,13 @@ from typing import Any
 
 import msgspec
 import orjson
+import stringzilla as sz
 
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import unstated_guard
-from genledger.fast.lift import ESCAPE, counts_of, lift
+from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
@@ -89,8 +90,14 @@ class _Decoder:
     top-level value decoded by orjson exactly as the general path decodes it, except the id
     arrays, which become stand-ins of the same length."""
 
-    def __init__(self, role: str, formats: FormatSet) -> None:
+    def __init__(self, role: str, formats: FormatSet, lifted: bool = False) -> None:
         self.raw = raw_keys(role, formats)
+        # responses: the raw arrays are lifted first (`genledger.fast.lift`), all `*_ids`
+        self.lift_keys = (
+            tuple(b'"%s"' % k.encode() for k in sorted(self.raw))
+            if lifted and role == "responses" and all(k.endswith("_ids") for k in self.raw)
+            else None
+        )
         # A line spelling none of these has no id array worth a stand-in: it is decoded whole,
         # as the general path decodes it (so a key written with escapes costs speed, not truth).
         self.markers = (b'_ids"', b"_mask", b'labels"') if self.raw else ()
@@ -111,13 +118,19 @@ class _Decoder:
             raise _Unusual
         if not any(key in content for key in self.markers):
             return self._whole(content)  # no id array to stand in for: one orjson call
-        objects = [self.one.decode(content)] if first == b"{" else self.many.decode(content)
-        out = []
+        small = lift(content, self.lift_keys) if self.lift_keys else None
+        text = content if small is None else small
+        objects = [self.one.decode(text)] if first == b"{" else self.many.decode(text)
+        out, lifted = [], 0
         for values in objects:
-            facts = self.facts(self._record(values))
+            record, found = self._record(values, small is not None)
+            lifted += found
+            facts = self.facts(record)
             if self.check is not None:
                 self.check(facts)
             out.append(facts)
+        if small is not None and lifted != small.count(ESCAPE):
+            raise _Unusual  # a stand-in where no id array is read: the general path
         return out
 
     def _whole(self, content: bytes) -> list[Facts]:
@@ -134,8 +147,10 @@ class _Decoder:
                 self.check(facts)
         return out
 
-    def _record(self, values: Values) -> dict[str, Any]:
+    def _record(self, values: Values, lifted: bool) -> tuple[dict[str, Any], int]:
+        """The record, and how many stand-ins of a lifted line it read as id arrays."""
         record: dict[str, Any] = {}
+        found = 0
         for name, raw in values.items():
             if not name.isascii():  # a key orjson might refuse (a lone surrogate): the general
                 raise _Unusual  # path decides
@@ -143,10 +158,15 @@ class _Decoder:
                 _checked(bytes(raw))
             elif name in self.raw:
                 data = bytes(raw)
-                record[name] = _mask(data) if name == self.mask_key else _array(data)
+                counts = raw_counts(data) if lifted else None
+                if counts is not None:
+                    record[name] = [0] * counts[0]
+                    found += 1
+                else:
+                    record[name] = _mask(data) if name == self.mask_key else _array(data)
             else:
                 record[name] = _exact(raw)
-        return record
+        return record, found
 
 
 def _array(data: bytes) -> Any:
@@ -251,7 +271,7 @@ class _Typed:
             small = lift(content, self.lift_keys)
             if small is not None:
                 return small
-        return None if ESCAPE in content else content
+        return None if sz.find(content, ESCAPE) >= 0 else content
 
     def _other_shape(self, content: bytes, many: bool) -> Any:
         for index, decoders in enumerate(self.decoders):
@@ -347,7 +367,7 @@ class FastDecoder:
         lifted_keys = LIFTED_RESPONSE_KEYS if switches.lift and role == "responses" else None
         self.typed = _Typed(shapes, lifted_keys) if typed else None
         self.lifted = switches.lift and role == "tokenized"
-        self.stand_ins = _Decoder(role, formats) if switches.stand_ins else None
+        self.stand_ins = _Decoder(role, formats, switches.lift) if switches.stand_ins else None
 
     def facts(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts] | None:
         """The facts of every record of a non-blank line, equal to

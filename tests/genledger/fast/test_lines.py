@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 from typing import Any
 
 import msgspec
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from genledger.fast import lift, rawtext, vector
 from genledger.fast import lines as fastparse
+from genledger.fast.rawtext import NOTHING_PLAIN as NOTHING
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
@@ -82,8 +84,10 @@ def _assert_fast_tiers(line: bytes, role: str, formats: FormatSet, expected: Any
                 if facts is not None:
                     assert facts == expected, (line[:200], flags, keys)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
-    with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
-        assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
+    for lifted in (False, True):
+        decoder = fastparse._Decoder(role, formats, lifted)
+        with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
+            assert decoder.decode(line) == expected, (line[:200], lifted)
 
 
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
@@ -356,3 +360,54 @@ def test_decoded_shapes_are_not_tracked_by_the_garbage_collector() -> None:
     assert decoded is not None
     assert not gc.is_tracked(decoded)
     assert not gc.is_tracked(decoded.response.body.choices[0].message)
+
+
+def _spelled(record: Any) -> list[bytes]:
+    """A record as orjson, Python's json and Python's json without ASCII escapes write it."""
+    return [
+        orjson.dumps(record),
+        json.dumps(record).encode(),
+        json.dumps(record, ensure_ascii=False).encode(),
+    ]
+
+
+TOKENIZED_VARIANTS = [
+    {"input_ids": list(range(1000, 3000)), "loss_mask": [0] * 500 + [1] * 1500},
+    {"loss_mask": [0] * 500 + [1] * 1500, "input_ids": list(range(150_000, 152_000)), "id": 7},
+    {"id": "s-1", "input_ids": [list(range(2000))], "loss_mask": [[0, 1] * 1000]},
+    {"input_ids": list(range(2000)), "attention_mask": [1] * 2000, "labels": [-100] * 500
+     + list(range(1500)), "position_ids": list(range(2000)), "loss_mask": [1] * 2000},
+    {"conversation_id": "c", "text": "数据 — “q”\n" * 50, "input_ids": list(range(2000)),
+     "loss_mask": [0, 1] * 1000, "num_tokens": 2000, "source": {"name": "x", "ids": [1, 2]}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("record", TOKENIZED_VARIANTS)
+def test_tokenized_records_as_other_pipelines_write_them_take_the_lifted_tier(
+    record: dict[str, Any],
+) -> None:
+    # Guards the lever: other key orders, extra keys, masks first, [1, L] tensors, spaced or
+    # compact writers, ensure_ascii=False texts: none may fall back to decoding every id.
+    for line in _spelled(record):
+        facts = fastparse._lifted_tokenized_line(line)
+        assert facts is not None and facts == general_facts(line, "tokenized"), line[:80]
+
+
+def test_response_records_with_unknown_keys_lift_their_ids_in_the_stand_in_tier(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A flat /generate record with keys no typed shape knows: its ids still are not decoded.
+    record = {"id": "r", "text": "x", "prompt": "p", "sample": 3, "completion_tokens": 1000,
+              "output_ids": list(range(1000)), "input_ids": list(range(300))}  # fmt: skip
+    lifted: list[bytes | None] = []
+
+    def spy(content: bytes, keys: Any = None) -> bytes | None:
+        lifted.append(small := lift.lift(content, keys))
+        return small
+
+    monkeypatch.setattr(fastparse, "lift", spy)
+    for line in _spelled(record):
+        assert fastparse._Typed(fastparse.RESPONSE_SHAPES).decode(line, NOTHING) is None
+        decoder = fastparse._Decoder("responses", BUILT_IN_ONLY, lifted=True)
+        assert decoder.decode(line) == general_facts(line, "responses")
+        assert lifted[-1] is not None and lifted[-1].count(lift.ESCAPE) == 2
