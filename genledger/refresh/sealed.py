@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from genledger.fast import arrowtok, vector
+from genledger.fast.lines import raw_keys
 from genledger.ledger import books
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
@@ -208,6 +209,7 @@ def _responses(
     columns are nested objects). Only the columns the declarations read are decoded; a row
     with no count is read again whole, so its reason names every key it has."""
     wanted = keys_read(reading.formats)
+    counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
@@ -216,7 +218,7 @@ def _responses(
         if isinstance(batch, FileTally):
             return done + tally_table(builder, reading) + batch
         first = batch.first
-        records = batch.data.to_pylist()
+        records = arrowtok.records_with_stand_ins(batch.data, counted)
         facts = [facts_of_record(record, "responses", reading.formats) for record in records]
         if pruned:
             try:
