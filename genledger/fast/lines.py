@@ -300,10 +300,12 @@ def _read(value: Any) -> Any:
     if value.__class__ is not list or not value or value[0].__class__ not in (str, list):
         return PLAIN  # not a list of rows: no stand-in can change what `unwrap` does
     rows = [counts_of(row) if row.__class__ is str else None for row in value]
-    if all(row is not None for row in rows):
-        ones = [row[1] for row in rows]
-        return sum(row[0] for row in rows), None if None in ones else sum(ones)
-    if any(row is not None for row in rows) and all(
+    lifted = [row for row in rows if row is not None]
+    if len(lifted) == len(rows):
+        ones = [row[1] for row in lifted]
+        total = None if None in ones else sum(n for n in ones if n is not None)
+        return sum(row[0] for row in lifted), total
+    if lifted and all(
         counts is not None or row.__class__ is list for counts, row in zip(rows, value, strict=True)
     ):
         return None  # rows lifted and rows not: unwrap would flatten them all

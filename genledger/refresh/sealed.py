@@ -251,7 +251,7 @@ def _tokenized(
 ) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
-    vector.load()
+    vector.load(numpy=True)
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
     for batch in _batches(shard, columns, groups, name, "tokenized", reading):
