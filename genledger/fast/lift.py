@@ -150,14 +150,14 @@ def _opens_value(content: bytes, at: int) -> bool:
 def _key_arrays(content: bytes, keys: tuple[bytes, ...]) -> list[bytes]:
     """`_any_arrays` of the values of `keys` only, found by their common ending (SIMD)."""
     ending = keys[0][-5:]
-    at, min_span = sz.find(content, ending), MIN_SPAN
+    at, min_span, wanted = sz.find(content, ending), MIN_SPAN, frozenset(keys)
     pieces: list[bytes] = []
     start = looked = 0
     while at >= 0 and looked < MAX_BRACKETS:
         looked += 1
         key_end = at + len(ending)
         opens = _value_after(content, key_end)
-        if opens >= 0 and any(content.startswith(k, key_end - len(k), key_end) for k in keys):
+        if opens >= 0 and content[content.rfind(b'"', 0, at) : key_end] in wanted:
             end = content.find(b"]", opens)
             if end < 0:
                 break
@@ -169,18 +169,17 @@ def _key_arrays(content: bytes, keys: tuple[bytes, ...]) -> list[bytes]:
     return [*pieces, content[start:]] if pieces else pieces
 
 
+VALUE_STARTS = ((b": [", 2), (b":[", 1), (b" : [", 3), (b" :[", 2))  # `[`'s offset after each
+
+
 def _value_after(content: bytes, key_end: int) -> int:
     """Where the array after a key ending at `key_end` opens (`: [`, one space allowed on
     each side of the colon); -1 when no array follows."""
-    at = key_end
-    if content[at : at + 1] == b" ":
-        at += 1
-    if content[at : at + 1] != b":":
-        return -1
-    at += 1
-    if content[at : at + 1] == b" ":
-        at += 1
-    return at if content[at : at + 1] == b"[" else -1
+    after = content[key_end : key_end + 4]
+    for spelling, offset in VALUE_STARTS:
+        if after.startswith(spelling):
+            return key_end + offset
+    return -1
 
 
 def _counts(content: bytes, at: int, end: int) -> tuple[int, int | None] | None:
