@@ -416,3 +416,17 @@ def test_response_records_with_unknown_keys_lift_their_ids_in_the_stand_in_tier(
         decoder = fastparse._Decoder("responses", BUILT_IN_ONLY, lifted=True)
         assert decoder.decode(line) == general_facts(line, "responses")
         assert lifted[-1] is not None and lifted[-1].count(lift.ESCAPE) == 2
+
+
+def test_every_benchmark_corpus_tokenized_sample_takes_the_lifted_tier() -> None:
+    # Guards the lever on each corpus shape's samples, as each file's writer writes them.
+    rng = np.random.default_rng(6)
+    for shape in corpus.SHAPES.values():
+        for plan in shape.files:
+            if plan.role != "tokenized":
+                continue
+            for maker, _ in plan.mix:
+                line = shape.dumps(maker("t", rng), plan.writer)
+                facts = fastparse._lifted_tokenized_line(line)
+                assert facts is not None, (shape.name, plan.dataset)
+                assert facts == general_facts(line, "tokenized")
