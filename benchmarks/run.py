@@ -60,11 +60,12 @@ class Sample:
     cpu: float = 0.0  # user + system CPU seconds of the process and its reaped children
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
-    """Run `cmd` and time it; sample the tree's RSS every 10 ms; wait4 gives the max RSS."""
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:
+    """Run `cmd` (in `cwd`) and time it; sample the tree's RSS every 10 ms; wait4 gives the
+    max RSS."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         peak = [0]
         done = threading.Event()
         sampler = threading.Thread(target=_sample_tree, args=(proc.pid, peak, done), daemon=True)
@@ -244,7 +245,10 @@ def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
     for rnd in range(args.repeats):
         mb = corpus_mb(root)
         for name in cold:
-            sample = measure(runs[name], environment(name, args))
+            # `python -m` puts the working folder first on the path: the baseline's runs start
+            # in its tree, so its package is the one imported
+            where = args.baseline if name.startswith("base-") else None
+            sample = measure(runs[name], environment(name, args), where)
             series[name].samples.append(sample)
             tokenized = tok is not None and name.startswith(("tok-", "base-tok-"))
             series[name].mb.append(corpus_mb(tok) if tok is not None and tokenized else mb)

@@ -101,12 +101,18 @@ def raw_counts(raw: bytes) -> tuple[int, int | None] | None:
     return int(length), int(ones) if ones else None
 
 
-def lift(content: bytes, keys: tuple[bytes, ...] | None = None) -> bytes | None:
-    """`content` with each long flat integer array that is an object's value (or a row of one,
-    when `keys` is None) replaced by its stand-in; None when no array was lifted (or the line
-    spells `\\u0001` itself). `keys`: lift only the values of these keys (spelled `"key"`,
-    all ending alike, as `_ids"`)."""
-    pieces = _any_arrays(content) if keys is None else _key_arrays(content, keys)
+def lift(
+    content: bytes, keys: tuple[bytes, ...] | None = None, start: int = 0, stop: int = -1
+) -> bytes | None:
+    """`content` (or its line `content[start:stop]`, not copied) with each long flat integer
+    array that is an object's value (or a row of one, when `keys` is None) replaced by its
+    stand-in; None when no array was lifted (or the line spells `\\u0001` itself). `keys`: lift
+    only the values of these keys (spelled `"key"`, all ending alike, as `_ids"`)."""
+    stop = len(content) if stop < 0 else stop
+    if keys is None:
+        pieces = _any_arrays(content, start, stop)
+    else:
+        pieces = _key_arrays(content[start:stop] if start or stop < len(content) else content, keys)
     if not pieces:
         return None
     if any(sz.find(piece, ESCAPE) >= 0 for piece in pieces[0::2]):
@@ -114,18 +120,19 @@ def lift(content: bytes, keys: tuple[bytes, ...] | None = None) -> bytes | None:
     return b"".join(pieces)
 
 
-def _any_arrays(content: bytes) -> list[bytes]:
-    """The line cut into its own bytes and stand-ins, alternately (nothing lifted: [])."""
+def _any_arrays(content: bytes, first: int, stop: int) -> list[bytes]:
+    """The line `content[first:stop]` cut into its own bytes and stand-ins, alternately
+    (nothing lifted: [])."""
     find, min_span = content.find, MIN_SPAN
-    at = find(b"[")
+    at = find(b"[", first, stop)
     pieces: list[bytes] = []
-    start = looked = 0
+    start, looked = first, 0
     while at >= 0 and looked < MAX_BRACKETS:
         looked += 1
-        if not _opens_value(content, at):
-            at = find(b"[", at + 1)
+        if not _opens_value(content, at, first):
+            at = find(b"[", at + 1, stop)
             continue
-        end = find(b"]", at)
+        end = find(b"]", at, stop)
         if end < 0:
             break
         counts = _counts(content, at, end) if end - at > min_span else None
@@ -135,16 +142,17 @@ def _any_arrays(content: bytes) -> list[bytes]:
         elif (inner := find(b"[", at + 1, end)) >= 0:
             at = inner  # rows of a tensor: each row is looked at on its own
             continue
-        at = find(b"[", end + 1)
-    return [*pieces, content[start:]] if pieces else pieces
+        at = find(b"[", end + 1, stop)
+    return [*pieces, content[start:stop]] if pieces else pieces
 
 
-def _opens_value(content: bytes, at: int) -> bool:
-    """Whether the `[` at `at` follows `:`, `[` or `,` (one space allowed between)."""
+def _opens_value(content: bytes, at: int, first: int = 0) -> bool:
+    """Whether the `[` at `at` follows `:`, `[` or `,` (one space allowed between) within
+    the line that starts at `first`."""
     before = at - 1
-    if before >= 0 and content[before] == SPACE:
+    if before >= first and content[before] == SPACE:
         before -= 1
-    return before >= 0 and content[before] in (COLON, OPEN, COMMA)
+    return before >= first and content[before] in (COLON, OPEN, COMMA)
 
 
 def _key_arrays(content: bytes, keys: tuple[bytes, ...]) -> list[bytes]:

@@ -30,7 +30,6 @@ from typing import Any
 
 import msgspec
 import orjson
-import stringzilla as sz
 
 from genledger.config import Switches
 from genledger.fast import shapes
@@ -57,6 +56,7 @@ UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped
 # The response keys whose long arrays are lifted before the typed shapes decode a line: each
 # shape that has one of these keys keeps it raw and reads a stand-in as the array it replaced.
 LIFTED_RESPONSE_KEYS = (b'"output_ids"', b'"input_ids"', b'"prompt_token_ids"', b'"token_ids"')
+LIFTED_FIELDS = frozenset(key.strip(b'"') for key in LIFTED_RESPONSE_KEYS)
 WHITESPACE = b" \t\r\n"
 Values = dict[str, msgspec.Raw]
 
@@ -231,6 +231,9 @@ class _Typed:
             unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS) for shape in shapes
         ]
         self.last = 0  # files run in one shape for long stretches: try the last one first
+        # lift a line's arrays when the last shape has id arrays (a file of chat lines pays
+        # no search for keys it never has)
+        self.with_ids = [_has_ids(msgspec.inspect.type_info(shape)) for shape in shapes]
 
     def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
         """The facts of the line's records, or None when no shape holds it exactly;
@@ -242,9 +245,11 @@ class _Typed:
             many = True
         else:
             return None  # leading whitespace, a BOM or not JSON: the slower paths decide
-        text = self._lifted(content)
-        if text is None:
-            return None
+        small = None
+        if self.lift_keys is not None and self.with_ids[self.last]:
+            small = lift(content, self.lift_keys)
+        shapes.LINE.lifted = small is not None  # else a stand-in's look-alike is no stand-in
+        text = content if small is None else small
         try:
             structs = self.decoders[self.last][many].decode(text)
         except msgspec.ValidationError:
@@ -264,15 +269,6 @@ class _Typed:
         except Unusual:
             return None
 
-    def _lifted(self, content: bytes) -> bytes | None:
-        """The line with its long id arrays lifted (`genledger.fast.lift`), or as it is; None
-        when it spells a stand-in's mark itself (then its look-alike strings would pass)."""
-        if self.lift_keys is not None:
-            small = lift(content, self.lift_keys)
-            if small is not None:
-                return small
-        return None if sz.find(content, ESCAPE) >= 0 else content
-
     def _other_shape(self, content: bytes, many: bool) -> Any:
         for index, decoders in enumerate(self.decoders):
             if index == self.last:
@@ -286,6 +282,21 @@ class _Typed:
             self.last = index
             return structs
         return None
+
+
+def _has_ids(kind: Any) -> bool:
+    """Whether a decoded shape (`msgspec.inspect` type) has a field of an id array, at any
+    depth."""
+    if isinstance(kind, msgspec.inspect.StructType):
+        return any(
+            field.encode_name.encode() in LIFTED_FIELDS or _has_ids(field.type)
+            for field in kind.fields
+        )
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return any(_has_ids(member) for member in kind.types)
+    if isinstance(kind, msgspec.inspect.ListType):
+        return _has_ids(kind.item_type)
+    return False
 
 
 PLAIN = object()  # a value holding no stand-in where the facts look
@@ -334,10 +345,11 @@ def _lifted_tokenized(record: dict[str, Any]) -> Facts | None:
     return _TOKENIZED(n_tokens, loss_len, loss_sum)
 
 
-def _lifted_tokenized_line(content: bytes) -> list[Facts] | None:
-    """The facts of a tokenized line whose long arrays can be lifted (`genledger.fast.lift`):
-    the rest is decoded by orjson, as the general path decodes it; None otherwise."""
-    small = lift(content)
+def _lifted_tokenized_line(content: bytes, start: int = 0, stop: int = -1) -> list[Facts] | None:
+    """The facts of a tokenized line (`content`, or `content[start:stop]`, not copied) whose
+    long arrays can be lifted (`genledger.fast.lift`): the rest is decoded by orjson, as the
+    general path decodes it; None otherwise."""
+    small = lift(content, None, start, stop)
     if small is None:
         return None
     try:
@@ -370,6 +382,12 @@ class FastDecoder:
         self.typed = _Typed(shapes, lifted_keys) if typed else None
         self.lifted = switches.lift and role == "tokenized"
         self.stand_ins = _Decoder(role, formats, switches.lift) if switches.stand_ins else None
+
+    def lifted_line(self, data: bytes, start: int, stop: int) -> list[Facts] | None:
+        """The facts of the line `data[start:stop]` from the lifted tier alone, without
+        copying it out of its read; None when the tier is off or cannot tell (then the line
+        is cut out and given to `facts`)."""
+        return _lifted_tokenized_line(data, start, stop) if self.lifted else None
 
     def facts(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts] | None:
         """The facts of every record of a non-blank line, equal to

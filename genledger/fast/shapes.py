@@ -15,6 +15,7 @@ The caller then takes the slower paths, which decide.
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -86,12 +87,28 @@ def _flat(data: bytes) -> bool:
     return not (b"e" in data or b"E" in data)
 
 
+class _Line(threading.local):
+    """What the typed tier knows of the line being decoded (per thread)."""
+
+    lifted = False  # its long id arrays were lifted: a stand-in string is one of them
+
+
+LINE = _Line()
+
+
+def _stand_in(data: bytes) -> tuple[int, int | None] | None:
+    """The counts of a lifted array's stand-in (`genledger.fast.lift`); None for any other
+    value, and for every value of a line that was not lifted (where a string spelled like a
+    stand-in is the line's own)."""
+    return raw_counts(data) if LINE.lifted else None
+
+
 def _ids_checked(raw: msgspec.Raw) -> None:
     """An id array only checked, not counted: a flat list or a lifted one's stand-in
     (`genledger.fast.lift`), or absent; else unusual."""
     if raw:
         data = bytes(raw)
-        if not _flat(data) and raw_counts(data) is None:
+        if not _flat(data) and _stand_in(data) is None:
             raise Unusual
 
 
@@ -102,7 +119,7 @@ def _ids_len(raw: msgspec.Raw) -> int | None:
         return None
     data = bytes(raw)
     if data[:1] == b'"':
-        counts = raw_counts(data)
+        counts = _stand_in(data)
         if counts is None:
             raise Unusual
         return counts[0]
@@ -456,7 +473,7 @@ def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:
     if not raw:
         return None, None
     data = bytes(raw)
-    lifted = raw_counts(data)
+    lifted = _stand_in(data)
     if lifted is not None:
         if lifted[1] is None:
             raise Unusual  # not a 0/1 mask: its sum needs its values

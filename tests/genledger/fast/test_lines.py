@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 from typing import Any
@@ -61,31 +62,49 @@ def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> N
     (under `formats`: the typed shapes answer only under the built-in ones), with long arrays
     lifted and with every array lifted."""
     expected = outcome(lambda c, r: general_facts(c, r, formats), line, role)
-    _assert_fast_tiers(line, role, formats, expected)
+    _assert_fast_tiers(line, role, formats, expected, False)
     with lifting_every_array():
-        _assert_fast_tiers(line, role, formats, expected)
+        _assert_fast_tiers(line, role, formats, expected, True)
 
 
-def _assert_fast_tiers(line: bytes, role: str, formats: FormatSet, expected: Any) -> None:
+@functools.cache
+def _typed(role: str, lifted: bool) -> fastparse._Typed:
+    """The typed tier of `role` (made once: its guards take a while), lifting or not."""
+    if role == "tokenized":
+        return fastparse._Typed(fastparse.TOKENIZED_SHAPES)
+    return fastparse._Typed(
+        fastparse.RESPONSE_SHAPES, fastparse.LIFTED_RESPONSE_KEYS if lifted else None
+    )
+
+
+@functools.cache
+def _stand_ins(role: str, formats: FormatSet, lifted: bool) -> fastparse._Decoder:
+    return fastparse._Decoder(role, formats, lifted)
+
+
+def _assert_fast_tiers(
+    line: bytes, role: str, formats: FormatSet, expected: Any, every_array: bool
+) -> None:
     if role == "tokenized":  # the lifted tier alone
         lifted = fastparse._lifted_tokenized_line(line)
         assert lifted is None or lifted == expected, line[:200]
-    for flags in read_flags(line):  # the text lever's checks, both ways, and none
+    all_flags = read_flags(line)  # the text lever's checks, both ways, and none
+    for flags in all_flags:
         assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
-        if not formats.built_in_only and role == "responses":
-            continue
-        responses = role == "responses"
-        shapes = fastparse.RESPONSE_SHAPES if responses else fastparse.TOKENIZED_SHAPES
-        for keys in (None, fastparse.LIFTED_RESPONSE_KEYS) if responses else (None,):
-            typed = fastparse._Typed(shapes, keys)
-            for last in range(len(typed.decoders)):  # whichever shape is tried first
-                typed.last = last
-                facts = typed.decode(line, flags)
-                if facts is not None:
-                    assert facts == expected, (line[:200], flags, keys)
+    if formats.built_in_only or role == "tokenized":
+        # with every array lifted, only the lifting typed tier, with and without plain texts
+        lifting = (True,) if every_array else (False, True)
+        for lifted in lifting if role == "responses" else (False,):
+            typed = _typed(role, lifted)
+            for flags in all_flags[::2] if every_array else all_flags:
+                for last in range(len(typed.decoders)):  # whichever shape is tried first
+                    typed.last = last
+                    facts = typed.decode(line, flags)
+                    if facts is not None:
+                        assert facts == expected, (line[:200], flags, lifted)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
-    for lifted in (False, True):
-        decoder = fastparse._Decoder(role, formats, lifted)
+    for lifted in (True,) if every_array else (False, True):
+        decoder = _stand_ins(role, formats, lifted)
         with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
             assert decoder.decode(line) == expected, (line[:200], lifted)
 
@@ -430,3 +449,16 @@ def test_every_benchmark_corpus_tokenized_sample_takes_the_lifted_tier() -> None
                 facts = fastparse._lifted_tokenized_line(line)
                 assert facts is not None, (shape.name, plan.dataset)
                 assert facts == general_facts(line, "tokenized")
+
+
+@pytest.mark.parametrize("line", TOKENIZED_LINES)
+def test_a_tokenized_line_read_in_place_gives_the_facts_of_its_copy(line: bytes) -> None:
+    # The refresh reads tokenized lines between two offsets of their read, not copied out.
+    data = b'{"input_ids": [1, 2]}\n' + line + b"\n[5, 6]"
+    start, stop = 22, 22 + len(line)
+    decoder = fastparse.fast_decoder("tokenized", BUILT_IN_ONLY)
+    for everything in (False, True):
+        with lifting_every_array() if everything else contextlib.nullcontext():
+            assert decoder.lifted_line(data, start, stop) == fastparse._lifted_tokenized_line(
+                line
+            ), line[:200]
