@@ -203,10 +203,13 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
             assert taken >= 25, (shape.name, maker.__name__)
         for maker in shape.makers("tokenized"):
             line = shape.dumps(maker("t", rng))
+            # the typed tokenized shape is the lifted tier's fallback (which takes them all:
+            # test_every_benchmark_corpus_tokenized_sample_takes_the_lifted_tier)
             tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(
                 line, rawtext.NOTHING_PLAIN
             )
-            assert tokenized == general_facts(line, "tokenized"), (shape.name, maker.__name__)
+            if tokenized is not None:
+                assert tokenized == general_facts(line, "tokenized"), (shape.name, maker)
 
 
 @settings(max_examples=400, deadline=None)
