@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -10,8 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from genledger.config import Config, Switches
 from genledger.fast import lift
+from genledger.refresh.collect import refresh
+from genledger.synth.corpus import write_corpus
 
+from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
 from .test_lines import lifting_every_array
 
 # Bytes an integer array is made of, and a few that make it something else.
@@ -166,3 +171,36 @@ def test_masks_longer_than_the_templates_are_counted() -> None:
     values = [0, 1] * 100_000
     span = json.dumps(values).encode()
     assert lift._counts(span, 0, len(span) - 1) == (200_000, 100_000)
+
+
+def test_the_lift_switch_is_read_from_the_environment() -> None:
+    assert Switches.from_env({"GENLEDGER_LIFT": "0"}).lift is False
+    assert Switches.from_env({}).lift is True
+
+
+@pytest.mark.parametrize("shape", ["reference", "variants"])
+def test_a_refresh_counts_the_same_with_and_without_the_lift(shape: str, tmp_path: Path) -> None:
+    # Whole files through the refresh (reads, line spans, every tier, the books): lifting
+    # long arrays changes no number of either corpus shape, hard lines appended.
+    root = tmp_path / "data"
+    write_corpus(root, 2, seed=3, shape=shape)
+    tokenized = next(root.glob("*/tokenized_data*.jsonl"))
+    responses = next(root.glob("*/raw_responses*.jsonl"))
+    with tokenized.open("ab") as out:
+        out.write(b"\n".join(TOKENIZED_LINES) + b"\n")
+    with responses.open("ab") as out:
+        out.write(b"\n".join(RESPONSE_LINES) + b"\n")
+
+    def stats(switches: Switches, where: str) -> Any:
+        config = Config(
+            data_root=root,
+            stats_path=tmp_path / where / "s.json",
+            state_dir=tmp_path / where / "st",
+            switches=switches,
+        )
+        found = refresh(config, full=True).stats
+        return {key: value for key, value in found.items() if key not in ("generated_at",)}
+
+    assert stats(Switches(lift=True, workers=1), "on") == stats(
+        Switches(lift=False, workers=1), "off"
+    )
