@@ -106,35 +106,33 @@ def _risky_escapes(data: bytes, end: int) -> bool:
     return False
 
 
+CLOSE_TAGS = (b"</", b"<\\/")
+
+
 def _close_tags_in(data: bytes, end: int) -> bool:
-    # `<` is rare in most texts and memchr finds it at memory speed: walk a few occurrences,
-    # then search for the pairs themselves (~1 GB/s).
-    at, walked = data.find(b"<", 0, end), 0
-    while at >= 0 and walked < 256:
-        if data[at + 1 : at + 2] == b"/" or data[at + 1 : at + 3] == b"\\/":
-            return True
-        at, walked = data.find(b"<", at + 1, end), walked + 1
-    return at >= 0 and (data.find(b"</", at, end) >= 0 or data.find(b"<\\/", at, end) >= 0)
+    """Whether `data[:end]` holds `</` or `<\\/` (SIMD searches: `<` is common in code)."""
+    return any(sz.find(data, tag, 0, end) >= 0 for tag in CLOSE_TAGS)
 
 
-MAX_TAG_WALK = 512  # `<` looked at per read before every line searches for itself instead
+MAX_TAG_WALK = 512  # close tags looked at per read before every line searches for itself
 
 
 def _tag_lines(data: bytes, end: int) -> frozenset[int] | None:
     """The lengths of the lines of `data[:end]` holding `</` or `<\\/`, each also less a
-    `\\r` and a BOM (which `rows()` cuts off); None when `<` is too common to walk.
+    `\\r` and a BOM (which `rows()` cuts off); None when close tags are too common to walk.
     Searching a read's few tagged lines once costs less than searching every line
     (~6 % of a scan of texts with a few `<think>` blocks, measured)."""
     lengths: set[int] = set()
-    at, walked = data.find(b"<", 0, end), 0
-    while at >= 0:
-        walked += 1
-        if walked > MAX_TAG_WALK:
-            return None
-        if data[at + 1 : at + 2] == b"/" or data[at + 1 : at + 3] == b"\\/":
+    walked = 0
+    for tag in CLOSE_TAGS:
+        at = sz.find(data, tag, 0, end)
+        while at >= 0:
+            walked += 1
+            if walked > MAX_TAG_WALK:
+                return None
             start = data.rfind(b"\n", 0, at) + 1
             stop = data.find(b"\n", at, end)
             n = (end if stop < 0 else stop) - start
             lengths.update((n, n - 1, n - len(BOM), n - len(BOM) - 1))
-        at = data.find(b"<", at + 1, end)
+            at = sz.find(data, tag, at + len(tag), end)
     return frozenset(lengths)
