@@ -27,6 +27,8 @@ anywhere else (or a line whose small form does not decode) as a line for the slo
 
 from __future__ import annotations
 
+import threading
+
 import stringzilla as sz
 
 ESCAPE = b"\\u0001"  # how a JSON text spells a stand-in's first character
@@ -65,8 +67,9 @@ TEMPLATES = {2: b"0," * (1 << 16), 3: b"0, " * (1 << 16)}
 ZEROS = bytes(1 << 16)
 
 
-class _Scratch:
-    """Reused output buffers of the class scans (a fresh buffer per array costs page faults)."""
+class _Scratch(threading.local):
+    """Reused output buffers of the byte maps (a fresh buffer per array costs page faults),
+    one pair per thread (a Dagster server may refresh in several)."""
 
     def __init__(self) -> None:
         self.buffers = [bytearray(1 << 16), bytearray(1 << 16)]
@@ -224,9 +227,10 @@ def _counts(content: bytes, at: int, end: int) -> tuple[int, int | None] | None:
 
 def _zeros(size: int) -> bytes:
     global ZEROS
-    if len(ZEROS) < size:
-        ZEROS = bytes(2 * size)
-    return ZEROS
+    zeros = ZEROS
+    if len(zeros) < size:
+        zeros = ZEROS = bytes(2 * size)
+    return zeros
 
 
 def _misplaced_sign(content: bytes, first: int, end: int, size: int) -> bool:

@@ -204,3 +204,18 @@ def test_a_refresh_counts_the_same_with_and_without_the_lift(shape: str, tmp_pat
     assert stats(Switches(lift=True, workers=1), "on") == stats(
         Switches(lift=False, workers=1), "off"
     )
+
+
+def test_threads_lifting_at_once_count_their_own_arrays() -> None:
+    # The byte maps' buffers are per thread: a Dagster server may refresh in several.
+    import concurrent.futures
+
+    spans = [json.dumps([i % 2] * (50 + i) + list(range(i, i + 200))).encode() for i in range(8)]
+    expected = [lift._counts(span, 0, len(span) - 1) for span in spans]
+
+    def count_all(_: int) -> list[Any]:
+        return [lift._counts(span, 0, len(span) - 1) for span in spans * 50]
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for found in pool.map(count_all, range(8)):
+            assert found == expected * 50
