@@ -144,13 +144,14 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
+    lift: bool = True  # GENLEDGER_LIFT=0: long id arrays decoded, not counted from their bytes
     audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
     def fast(self) -> bool:
         """Some fast decoder is on."""
-        return self.typed_shapes or self.stand_ins
+        return self.typed_shapes or self.stand_ins or self.lift
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
@@ -166,6 +167,7 @@ class Switches:
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
+            lift=env.get("GENLEDGER_LIFT", "1") != "0",
             audit=audit == "1",
             workers=int(workers) if workers else None,
         )

@@ -15,10 +15,12 @@ The caller then takes the slower paths, which decide.
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from genledger.fast.lift import raw_counts
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
 from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
@@ -96,17 +98,43 @@ def _flat(data: bytes) -> bool:
     return not (b"e" in data or b"E" in data)
 
 
+class _Line(threading.local):
+    """What the typed tier knows of the line being decoded (per thread)."""
+
+    lifted = False  # its long id arrays were lifted: a stand-in string is one of them
+
+
+LINE = _Line()
+
+
+def _stand_in(data: bytes) -> tuple[int, int | None] | None:
+    """The counts of a lifted array's stand-in (`genledger.fast.lift`); None for any other
+    value, and for every value of a line that was not lifted (where a string spelled like a
+    stand-in is the line's own)."""
+    return raw_counts(data) if LINE.lifted else None
+
+
 def _ids_checked(raw: msgspec.Raw) -> None:
-    """An id array only checked, not counted: a flat list (or absent), else unusual."""
-    if raw and not _flat(bytes(raw)):
-        raise Unusual
+    """An id array only checked, not counted: a flat list or a lifted one's stand-in
+    (`genledger.fast.lift`), or absent; else unusual."""
+    if raw:
+        data = bytes(raw)
+        if not _flat(data) and _stand_in(data) is None:
+            raise Unusual
 
 
 def _ids_len(raw: msgspec.Raw) -> int | None:
-    """len() of an id array (None when absent); anything but a flat list is unusual."""
+    """len() of an id array, or of the one a stand-in replaced (`genledger.fast.lift`); None
+    when absent; anything but a flat list is unusual."""
     if not raw:
         return None
-    n = flat_len(bytes(raw))
+    data = bytes(raw)
+    if data[:1] == b'"':
+        counts = _stand_in(data)
+        if counts is None:
+            raise Unusual
+        return counts[0]
+    n = flat_len(data)
     if n is None:
         raise Unusual
     return n
@@ -519,6 +547,11 @@ def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:
     if not raw:
         return None, None
     data = bytes(raw)
+    lifted = _stand_in(data)
+    if lifted is not None:
+        if lifted[1] is None:
+            raise Unusual  # not a 0/1 mask: its sum needs its values
+        return lifted[0], lifted[1]
     counts = _bits(data)
     if counts is not None:
         return counts

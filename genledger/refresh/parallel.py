@@ -192,10 +192,11 @@ def _run(
 ) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
     """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
     here."""
-    # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
-    # of imported by each of them.
-    vector.load()
-    if any(form_of(job.name) == "parquet" for job in jobs):
+    # Loaded once here, simdjson (and for Parquet numpy and pyarrow) are shared by every
+    # worker (copy-on-write) instead of imported by each of them.
+    parquet = any(form_of(job.name) == "parquet" for job in jobs)
+    vector.load(numpy=parquet)
+    if parquet:
         import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from genledger.fast import arrowtok, vector
+from genledger.fast.lines import raw_keys
 from genledger.ledger import books
 from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
@@ -230,6 +231,7 @@ def _responses(
     columns are nested objects). Only the columns the declarations read are decoded; a row
     with no count is read again whole, so its reason names every key it has."""
     wanted = keys_read(reading.formats)
+    counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
@@ -238,7 +240,7 @@ def _responses(
         if isinstance(batch, FileTally):
             return done + tally_table(builder, reading) + batch
         first = batch.first
-        records = batch.data.to_pylist()
+        records = arrowtok.records_with_stand_ins(batch.data, counted)
         facts = [facts_of_record(record, "responses", reading.formats) for record in records]
         if pruned:
             try:
@@ -271,7 +273,7 @@ def _tokenized(
 ) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
-    vector.load()
+    vector.load(numpy=True)
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
     for batch in _batches(shard, columns, groups, name, "tokenized", reading):

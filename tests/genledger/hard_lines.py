@@ -191,6 +191,137 @@ TOKENIZED_LINES: list[bytes] = [
     b'{"input_ids": [1], "position_ids": [0, 1.5e3], "attention_mask": [1, 1]}',
 ]
 
+# Long integer arrays counted from their bytes (genledger/fast/lift.py): hostile spellings,
+# each short (the tests also lift every array, whatever its length) and long (the default).
+_IDS = list(range(90, 190))
+_MASK = [0] * 40 + [1] * 60
+
+
+def _long(line: str) -> list[bytes]:
+    """A line with `IDS`/`MASK` standing for short arrays and, again, for long ones."""
+    short = line.replace("IDS", "[7, 8, 9]").replace("MASK", "[0, 1, 1]")
+    spaced = line.replace("IDS", json.dumps(_IDS)).replace("MASK", json.dumps(_MASK))
+    compact = line.replace("IDS", _dumps(_IDS).decode()).replace("MASK", _dumps(_MASK).decode())
+    return [short.encode(), spaced.encode(), compact.encode()]
+
+
+LIFT_TOKENIZED_LINES: list[bytes] = [
+    line
+    for text in [
+        '{"input_ids": IDS, "loss_mask": MASK}',
+        '{"loss_mask": MASK, "input_ids": IDS, "id": 9}',  # masks first
+        '{"input\\u005fids": IDS, "loss_mask": MASK}',  # an escaped key
+        '{"input_ids": IDS, "input_ids": [4, 5], "loss_mask": [1, 1]}',  # duplicate keys
+        '{"input_ids": [4, 5], "input_ids": IDS, "loss_mask": MASK, "loss_mask": [1]}',
+        '{"input_ids": [1, 2], "input\\u005fids": IDS}',  # duplicate by an escape
+        '{"input_ids": IDS, "loss\\u005fmask": MASK, "loss_mask": [1, 1, 0]}',
+        '{"meta": {"input_ids": IDS, "loss_mask": MASK}, "input_ids": [5, 6]}',  # nested key
+        '{"meta": {"input_ids": IDS}, "loss_mask": MASK}',
+        '{"input_ids": [IDS], "loss_mask": [MASK]}',  # a [1, L] tensor
+        '{"input_ids": [IDS, IDS], "loss_mask": [MASK, MASK]}',
+        '{"input_ids": [IDS, [1, 2]], "loss_mask": [MASK, [1, 1]]}',
+        '{"input_ids": [IDS, []], "loss_mask": [MASK, []]}',
+        '{"input_ids": [IDS, 3], "loss_mask": [MASK, 1]}',
+        '{"input_ids": [[IDS]], "loss_mask": [[MASK]]}',
+        '{"input_ids": IDS, "loss_mask": [MASK, 1]}',
+        '{"input_ids": IDS, "loss_mask": IDS}',  # a mask of ids
+        '{"input_ids": MASK, "loss_mask": MASK}',
+        '{"input_ids": IDS, "labels": [-100, -100, 5], "attention_mask": MASK, '
+        '"position_ids": [0, 1, 2]}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "a: IDS, b: MASK"}',  # arrays in a text
+        '{"text": "\\u0001", "input_ids": IDS}',  # the stand-ins' mark, spelled by the line
+        '{"text": "\\u00013", "input_ids": IDS, "loss_mask": MASK}',
+        '{"input_ids": "\\u00013", "loss_mask": "\\u00013:1"}',  # look-alike stand-ins
+        '{"input_ids": ["\\u00013", IDS], "loss_mask": MASK}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "\\\\u0001"}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "数据 ü"}',  # ensure_ascii=False
+        '{"input_ids": IDS, "loss_mask": MASK, "x": NaN}',
+        '{"input_ids": IDS, "loss_mask": MASK, "x": 1e999}',
+        '{"input_ids": IDS, "loss_mask": MASK',  # truncated
+        '{"input_ids": IDS, "loss_mask": MASK} x',
+        '{"input_ids": IDS, "loss_mask": MASK}}',
+        '[{"input_ids": IDS}, {"input_ids": IDS, "loss_mask": MASK}]',  # a batch line
+        '[{"input_ids": IDS}, 5]',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "\\ud800"}',  # a lone surrogate
+        '{"ids": {"input_ids": IDS}, "loss_mask": MASK, "input_ids": null}',
+        '{"input_ids" : IDS , "loss_mask" :MASK}',
+        '{"input_ids":IDS,"loss_mask":MASK}',
+        '{"input_ids": IDS, "loss_mask": MASK, "extra": [IDS, {"a": MASK}]}',
+    ]
+    for line in _long(text)
+] + [
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "text": "\xff"}',  # invalid UTF-8
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "text": "\x0c"}',  # a raw form feed
+    b'{"input_ids": [01, 2], "loss_mask": [0, 1]}',  # leading zeros
+    b'{"input_ids": [1, 02], "loss_mask": [0, 01]}',
+    b'{"input_ids": [1,02], "loss_mask": [-01, 1]}',
+    b'{"input_ids": [-0, 1, -5], "loss_mask": [-0, 1]}',
+    b'{"input_ids": [1,\t2], "loss_mask": [0,\r1]}',  # other whitespace
+    b'{"input_ids": [1,  2], "loss_mask": [0 , 1]}',
+    b'{"input_ids": [ 1, 2], "loss_mask": [0, 1 ]}',
+    b'{"input_ids": [1, , 2], "loss_mask": [0,, 1]}',  # empty elements
+    b'{"input_ids": [1, 2,], "loss_mask": [,0, 1]}',
+    b'{"input_ids": [1 2], "loss_mask": [0 1]}',
+    b'{"input_ids": [1-2, 3], "loss_mask": [--1, 1]}',
+    b'{"input_ids": [1, -], "loss_mask": [0, 1-]}',
+    b'{"input_ids": [1.0, 2], "loss_mask": [0, 1.0]}',  # floats, exponents
+    b'{"input_ids": [1e2, 2], "loss_mask": [0, 1E0]}',
+    b'{"input_ids": [true, 2], "loss_mask": [false, true]}',
+    b'{"input_ids": [null, 2], "loss_mask": [0, null]}',
+    b'{"input_ids": ["1", 2], "loss_mask": [0, "1"]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 2]}',  # a mask other than 0/1
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 10]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [1, 1, -1]}',
+    b'{"input_ids": [9223372036854775808, 18446744073709551616, 1], "loss_mask": [0, 1, 1]}',
+    b'{"input_ids": [1, 2], "loss_mask": [9223372036854775807, 9223372036854775807]}',
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b"]" + b"]}",
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b', "x"]}',
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b", 01]}",
+    b'{"loss_mask": [' + b"0, " * 200 + b"1, 2]}",
+    b'{"loss_mask": [' + b"0, " * 200 + b"1,  1]}",
+    b'{"loss_mask": [' + b"0," * 200 + b"1, 1]}",
+    b'{"loss_mask": [' + b"1, " * 200 + b"1]",
+]
+TOKENIZED_LINES += LIFT_TOKENIZED_LINES
+LIFT_RESPONSE_LINES: list[bytes] = [
+    line
+    for text in [
+        '{"meta_info": {"id": "a", "completion_tokens": 3}, "text": "t", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "output_ids": [1]}',
+        '{"meta_info": {"completion_tokens": 3}, "output\\u005fids": IDS}',
+        '{"meta_info": {"completion_tokens": 3, "output_ids": IDS}, "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": [IDS]}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": [IDS, IDS]}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\u0001", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\u00015", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": "\\u00015"}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\"output_ids": IDS"}',
+        '{"meta_info": {"completion_tokens": 3}, "text\\"output_ids": IDS}',
+        '{"id": "f", "text": "x", "input_ids": IDS, "output_ids": MASK, "completion_tokens": 3}',
+        '{"id": "f", "input_ids": IDS, "output_ids": IDS, "prompt_tokens": 2}',  # derived
+        '{"id": "f", "input_ids": [IDS], "output_ids": IDS}',
+        '{"id": "f", "input_ids": IDS, "output_ids": [IDS], "completion_tokens": 3}',
+        '{"id": "f", "input_ids": IDS, "output_ids": IDS, "completion_tokens": 3, "x": 1e999}',
+        '{"request_id": "v", "prompt_token_ids": IDS, "outputs": [{"text": "a", "token_ids": '
+        'IDS, "finish_reason": "length"}, {"text": "b", "token_ids": MASK}]}',
+        '[{"meta_info": {"completion_tokens": 3}, "output_ids": IDS}, '
+        '{"meta_info": {"completion_tokens": 4}, "output_ids": MASK}]',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "text": "\\ud800"}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "text": "a</think>"}',
+    ]
+    for line in _long(text)
+] + [
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1, 2, 3], "text": "\xff"}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [01, 2]}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1,  2]}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1, -2, 3]}',
+    b'{"id": "f", "output_ids": [1, 2, 03], "input_ids": [4], "completion_tokens": 3}',
+    b'{"id": "f", "output_ids": [1, 2], "input_ids": [1.5, 01], "completion_tokens": 3}',
+]
+RESPONSE_LINES += LIFT_RESPONSE_LINES
+
 # --- hypothesis: records in every shape, with the keys the fact functions read ---
 SCALARS = st.one_of(
     st.none(),
