@@ -8,9 +8,17 @@ import dagster as dg
 from assets.metadata import file_asset_metadata
 from assets.signature import SIGNATURE_KEY, dataset_signature, signature_token
 from assets.spec import DatasetSpec
-from checks.asset_checks import Rows, check_specs, families_for, family_result, role_failures
+from checks.asset_checks import (
+    Rows,
+    check_specs,
+    families_for,
+    family_result,
+    role_failures,
+    rules_for,
+)
 from genledger.config import Config
 from genledger.ledger.records import DatasetRecord
+from genledger.notify.wording import detail
 from genledger.refresh.collect import refresh_dataset_record
 from genledger.tail.discovery import DataRootError, Dataset, discover_one
 
@@ -60,9 +68,10 @@ def _role_events(
     record: DatasetRecord,
     selected_checks: set[dg.AssetCheckKey],
     signature: str,
+    config: Config,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     key = spec.asset_key(role)
-    failures = role_failures(record, role)
+    failures = role_failures(record, role, block)
     records = block["n_done"] if role == "responses" else block["n_tokenized"]
     malformed = failures["malformed_lines"].count if "malformed_lines" in failures else 0
     files = sum(1 for f in block["files"].values() if f.get("role") == role)
@@ -73,10 +82,22 @@ def _role_events(
     metadata = file_asset_metadata(dataset, role, block, failure_count)
     metadata[SIGNATURE_KEY] = signature
     yield dg.MaterializeResult(asset_key=key, metadata=metadata)
+    settings = _Settings(config)
     for family in families_for(role):
         if dg.AssetCheckKey(key, family) in selected_checks:
             reasons = _reasons(block)
-            yield family_result(key, role, family, failures, spec.name, rows, reasons, items)
+            names = [r.name for r in rules_for(role) if r.family == family]
+            said = detail(names, block, settings)
+            yield family_result(key, role, family, failures, spec.name, rows, reasons, items, said)
+
+
+class _Settings:
+    """The thresholds a check's wording names."""
+
+    def __init__(self, config: Config) -> None:
+        self.truncated_share = config.health.truncated_share
+        self.duplicate_share = config.health.duplicate_share
+        self.max_seq_len = config.max_seq_len
 
 
 def _reasons(block: dict[str, Any]) -> dict[str, dict[str, int]]:
@@ -114,6 +135,8 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
         selected = set(context.selected_asset_check_keys)
         for role in spec.roles:
             if spec.asset_key(role) in context.selected_asset_keys:
-                yield from _role_events(spec, dataset, role, block, record, selected, signature)
+                yield from _role_events(
+                    spec, dataset, role, block, record, selected, signature, config
+                )
 
     return _refresh

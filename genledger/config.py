@@ -25,6 +25,7 @@ from genledger.settings import (
     DagsterSettings,
     FilePatterns,
     FleetSettings,
+    HealthSettings,
     NotifySettings,
     UserPrice,
     validate,
@@ -33,7 +34,8 @@ from genledger.settings import (
 # The settings tables live with their schema (genledger.settings); they are named here too.
 __all__ = [
     "EXECUTORS", "MAX_LINE_BYTES", "PRICE_KEYS", "BudgetSettings", "Config", "ConfigError",
-    "DagsterSettings", "FilePatterns", "FleetSettings", "NotifySettings", "Switches",
+    "DagsterSettings", "FilePatterns", "FleetSettings", "HealthSettings", "NotifySettings",
+    "Switches",
     "UserPrice", "load_config",
 ]  # fmt: skip
 
@@ -51,6 +53,15 @@ BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
+class DatasetKeys:
+    """`[datasets."X"] prompt_key / response_key`: the paths of the id prompts and responses
+    are joined on (None: the prompt's custom_id, key or id; the response's record id)."""
+
+    prompt_key: str | None = None
+    response_key: str | None = None
+
+
+@dataclass(frozen=True)
 class Switches:
     """How a refresh computes (never what): the speed levers and the rule evaluation.
 
@@ -60,13 +71,14 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
+    lift: bool = True  # GENLEDGER_LIFT=0: long id arrays decoded, not counted from their bytes
     audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
     def fast(self) -> bool:
         """Some fast decoder is on."""
-        return self.typed_shapes or self.stand_ins
+        return self.typed_shapes or self.stand_ins or self.lift
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
@@ -82,6 +94,7 @@ class Switches:
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
+            lift=env.get("GENLEDGER_LIFT", "1") != "0",
             audit=audit == "1",
             workers=int(workers) if workers else None,
         )
@@ -109,6 +122,9 @@ class Config:
     budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
     models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
     providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
+    health: HealthSettings = field(default_factory=HealthSettings)
+    max_seq_len: int | None = None  # `[tokenized] max_seq_len`: over_length when set
+    keys: dict[str, DatasetKeys] = field(default_factory=dict)  # join keys, by dataset
 
     def __post_init__(self) -> None:
         if any(not isinstance(f, Declaration) for f in self.formats):
@@ -118,6 +134,16 @@ class Config:
     def format_set(self) -> FormatSet:
         """The declarations records are read with: the user's, then the built-in ones."""
         return FormatSet(self.formats)
+
+    def dataset_keys(self, dataset: str) -> DatasetKeys:
+        """The join keys of one dataset (`[datasets."X"]`)."""
+        return self.keys.get(dataset, NO_KEYS)
+
+    def counting_settings(self) -> str:
+        """A text that changes when a setting that changes a file's counts changes (kept in
+        state records with the counting signature: a change reads every file again)."""
+        keys = sorted((name, k.prompt_key, k.response_key) for name, k in self.keys.items())
+        return repr((self.max_seq_len, self.health.window, keys))
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -131,6 +157,9 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         key = f"{_abs(self.data_root)}\0{_abs(self.stats_path)}".encode()
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
+
+
+NO_KEYS = DatasetKeys()
 
 
 def _declarations(tables: Any, source: Path | None) -> tuple[Declaration, ...]:
@@ -240,13 +269,21 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
 
     return Config(
         formats=_declarations(values.get("formats", ()), source),
-        data_root=_root(values["data_root"]) if values.get("data_root") else None,
+        # a blank data_root is none set (the command line or the environment may give it)
+        data_root=_root(values["data_root"]) if values.get("data_root", "").strip() else None,
         stats_path=_path(values.get("stats_path")),
         state_dir=_path(values.get("state_dir")),
         patterns=FilePatterns(**values.get("files", {})),
         n_prompts=per_dataset("n_prompts"),
         dagster=DagsterSettings(**values.get("dagster", {})),
         notify=NotifySettings(**values.get("notify", {})),
+        health=HealthSettings(**values.get("health", {})),
+        max_seq_len=values.get("tokenized", {}).get("max_seq_len"),
+        keys={
+            name: DatasetKeys(table.get("prompt_key"), table.get("response_key"))
+            for name, table in datasets.items()
+            if "prompt_key" in table or "response_key" in table
+        },
         source=source,
         prices={model: UserPrice(**p) for model, p in values.get("prices", {}).items()},
         fleet=FleetSettings(**values.get("fleet", {})),

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from genledger.parse.declarations import USER_KEYS
+from genledger.parse.paths import PathError, parse_path
 
 MAX_LINE_BYTES = 64 << 20  # the default cap on a line's length (docs/tailing.md)
 
@@ -50,12 +51,17 @@ def _whole(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def number(minimum: float, above: bool = False) -> Value:
-    """A finite number >= `minimum` (> with `above`), as a float."""
+def number(minimum: float, above: bool = False, maximum: float | None = None) -> Value:
+    """A finite number >= `minimum` (> with `above`) and <= `maximum`, as a float."""
     sign = ">" if above else ">="
+    words = f"a number {sign} {minimum:g}" + (f" and <= {maximum:g}" if maximum is not None else "")
     return Value(
-        f"a number {sign} {minimum:g}",
-        lambda v: _number(v) and (v > minimum if above else v >= minimum),
+        words,
+        lambda v: (
+            _number(v)
+            and (v > minimum if above else v >= minimum)
+            and (maximum is None or v <= maximum)
+        ),
         float,
     )
 
@@ -79,6 +85,20 @@ GLOBS = Value(
     lambda v: isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
     lambda v: (v,) if isinstance(v, str) else tuple(v),
 )
+
+
+def _dotted(v: Any) -> bool:
+    """A plain dotted path (`id`, `metadata.request_id`): no `[]`, no `len()`."""
+    if not isinstance(v, str) or not v.strip():
+        return False
+    try:
+        path = parse_path(v.strip())
+    except PathError:
+        return False
+    return not path.length and not any(each for _, each in path.steps)
+
+
+DOTTED = Value("a plain dotted path (`id`, `metadata.request_id`)", _dotted, str.strip)
 
 
 def one_of(*choices: str) -> Value:
@@ -202,12 +222,44 @@ class BudgetSettings:
     run_usd: float | None = setting(None, number(0, above=True))
 
 
+@dataclass(frozen=True)
+class HealthSettings:
+    """`[health]`: when the run-health rules warn (docs/stats-json.md), and the window size."""
+
+    # truncated_outputs: share of records cut at the limit
+    truncated_share: float = setting(0.05, number(0, maximum=1))
+    # duplicate_outputs: share of records repeating an answer
+    duplicate_share: float = setting(0.01, number(0, maximum=1))
+    # records in the first and the latest window (output_drift)
+    window: int = setting(1000, whole(10, 100_000))
+
+
+@dataclass(frozen=True)
+class TokenizedSettings:
+    """`[tokenized]`: the longest sample the trainer takes (`over_length`; none: never)."""
+
+    max_seq_len: int | None = setting(None, whole(1))
+
+
+# The settings tables of genledger.toml that are one dataclass each (docs/operations.md's
+# settings table lists each field with its default: tests/test_docs.py).
+SECTIONS: dict[str, type] = {
+    "files": FilePatterns,
+    "dagster": DagsterSettings,
+    "notify": NotifySettings,
+    "fleet": FleetSettings,
+    "budget": BudgetSettings,
+    "health": HealthSettings,
+    "tokenized": TokenizedSettings,
+}
 DATASET = Table(
     {
         "n_prompts": whole(0),
         "budget_usd": number(0, above=True),
         "model": NAME,  # the model of its records that name none
         "provider": NAME,  # who priced its records, whatever their format says
+        "prompt_key": DOTTED,  # the prompts' id (else custom_id, key, id)
+        "response_key": DOTTED,  # the responses' id (else the record id)
     }
 )
 DETECT = Value(
@@ -217,20 +269,16 @@ DETECT = Value(
 FORMAT = Table(
     {key: TEXT for key in USER_KEYS}
     | {"name": NAME, "detect": DETECT, "float_counts": FLAG, "batch": FLAG},
-    required=("name", "completion_tokens"),
+    required=("name",),  # and `completion_tokens` or `extends` (genledger.parse.declarations)
 )
 SCHEMA = Table(
     {
         "data_root": TEXT,
         "stats_path": TEXT,
         "state_dir": TEXT,
-        "files": Table.of(FilePatterns),
+        **{section: Table.of(kind) for section, kind in SECTIONS.items()},
         "datasets": Tables(DATASET),
-        "dagster": Table.of(DagsterSettings),
-        "notify": Table.of(NotifySettings),
         "prices": Tables(Table.of(UserPrice)),
-        "fleet": Table.of(FleetSettings),
-        "budget": Table.of(BudgetSettings),
         "formats": Tables(FORMAT, array=True),
     }
 )

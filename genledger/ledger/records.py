@@ -14,9 +14,9 @@ import msgspec
 import msgspec.json
 
 from genledger.ledger import books, jsonio
-from genledger.ledger.books import COUNTER_KEYS, GROUP_BY, GROUP_FIELDS, RECORDS, SUM_KEYS
-from genledger.ledger.idlist import IdList
-from genledger.ledger.tally import FileTally, _groups_from
+from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
+from genledger.ledger.tally import FileTally
+from genledger.ledger.window import Windows
 from genledger.parse import declarations, schema
 from genledger.parse.declarations import FormatSet
 from genledger.rules import catalogue
@@ -24,20 +24,22 @@ from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
 # The layout of a state record; what its counts mean is `counting_signature`'s business.
-STATE_VERSION = 4  # 4: tallies keyed by the books; the counting signature
+STATE_VERSION = 5  # 5: run health (windows, answer keys, output quantiles, the prompts join)
 RECOUNT = "counting changed since the last refresh (facts, books, rules or formats): read again"
 
 
-def counting_signature(formats: FormatSet) -> str:
+def counting_signature(formats: FormatSet, settings: str = "") -> str:
     """A digest of everything that decides what a file's counts are: the facts schema, the
-    books, the rule conditions, the built-in declarations and the user's. Counts kept under
-    another signature are read again."""
+    books, the rule conditions, the built-in declarations and the user's, and the settings
+    the counts read (`Config.counting_settings`). Counts kept under another signature are
+    read again."""
     parts = (
         schema.signature(),
         books.signature(),
         catalogue.signature(),
         declarations.built_in_signature(),
         formats.signature(),
+        settings,
     )
     return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
 
@@ -90,16 +92,21 @@ class FileState:
 
 @dataclass
 class DatasetState:
-    """Dataset-level rule results, reused while none of the dataset's files changed."""
+    """Dataset-level rule results, reused while none of the dataset's files changed: the
+    failures (duplicate answers before their share is weighed), the prompts join."""
 
     signature: str = ""
     failures: dict[str, RuleTally] = field(default_factory=dict)
+    prompts: dict[str, Any] | None = None  # the stats JSON's `prompts` (ledger.prompts)
+    unjoinable: str | None = None  # why there is no `prompts`
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
             "signature": self.signature,
             "failures": {k: v.to_dict() for k, v in self.failures.items()},
+            "prompts": self.prompts,
+            "unjoinable": self.unjoinable,
         }
 
 
@@ -119,6 +126,7 @@ class DatasetRecord:
     # the earliest write seen of a file holding records a self-hosted fleet priced (its hours
     # start there: genledger.ledger.cost); kept like the rate history, across full re-reads
     fleet_first: float | None = None
+    windows: Windows = field(default_factory=Windows)  # the first and latest records
     # A full re-read's load: `files` hold only the names, roles and errors of the files known.
     files_only_named: bool = False
 
@@ -134,6 +142,7 @@ class DatasetRecord:
                 "rules": self.rules.to_dict(),
                 "history": self.history,
                 "fleet_first": self.fleet_first,
+                "windows": self.windows.to_dict(),
             }
         )
 
@@ -156,14 +165,14 @@ class DatasetRecord:
             return cls(name, data_root, signature=signature)
         if whole.signature != signature:
             return cls._named(whole, signature)
-        for key, state in whole.files.items():
+        files = {key: state.loaded(f"files.{key}") for key, state in whole.files.items()}
+        for key, state in files.items():
             _sane(state, f"files.{key}")
         for rule, tally in whole.rules.failures.items():
             for example in tally.examples:
                 _example(example, f"rules.failures.{rule}")
-        files = {key: state.loaded() for key, state in whole.files.items()}
         return cls(name, data_root, files, whole.rules, whole.history, signature,
-                   fleet_first=whole.fleet_first)  # fmt: skip
+                   fleet_first=whole.fleet_first, windows=whole.windows.loaded())  # fmt: skip
 
     @classmethod
     def _named(cls, known: _Named | _Whole, signature: str) -> DatasetRecord:
@@ -213,28 +222,30 @@ class _Named(_Header):
 
 
 @dataclass(frozen=True)
-class _Tally:
-    """A `FileTally` as stored: the books' sums and counters, the rule failures, the ids and
-    the price groups (as lists)."""
+class _TallyTypes:
+    """The parts of a stored `FileTally` whose types decide its numbers, checked strictly
+    (no "3" for 3, no 3.0, no true); `FileTally.from_dict` builds the tally from the rest."""
 
     sums: dict[str, int]
     counters: dict[str, dict[str, int]]
     failures: dict[str, RuleTally]
-    ids: IdList
     groups: dict[str, list[list[Any]]] = field(default_factory=dict)
 
-    def loaded(self) -> FileTally:
-        """The tally (keys the books no longer know are dropped)."""
-        sums = {key: self.sums.get(key, 0) for key in SUM_KEYS}
-        counters = {k: v for k, v in self.counters.items() if k in COUNTER_KEYS}
-        for key, rows in self.groups.items():
-            if key in GROUP_FIELDS and not all(_price_row(key, row) for row in rows):
-                raise DamagedRecord(f"tally.groups.{key}: a price key of the wrong shape")
-        try:
-            groups = _groups_from(self.groups)
-        except (ValueError, TypeError) as exc:
-            raise DamagedRecord(f"tally.groups: {exc}") from None
-        return FileTally(sums, counters, self.failures, self.ids, groups)
+
+def _tally(raw: dict[str, Any], where: str) -> FileTally:
+    """A stored tally, type-checked, as a `FileTally` (keys the books no longer know are
+    dropped); raises `DamagedRecord` saying where."""
+    try:
+        typed = msgspec.convert(raw, _TallyTypes)
+    except msgspec.ValidationError as exc:
+        raise DamagedRecord(f"{where}: {exc}".replace(" - at `$", " at `$")) from None
+    for key, rows in typed.groups.items():
+        if key in GROUP_FIELDS and not all(_price_row(key, row) for row in rows):
+            raise DamagedRecord(f"{where}.groups.{key}: a price key of the wrong shape")
+    try:
+        return FileTally.from_dict(raw)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DamagedRecord(f"{where}: {exc or type(exc).__name__}") from None
 
 
 def _price_row(key: str, row: list[Any]) -> bool:
@@ -260,7 +271,7 @@ class _File:
     name: str
     role: str
     checkpoint: Checkpoint
-    tally: _Tally
+    tally: dict[str, Any]
     pending_bytes: int = 0
     mtime: float | None = None
     error: str | None = None
@@ -268,11 +279,25 @@ class _File:
     settled: bool = False
     ever_read: bool = False
 
-    def loaded(self) -> FileState:
+    def loaded(self, where: str) -> FileState:
         """The file's state."""
-        return FileState(self.dataset, self.name, self.role, self.checkpoint, self.tally.loaded(),
+        tally = _tally(self.tally, f"{where}.tally")
+        return FileState(self.dataset, self.name, self.role, self.checkpoint, tally,
                          self.pending_bytes, self.mtime, self.error, self.last_read, self.settled,
                          self.ever_read)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Windows:
+    """`Windows` as stored: each record (flags, output tokens, finish reason)."""
+
+    limit: int = Windows().limit
+    first: list[tuple[int, int, str | None]] = field(default_factory=list)
+    latest: list[tuple[int, int, str | None]] = field(default_factory=list)
+
+    def loaded(self) -> Windows:
+        """The windows."""
+        return Windows(self.limit, list(self.first), list(self.latest))
 
 
 @dataclass(frozen=True)
@@ -281,6 +306,7 @@ class _Whole(_Header):
     rules: DatasetState = field(default_factory=DatasetState)
     history: list[list[float]] = field(default_factory=list)
     fleet_first: float | None = None
+    windows: _Windows = field(default_factory=_Windows)
 
 
 def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) -> Any:
@@ -288,7 +314,7 @@ def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) ->
     or root's, or when it does not decode and was counted under another signature (then its
     shape is not ours to judge); raises `DamagedRecord` saying where a type is wrong."""
     try:
-        record = msgspec.json.decode(raw, type=kind, dec_hook=_decode_ids)
+        record = msgspec.json.decode(raw, type=kind)
     except (msgspec.DecodeError, ValueError, TypeError) as exc:
         try:
             header = msgspec.json.decode(raw, type=_Header)
@@ -302,19 +328,11 @@ def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) ->
     return record if record.ours(name, data_root) else None
 
 
-def _decode_ids(kind: type, value: Any) -> Any:
-    if kind is IdList:
-        if not isinstance(value, dict):
-            raise ValueError("expected an id list object")
-        return IdList.from_dict(value)
-    raise NotImplementedError(kind)
-
-
 NON_NEGATIVE = ("offset", "lines", "tail_start", "pending")
 NON_NEGATIVE_FILE = ("size", "head_len")
 
 
-def _sane(state: _File, where: str) -> None:
+def _sane(state: FileState, where: str) -> None:
     """Counts and positions are never negative, and examples name a file, line and reason."""
     cp = state.checkpoint
     for key in NON_NEGATIVE:

@@ -52,9 +52,10 @@ BLOCK = {
     "cost_usd": _or_null(_number),
     "cost_projected_usd": _or_null(_number),
     "cost_unpriced": {"n_records": _whole, "models": [_text]},  # or null
+    "health": {"drift": [_text], "truncated_share": _or_null(_number)},  # or null
 }
 STATS = {"generated_at": _or_null(_text), "totals": BLOCK, "datasets": {"*": BLOCK}}
-NULLABLE = {"rate", "cost_unpriced"}  # tables that may be null
+NULLABLE = {"rate", "cost_unpriced", "health"}  # tables that may be null
 # Keys a table is of no use without (it is left out whole when one is missing or wrong).
 REQUIRED = {
     id(RATE): ("comp_tokens_per_s", "records_per_s"),

@@ -40,6 +40,9 @@ TYPOS = [
     ('[dagster]\nowners = "me"\n', "`dagster.owners` = 'me': expected a list of strings"),
     ('[dagster]\nexecutor = "threads"\n', "expected 'in_process' or 'multiprocess'"),
     ("[files]\nmax_line_bytes = 0\n", "`files.max_line_bytes` = 0: expected a whole number >= 1"),
+    ("[health]\nwindows = 50\n", "unknown key `health.windows`; did you mean `window`?"),
+    ("[health]\ntruncated_share = 1.5\n", "expected a number >= 0 and <= 1"),
+    ("[tokenized]\nmax_len = 8\n", "unknown key `tokenized.max_len`"),
     ("[files]\nignore = [1]\n", "`files.ignore` = [1]: expected a string or a list of strings"),
     ("data_root = 5\n", "`data_root` = 5: expected a string"),
     ("files = 3\n", "[files] must be a table, got 3"),
@@ -49,7 +52,7 @@ TYPOS = [
         'completion_tokens = "b"\n',
         "`formats[1].name` = 'm' is declared twice",
     ),
-    ('[[formats]]\nname = "mine"\n', "[formats[0]] needs `completion_tokens`"),
+    ('[[formats]]\nname = "mine"\n', "formats[0] (mine): `completion_tokens` (a path) is required"),
     (
         '[[formats]]\nname = "m"\ncompletion_tokens = "a"\nprompt = "b"\n',
         "unknown key `formats[0].prompt`",

@@ -25,6 +25,7 @@ from genledger.refresh.collect import refresh
 from genledger.tail import parquet as parquet_module
 from genledger.tail.parquet import BATCH_BYTES
 
+from ..conftest import windowless
 from ..shards import FORMS, encode, gzip_being_written, jsonl, parquet, write
 
 FLAT = [{"id": f"r{i}", "text": f"answer {i}", "completion_tokens": i % 7} for i in range(40)]
@@ -59,6 +60,7 @@ def numbers(block: dict[str, Any]) -> dict[str, Any]:
     out = orjson.loads(orjson.dumps(block))
     out.pop("files")
     out.pop("rate", None)
+    windowless(out)  # the windows follow the order records were counted in
     for failure in out["quality"]["failures"]:
         failure["examples"] = [(e["line"], e["reason"].split(" (byte offset")[0]) for e in
                                failure["examples"]]  # fmt: skip
@@ -440,7 +442,10 @@ def test_gzip_appended_member_by_member_with_a_first_member_past_4_mb_is_read_wh
     # bytes): the inflate loop spun on it, its memory growing.
     path = tmp_path / "data" / "ds" / "raw_responses.jsonl.gz"
     path.parent.mkdir(parents=True)
-    records = [{"id": f"a{i}", "text": "x" * 100, "completion_tokens": 3} for i in range(60_000)]
+    # distinct answers: the same one 60,000 times would be duplicate_outputs (run health)
+    records = [
+        {"id": f"a{i}", "text": f"{i} " + "x" * 100, "completion_tokens": 3} for i in range(60_000)
+    ]
     with gzip.open(path, "at") as handle:
         handle.write(jsonl(records).decode())
     with gzip.open(path, "at") as handle:

@@ -144,3 +144,18 @@ def test_a_finished_stream_ends_its_last_line_even_when_it_is_too_long() -> None
     (last,) = splitter.finish()
     assert isinstance(last, LongLine) and last.length == 50 and last.number == 1
     assert splitter.pending == 0 and splitter.line_number == 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.integers(0, 3), st.booleans())
+def test_line_spans_are_the_rows_without_copies(
+    pieces: list[bytes], offset: int, resumed: bool
+) -> None:
+    # The lifted tier reads tokenized lines in place: each span must cut out exactly the row
+    # `rows()` gives, with its number and offset, whatever CRs, BOMs and blank lines it holds.
+    data = b"".join(pieces) + b"\n"
+    splitter = LineSplitter(offset=offset if resumed else 0)
+    for block in splitter.blocks(data):
+        spans = [(n, o, block.data[a:b]) for n, o, a, b in block.spans()]
+        assert spans == list(block.rows()), data
+        assert block.next_number == spans[-1][0]
