@@ -138,7 +138,7 @@ def test_user_declarations_are_tried_before_the_built_in_ones() -> None:
     ("table", "message"),
     [
         ({"name": "x", "completion_tokens": "a..b"}, "formats[0] (x): bad path 'a..b'"),
-        ({"name": "x"}, "[formats[0]] needs `completion_tokens`"),
+        ({"name": "x"}, "formats[0] (x): `completion_tokens` (a path) is required"),
         ({"completion_tokens": "a"}, "[formats[0]] needs `name`"),
         ({"name": "x", "completion_tokens": "a", "colour": "b"}, "unknown key `formats[0].colour`"),
         ({"name": "x", "completion_tokens": "a", "text": "len("}, "formats[0] (x)"),
