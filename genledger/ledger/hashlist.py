@@ -1,4 +1,4 @@
-"""Fixed-size answer keys and their line numbers, for the duplicate-answer rule (§11).
+"""Fixed-size answer keys and their line numbers, for the duplicate-answer rule.
 
 Each record with a visible answer costs 16 bytes here (its 8-byte key, `genledger.parse.
 answer`, and its 8-byte line), whatever the answer's length, so memory and state grow with
