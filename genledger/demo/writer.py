@@ -26,7 +26,7 @@ class DemoDataset:
     kinds: tuple[tuple[float, str], ...] = ((1.0, "openai_chat"),)  # (until fraction, writer)
     leak_every: int = 0  # every n-th record leaks a </think> (0: never)
     prompts: bool = True
-    # run health (§11): from this fraction on, `truncate_every`-th records stop at the limit
+    # run health: from this fraction on, `truncate_every`-th records stop at the limit
     truncate_from: float = 1.0
     truncate_every: int = 0
     repeat_every: int = 0  # every n-th record repeats an earlier answer (0: never)

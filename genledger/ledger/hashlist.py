@@ -1,4 +1,4 @@
-"""Fixed-size answer keys and their line numbers, for the duplicate-answer rule (§11).
+"""Fixed-size answer keys and their line numbers, for the duplicate-answer rule.
 
 Each record with a visible answer costs 16 bytes here (its 8-byte key, `genledger.parse.
 answer`, and its 8-byte line), whatever the answer's length, so memory and state grow with
@@ -7,10 +7,11 @@ the records, never with the texts.
 
 from __future__ import annotations
 
-import base64
 from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from genledger.ledger.idlist import pack_ints, unpack_ints
 
 BYTES_PER_RECORD = 16
 
@@ -69,23 +70,13 @@ class HashList:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form: both arrays as base64 of int64s."""
-        return {"keys": _pack(self.keys), "lines": _pack(self.lines)}
+        return {"keys": pack_ints(self.keys), "lines": pack_ints(self.lines)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HashList:
         """Inverse of `to_dict`; raises ValueError on a damaged form."""
         out = cls()
-        out.keys, out.lines = _unpack(data["keys"]), _unpack(data["lines"])
+        out.keys, out.lines = unpack_ints(data["keys"]), unpack_ints(data["lines"])
         if len(out.keys) != len(out.lines):
             raise ValueError("damaged key list")
         return out
-
-
-def _pack(values: array[int]) -> str:
-    return base64.b64encode(values.tobytes()).decode()
-
-
-def _unpack(text: str) -> array[int]:
-    values = array("q")
-    values.frombytes(base64.b64decode(text))
-    return values

@@ -1,4 +1,4 @@
-"""Prompts joined to responses on a shared id: which prompts must run again (§11).
+"""Prompts joined to responses on a shared id: which prompts must run again.
 
 A prompt's id is the value under `[datasets."X"] prompt_key` (a dotted path), else its
 `custom_id`, `key` or `id` (a non-empty string or an integer); a response's is its record id

@@ -1,4 +1,4 @@
-"""A dataset's first and latest windows of records, and what drifted between them (§11).
+"""A dataset's first and latest windows of records, and what drifted between them.
 
 Each record of a window is kept as (flags, output tokens, finish reason): the flags are the
 bits of the books' trail conditions (truncated, empty, failed, refusal; `ledger.books`),
@@ -17,7 +17,7 @@ from typing import Any
 
 FLAGS = ("truncated", "empty", "failed", "refusal")  # bit i: the books' trail flag i
 Item = tuple[int, int, Any]  # (flags, output tokens or -1, finish reason or None)
-# output_drift (§11): a share at least doubles and rises by at least 5 points, or the median
+# output_drift: a share at least doubles and rises by at least 5 points, or the median
 # output moves by at least 30 %
 SHARE_FACTOR, SHARE_POINTS, MEDIAN_MOVE = 2.0, 0.05, 0.30
 

@@ -13,21 +13,26 @@ def _pct(share: float | None) -> str:
     return "?" if share is None else f"{share:.1%}"
 
 
+def _share_over(found: int, of: str, share: Any, what: str, threshold: Any) -> str:
+    """`N of M things (share) what; threshold T`: a share checked against its setting."""
+    return f"{found:,} of {of} ({_pct(share)}) {what}; threshold {_pct(threshold)}"
+
+
 def _truncated(block: Block, settings: Any) -> str:
     h = block.get("health") or {}
-    return (
-        f"{h.get('truncated', 0):,} of {block.get('n_done', 0):,} records "
-        f"({_pct(h.get('truncated_share'))}) stopped at the token limit; "
-        f"threshold {_pct(getattr(settings, 'truncated_share', None))}"
-    )
+    records = f"{block.get('n_done', 0):,} records"
+    limit = getattr(settings, "truncated_share", None)
+    share = h.get("truncated_share")
+    return _share_over(h.get("truncated", 0), records, share, "stopped at the token limit", limit)
 
 
 def _duplicates(block: Block, settings: Any) -> str:
     h = block.get("health") or {}
-    return (
-        f"{h.get('duplicate_outputs', 0):,} of {h.get('answers', 0):,} answers "
-        f"({_pct(h.get('duplicate_share'))}) repeat an earlier one; "
-        f"threshold {_pct(getattr(settings, 'duplicate_share', None))}"
+    answers = f"{h.get('answers', 0):,} answers"
+    limit = getattr(settings, "duplicate_share", None)
+    share = h.get("duplicate_share")
+    return _share_over(
+        h.get("duplicate_outputs", 0), answers, share, "repeat an earlier one", limit
     )
 
 

@@ -1,4 +1,4 @@
-"""A record's visible answer as a fixed-size key, for the duplicate-answer rule (§11).
+"""A record's visible answer as a fixed-size key, for the duplicate-answer rule.
 
 The key is the 64-bit xxh3 hash of the answer's text — its visible parts (the declaration's
 answer paths, reasoning left out) joined by a space, with ASCII whitespace (space, tab,

@@ -272,7 +272,15 @@ def _converse(names: str, usage: str = "usage") -> dict[str, Any]:
         cached_tokens=read,
         cache_write_tokens=write,
         total_tokens=f"{usage}.totalTokens",
+        provider="aws",
     )
+
+
+# A Converse reply's (not its stream's) stop reason and answer places.
+CONVERSE_REPLY: dict[str, Any] = dict(
+    finish="stopReason",
+    answer=("output.message.content[].text", "output.message.content[].toolUse"),
+)
 
 
 def _anthropic(usage: str = "usage") -> dict[str, Any]:
@@ -513,17 +521,13 @@ BUILT_IN: tuple[Declaration, ...] = (
         "bedrock_converse",
         ("usage.outputTokens & !usage.cacheReadInputTokenCount", "usage.cacheReadInputTokens"),
         **_converse("InputTokens"),
-        finish="stopReason",
-        answer=("output.message.content[].text", "output.message.content[].toolUse"),
-        provider="aws",
+        **CONVERSE_REPLY,
     ),
     declare(
         "bedrock_converse",
         ("usage.outputTokens",),
         **_converse("InputTokenCount"),
-        finish="stopReason",
-        answer=("output.message.content[].text", "output.message.content[].toolUse"),
-        provider="aws",
+        **CONVERSE_REPLY,
     ),
     # ConverseStream's `metadata` event carries the request's usage (its stop reason came in
     # `messageStop`, an event before it)
@@ -531,7 +535,6 @@ BUILT_IN: tuple[Declaration, ...] = (
         "bedrock_converse",
         ("metadata.usage.outputTokens",),
         **_converse("InputTokens", "metadata.usage"),
-        provider="aws",
     ),
     # InvokeModel bodies of Amazon Titan Text and Meta Llama (also Bedrock batch outputs)
     declare(

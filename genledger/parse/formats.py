@@ -420,7 +420,7 @@ def _finishes(decl: Declaration | None, body: Any) -> list[str]:
     if decl is None or decl.finish is None:
         return []
     names = [n for n in (reason_name(v) for v in decl.finish.all_values(body)) if n is not None]
-    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs §3)
+    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs/formats.md)
     return names if decl.each_finish else names[:1]
 
 

@@ -97,26 +97,22 @@ def tally_blocks(
 def _tally_rows(block: Block, builder: TableBuilder, facts_of: LineFacts, flags: ReadFlags) -> None:
     """Add the records of a block's lines (or their Malformed reasons) to `builder`."""
     for number, offset, content in block.rows():
-        if is_blank(content):
-            continue
-        try:
-            facts = facts_of(content, flags)
-        except Malformed as exc:
-            builder.add_malformed(number, offset, str(exc))
-            continue
-        for item, fact in enumerate(facts):
-            builder.add(number, offset, item, fact)
+        _tally_line(builder, number, offset, content, facts_of, flags)
 
 
 def _tally_line(
-    builder: TableBuilder, number: int, offset: int, content: bytes, facts_of: LineFacts
+    builder: TableBuilder,
+    number: int,
+    offset: int,
+    content: bytes,
+    facts_of: LineFacts,
+    flags: ReadFlags = NOTHING_PLAIN,
 ) -> None:
-    """Add one tokenized line's records (or its Malformed reason) to `builder`; blank lines
-    hold none."""
+    """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none."""
     if is_blank(content):
         return
     try:
-        facts = facts_of(content, NOTHING_PLAIN)
+        facts = facts_of(content, flags)
     except Malformed as exc:
         builder.add_malformed(number, offset, str(exc))
         return

@@ -1,4 +1,4 @@
-"""`genledger missing`: the prompt lines with no successful response, ready to run again (§11).
+"""`genledger missing`: the prompt lines with no successful response, ready to run again.
 
 Every file of the chosen datasets is read whole (no state is used or written): the responses
 for their ids and which failed, the prompts for their ids; the join (`ledger.prompts`) says

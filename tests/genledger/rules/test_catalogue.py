@@ -31,7 +31,7 @@ DESIGN_COUNTERS = (
     "tokenized_zero_tokens",
     "loss_mask_mismatch",
     "no_trainable_tokens",
-    # v3 (§5, §11): run health, all warnings
+    # v3: run health, all warnings
     "truncated_outputs",
     "output_drift",
     "duplicate_outputs",
