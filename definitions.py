@@ -8,6 +8,7 @@ from assets.factory import build_dataset_assets
 from assets.spec import Location, load_location
 from assets.stats_json import build_stats_asset
 from automation.notifications import build_notification_sensors
+from automation.retention import build_retention_sensor
 from automation.schedule import build_refresh_schedule
 from automation.sensors import build_file_sensor
 
@@ -28,7 +29,11 @@ def build_defs(location: Location) -> dg.Definitions:
     return dg.Definitions(
         assets=[*assets, build_stats_asset(location)],
         schedules=[build_refresh_schedule(location)],
-        sensors=[build_file_sensor(location), *build_notification_sensors(location.config)],
+        sensors=[
+            build_file_sensor(location),
+            *build_notification_sensors(location.config),
+            build_retention_sensor(location),
+        ],
         executor=EXECUTORS[location.config.dagster.executor],
     )
 

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-from functools import cache
 from typing import Any
 
 import dagster as dg
 
-from genledger.rules import models as schemas
+from assets.columns import column_schema
 from genledger.tail.discovery import Dataset
-
-MODELS = {"responses": schemas.ResponseTable, "tokenized": schemas.TokenizedTable}
-
-
-@cache
-def column_schema(role: str) -> dg.TableSchema:
-    """The TableSchema of a role's token table, derived from its pandera model."""
-    from dagster_pandera import pandera_schema_to_dagster_type
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the converter is marked beta
-        dagster_type = pandera_schema_to_dagster_type(MODELS[role])
-    value = dagster_type.metadata["schema"]
-    assert isinstance(value, dg.TableSchemaMetadataValue)
-    return value.schema
 
 
 def _number(value: float | None) -> dg.MetadataValue | None:

@@ -1,10 +1,12 @@
 """The schedule: on a cron (default every 5 minutes), refresh what changed and the stats JSON.
 
-A tick compares each dataset's files (stat and a 256-byte head, never a full read) with the
-signature its file assets recorded at their last materialization. Only changed (or never
-materialized) datasets are in the run; the rest are skipped visibly — counted in the run's tags,
-named in the tick's log — and keep their check results, which still describe the same files.
-`stats_json` is always in the run and covers every dataset.
+The run is the file sensor's refresh run (`stats_json`, which covers every dataset and records
+the changed ones: `assets/recording.py`), a backstop for when the sensor is stopped. A tick
+compares each dataset's files (stat and a 256-byte head, never a full read) with the signature
+its file assets recorded at their last materialization: the changed (or never materialized)
+datasets are the ones the run records; the rest are skipped visibly — counted in the run's
+tags, named in the tick's log — and keep their check results, which still describe the same
+files.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def build_refresh_schedule(location: Location) -> dg.ScheduleDefinition:
         unchanged = [s for s in location.specs if s not in changed]
         context.log.info(f"changed: {_names(changed)}; skipped as unchanged: {_names(unchanged)}")
         return dg.RunRequest(
-            asset_selection=[*(k for s in changed for k in s.asset_keys), STATS_KEY],
+            asset_selection=[STATS_KEY],
             tags={
                 SCOPE_TAG: "all",
                 CHANGED_TAG: str(len(changed)),

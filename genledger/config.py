@@ -56,10 +56,19 @@ class DagsterSettings:
     sensor_interval_s: int = 5  # the file sensor only stats files; part of the 30 s to an alert
     owners: tuple[str, ...] = ()
     executor: str = "in_process"  # or "multiprocess": the datasets of one run over every core
+    # How long a stats_json run spends recording changed datasets that hold no news (news is
+    # always recorded): bounds a refresh's Dagster events whatever the number of datasets.
+    record_seconds: float = 3.0
+    # Finished runs older than this are deleted with their events (0: keep every run).
+    keep_runs_days: float = 2.0
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ConfigError(f"dagster.executor = {self.executor!r}: use {' or '.join(EXECUTORS)}")
+        for name in ("record_seconds", "keep_runs_days"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"dagster.{name} = {value!r}: use a number >= 0")
 
 
 @dataclass(frozen=True)
