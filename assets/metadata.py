@@ -1,4 +1,5 @@
-"""Materialization metadata of a file asset, from its dataset's stats block (numbers as numbers)."""
+"""Materialization metadata (numbers as numbers): a file asset's from its dataset's stats block,
+`stats_json`'s from the whole stats JSON."""
 
 from __future__ import annotations
 
@@ -104,4 +105,37 @@ def file_asset_metadata(
         for key in ("failed_request_reasons", "empty_output_reasons"):
             if block.get(key):
                 metadata[key] = dg.MetadataValue.json(block[key])
+    return metadata
+
+
+def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
+    """Totals and per-dataset status counts as numbers, plus where the JSON was written."""
+    totals = stats["totals"]
+    by_status = totals["quality"].get("datasets_by_status", {})
+    metadata: dict[str, Any] = {
+        "path": dg.MetadataValue.path(path),
+        "data_root": stats["data_root"],
+        "status": totals["quality"]["status"],
+        "datasets": dg.MetadataValue.int(len(stats["datasets"])),
+    }
+    for status in ("ok", "warn", "error"):
+        metadata[f"datasets_{status}"] = dg.MetadataValue.int(int(by_status.get(status, 0)))
+    for name in ("n_done", "n_counted", "total_comp", "total_prompt", "n_tokenized"):
+        metadata[name] = dg.MetadataValue.int(int(totals[name]))
+    metadata["total_tokens"] = dg.MetadataValue.int(int(totals["total_tokens"]))
+    for name in ("n_prompts", "progress", "avg_comp", "avg_tokens"):
+        if totals.get(name) is not None:
+            value = totals[name]
+            metadata[name] = (
+                dg.MetadataValue.int(value)
+                if isinstance(value, int)
+                else dg.MetadataValue.float(float(value))
+            )
+    metadata["unrecognised_files"] = dg.MetadataValue.int(
+        int(stats.get("unrecognised", {}).get("count", 0))
+        + sum(int(d.get("unrecognised", {}).get("count", 0)) for d in stats["datasets"].values())
+    )
+    metadata["failures"] = dg.MetadataValue.json(
+        {f["check"]: f["count"] for f in totals["quality"]["failures"]}
+    )
     return metadata

@@ -182,11 +182,12 @@ def dataset_events(
     events: list[dg.AssetMaterialization | dg.AssetCheckEvaluation] = []
     for role in results:
         events.append(dg.AssetMaterialization(asset_key=role.key, metadata=role.metadata))
-        events.extend(_evaluation(check) for check in role.checks)
+        events.extend(as_evaluation(check) for check in role.checks)
     return events
 
 
-def _evaluation(check: dg.AssetCheckResult) -> dg.AssetCheckEvaluation:
+def as_evaluation(check: dg.AssetCheckResult) -> dg.AssetCheckEvaluation:
+    """A check result as an event a step reports itself (it may not be one of the step's)."""
     assert check.asset_key is not None and check.check_name is not None
     return dg.AssetCheckEvaluation(
         asset_key=check.asset_key,

@@ -1,8 +1,9 @@
 """The file sensor: one refresh run when any dataset's files grew, shrank, appeared or changed.
 
 The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum). However
-many datasets changed, a tick requests at most one run, of `stats_json`: it refreshes the whole
-root once and records the changed datasets' file assets and checks (`assets/recording.py`).
+many datasets changed, a tick requests at most one run of the refresh job
+(`assets/refresh_job.py`): it refreshes the whole root once, writes the stats JSON and records
+`stats_json` and the changed datasets' file assets and checks (`assets/recording.py`).
 No run is requested while a refresh run still waits to start (it will read the files as they
 are then), so runs per minute do not grow with the number of datasets. A tick that sees no
 change follows up (`automation/settle.py`): once no run is in progress, one more refresh run if
@@ -19,6 +20,7 @@ import dagster as dg
 
 from assets.naming import SCOPE_TAG, STATS_KEY
 from assets.recording import LEFT_DUE
+from assets.refresh_job import build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import Location
 from automation.settle import any_run_busy, newest_run_id, unsettled
@@ -84,8 +86,8 @@ def refresh_waiting(instance: dg.DagsterInstance) -> bool:
 
 
 def refresh_request(run_key: str) -> dg.RunRequest:
-    """One refresh run: `stats_json` reads the whole root and records what changed."""
-    return dg.RunRequest(run_key=run_key, asset_selection=[STATS_KEY], tags=dict(REFRESH_TAGS))
+    """One run of the refresh job: it reads the whole root and records what changed."""
+    return dg.RunRequest(run_key=run_key, tags=dict(REFRESH_TAGS))
 
 
 def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.SensorResult:
@@ -175,17 +177,20 @@ def _skip_text(location: Location, changed: dict[str, str], unknown: list[str]) 
     return "; ".join(parts)
 
 
-def build_file_sensor(location: Location) -> dg.SensorDefinition:
-    """The sensor, running by default every `dagster.sensor_interval_s` seconds."""
+def build_file_sensor(
+    location: Location, job: dg.JobDefinition | None = None
+) -> dg.SensorDefinition:
+    """The sensor, running by default every `dagster.sensor_interval_s` seconds, requesting
+    runs of `job` (the location's refresh job)."""
 
     @dg.sensor(
         name=SENSOR_NAME,
         minimum_interval_seconds=location.config.dagster.sensor_interval_s,
-        target=dg.AssetSelection.all(),
+        job=job or build_refresh_job(location),
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=(
-            "One refresh run (stats_json) when any dataset's files changed; it records the "
-            "changed datasets' file assets and checks."
+            "One refresh run when any dataset's files changed: it refreshes the whole root, "
+            "writes the stats JSON and records the changed datasets' file assets and checks."
         ),
     )
     def dataset_files_changed(context: dg.SensorEvaluationContext) -> dg.SensorResult:

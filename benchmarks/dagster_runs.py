@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))  # the Dagster layer is loaded from the checkout
 import dagster as dg  # noqa: E402
 from dagster._core.definitions.reconstruct import ReconstructableRepository  # noqa: E402
 
+from assets.refresh_job import REFRESH_JOB  # noqa: E402
 from assets.spec import load_location  # noqa: E402
 from automation.schedule import build_refresh_schedule  # noqa: E402
 from genledger.demo import synth  # noqa: E402
@@ -93,28 +94,30 @@ def run_schedule_tick(defs: dg.Definitions, location: Any, instance: dg.DagsterI
     schedule = build_refresh_schedule(location)
     data = schedule.evaluate_tick(dg.build_schedule_context(instance=instance))
     (request,) = data.run_requests or []
-    return execute(defs, instance, list(request.asset_selection or []), request.tags, started)
+    return execute(defs, instance, None, request.tags, started)
 
 
 def execute(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
-    selection: list[dg.AssetKey],
+    selection: list[dg.AssetKey] | None,
     tags: dict[str, str],
     started: float,
 ) -> Round:
-    """Run the asset job over `selection` and count what it wrote to the event log."""
+    """Run the refresh job (`selection` None) or the asset job over `selection`, and count
+    what it wrote to the event log."""
+    name = REFRESH_JOB if selection is None else ASSET_JOB
     if os.environ.get(ENV_EXECUTOR) == "multiprocess":
         # Out of process, so the location's executor (genledger.toml) runs the steps.
         job = ReconstructableRepository.for_module(
             "definitions", "defs", working_directory=str(ROOT)
-        ).get_reconstructable_job(ASSET_JOB)
+        ).get_reconstructable_job(name)
         with dg.execute_job(
             job, instance, run_config=QUIET, tags=tags, asset_selection=selection
         ) as result:
             success, run_id = result.success, result.run_id
     else:
-        in_process = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        in_process = defs.resolve_job_def(name).execute_in_process(
             run_config=QUIET, instance=instance, asset_selection=selection, tags=tags
         )
         success, run_id = in_process.success, in_process.run_id

@@ -7,8 +7,8 @@ Per size, on a data root of that many datasets (10 records each), medians of `--
 - `import definitions` in a fresh interpreter (what every run's process and the code server
   pay before anything else) and `dagster definitions validate -w workspace.yaml`;
 - one file-sensor tick (nothing changed; a tenth of the datasets grew), in process;
-- one refresh run of `stats_json` in process (SQLite), every dataset grown, with the default
-  `dagster.record_seconds`: the run's own time and its step's;
+- one run of the refresh job in process (SQLite), every dataset grown, with the default
+  `dagster.record_seconds`;
 - the Dagster UI's asset list: the webserver (`dagster-webserver -w workspace.yaml`) answering
   the GraphQL queries the asset catalog page sends (`AssetCatalogTableQuery` for the list,
   `AssetHealthQuery` for the status of every row), read from the installed UI bundle.
@@ -86,6 +86,7 @@ def grow(root: Path, names: list[str], rng: random.Random) -> None:
 def in_process(env: dict[str, str], root: Path, names: list[str], repeats: int) -> dict[str, float]:
     """A sensor tick and a refresh run, in this process, against the size's instance."""
     os.environ.update(env)
+    from assets.refresh_job import REFRESH_JOB
     from assets.spec import load_location
     from automation.sensors import build_file_sensor
     from definitions import build_defs
@@ -93,7 +94,7 @@ def in_process(env: dict[str, str], root: Path, names: list[str], repeats: int) 
     rng = random.Random(1)
     location = load_location()
     sensor = build_file_sensor(location)
-    job = build_defs(location).resolve_implicit_global_asset_job_def()
+    job = build_defs(location).resolve_job_def(REFRESH_JOB)
     out: dict[str, float] = {}
     with dg.DagsterInstance.get() as instance:
 
@@ -117,7 +118,6 @@ def in_process(env: dict[str, str], root: Path, names: list[str], repeats: int) 
             started = time.perf_counter()
             result = job.execute_in_process(
                 instance=instance,
-                asset_selection=[dg.AssetKey("stats_json")],
                 run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}}},
             )
             assert result.success

@@ -20,6 +20,7 @@ from assets.recording import (
     record,
     recorded_state,
 )
+from assets.refresh_job import build_refresh_job
 from assets.results import RoleResult
 from assets.signature import SIGNATURE_KEY
 from assets.spec import Location
@@ -40,9 +41,8 @@ def with_record_seconds(location: Location, seconds: float) -> Location:
 
 
 def run_stats(location: Location, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
-    """One refresh run, as the file sensor requests it: `stats_json` alone."""
-    job = build_defs(location).resolve_implicit_global_asset_job_def()
-    result = job.execute_in_process(instance=instance, asset_selection=[STATS_KEY])
+    """One run of the refresh job, as the file sensor requests it."""
+    result = build_refresh_job(location).execute_in_process(instance=instance)
     assert result.success
     return result
 
@@ -158,6 +158,31 @@ def _values(metadata: dict[str, Any]) -> dict[str, Any]:
     """Metadata values that do not depend on where the tree lives (paths, inodes, mtimes)."""
     placed = {"path", "paths", SIGNATURE_KEY}
     return {k: getattr(v, "value", v) for k, v in metadata.items() if k not in placed}
+
+
+def test_a_run_of_stats_json_by_hand_records_like_a_refresh_run(
+    location: Location, instance: dg.DagsterInstance
+) -> None:
+    job = build_defs(with_record_seconds(location, 0)).resolve_implicit_global_asset_job_def()
+    result = job.execute_in_process(instance=instance, asset_selection=[STATS_KEY])
+    assert recorded_datasets(result) == FAILING
+    assert stats_metadata(result)[LEFT_DUE] == 2
+    checks = {(e.asset_key, e.check_name) for e in result.get_asset_check_evaluations()}
+    assert (STATS_KEY, "every_dataset_present") in checks
+
+
+def test_the_refresh_job_records_stats_json_and_its_checks(
+    location: Location, instance: dg.DagsterInstance
+) -> None:
+    result = run_stats(location, instance)
+    stats = {
+        e.check_name: e for e in result.get_asset_check_evaluations() if e.asset_key == STATS_KEY
+    }
+    assert set(stats) == {"every_dataset_present", "every_file_recognised"}
+    assert stats["every_dataset_present"].passed
+    assert stats_metadata(result)["datasets"] == 4
+    state = recorded_state(instance, location.specs)
+    assert all(s.settled for s in state.values())
 
 
 def test_datasets_materialized_by_their_own_step_are_left_to_it(

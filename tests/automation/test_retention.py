@@ -8,11 +8,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.naming import STATS_KEY
 from assets.recording import recorded_state
+from assets.refresh_job import build_refresh_job
 from assets.spec import Location
 from automation.retention import DAY_S, prune, runs_in_use
-from definitions import build_defs
 from genledger.demo.synth import line
 
 LATER = time.time() + 3 * DAY_S  # "now" three days on: every run made here is old
@@ -28,9 +27,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def refresh(location: Location, instance: dg.DagsterInstance) -> str:
-    """One refresh run, as the file sensor requests it; its run id."""
-    job = build_defs(location).resolve_implicit_global_asset_job_def()
-    result = job.execute_in_process(instance=instance, asset_selection=[STATS_KEY])
+    """One run of the refresh job, as the file sensor requests it; its run id."""
+    result = build_refresh_job(location).execute_in_process(instance=instance)
     assert result.success
     return result.run_id
 

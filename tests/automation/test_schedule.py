@@ -8,10 +8,10 @@ from pathlib import Path
 import dagster as dg
 
 from assets.naming import SCOPE_TAG, STATS_KEY
+from assets.refresh_job import build_refresh_job
 from assets.spec import Location, load_location
 from automation.schedule import CHANGED_TAG, SKIPPED_TAG, build_refresh_schedule
 from automation.settle import unsettled
-from definitions import build_defs
 from genledger.config import DagsterSettings
 from genledger.demo.synth import line
 
@@ -43,9 +43,8 @@ def materialize(
     location: Location, instance: dg.DagsterInstance, request: dg.RunRequest
 ) -> set[str]:
     """Execute what a schedule tick requested, in process; return the datasets it recorded."""
-    job = build_defs(location).resolve_implicit_global_asset_job_def()
-    selection = list(request.asset_selection or [])
-    result = job.execute_in_process(instance=instance, asset_selection=selection)
+    assert request.asset_selection is None, "a run of the refresh job"
+    result = build_refresh_job(location).execute_in_process(instance=instance, tags=request.tags)
     assert result.success
     keys = {e.asset_key for e in result.get_asset_materialization_events()}
     assert STATS_KEY in keys, "stats_json always runs"
@@ -58,7 +57,6 @@ def test_a_first_tick_requests_a_refresh_of_every_dataset_tagged_as_such(
     with dg.instance_for_test() as instance:
         request = tick_request(sample_location, instance)
         assert request.tags[SCOPE_TAG] == "all"
-        assert request.asset_selection == [STATS_KEY]
         assert request.tags[CHANGED_TAG] == str(len(sample_location.specs))
         assert request.tags[SKIPPED_TAG] == "0"
         recorded = materialize(sample_location, instance, request)

@@ -8,6 +8,7 @@ import dagster as dg
 import pytest
 
 from assets.naming import SCOPE_TAG, STATS_KEY
+from assets.refresh_job import build_refresh_job
 from assets.spec import Location
 from automation.sensors import build_file_sensor, left_due
 from automation.settle import STATS_OWNER, unsettled
@@ -23,9 +24,8 @@ def instance():
 
 
 def refresh(location: Location, instance: dg.DagsterInstance) -> None:
-    """One refresh run, as the file sensor requests it."""
-    job = build_defs(location).resolve_implicit_global_asset_job_def()
-    assert job.execute_in_process(instance=instance, asset_selection=[STATS_KEY]).success
+    """One run of the refresh job, as the file sensor requests it."""
+    assert build_refresh_job(location).execute_in_process(instance=instance).success
 
 
 def materialize_all(location: Location, instance: dg.DagsterInstance) -> None:
@@ -59,7 +59,7 @@ def test_a_materialization_without_its_checks_gets_one_more_refresh_run(
     assert unsettled(instance, sample_location.specs) == [spec.key]
     result = tick(sample_location, instance, cursor)
     (request,) = result.run_requests or []
-    assert request.asset_selection == [STATS_KEY] and request.tags == {SCOPE_TAG: "all"}
+    assert request.asset_selection is None and request.tags == {SCOPE_TAG: "all"}
     assert request.run_key and request.run_key.startswith("settle:")
     # Nothing new ran since: the next tick does not look again.
     assert not tick(sample_location, instance, result.cursor).run_requests

@@ -28,7 +28,7 @@ ASSET_NODES_QUERY = """
 RUNS_QUERY = """
 query Runs($filter: RunsFilter) {
   runsOrError(filter: $filter, limit: 200) { __typename
-    ... on Runs { results { runId status creationTime startTime endTime
+    ... on Runs { results { runId jobName status creationTime startTime endTime
         tags { key value } assetSelection { path } } }
     ... on PythonError { message } } }
 """

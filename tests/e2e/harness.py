@@ -31,6 +31,7 @@ ARTIFACTS = PROJECT / "test-artifacts"
 ASSET_JOB = "__ASSET_JOB"  # Dagster's implicit job holding every asset
 DATASET_TAG = "genledger/dataset"
 SCOPE_TAG = "genledger/scope"
+REFRESH_JOB = "genledger_refresh"  # what the file sensor and the schedule run
 SENSOR_TAG = "dagster/sensor_name"
 STARTUP_TIMEOUT_S = 240.0
 RUN_TIMEOUT_S = 300.0

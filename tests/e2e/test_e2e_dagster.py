@@ -28,6 +28,7 @@ from .harness import (
     DATASET_TAG,
     FIXABLE_DATASET,
     ODD_ERROR_DATASET,
+    REFRESH_JOB,
     SCHEDULE_CRON,
     SCOPE_TAG,
     SENSOR_INTERVAL_S,
@@ -225,7 +226,7 @@ def test_an_append_makes_one_sensor_refresh_run_record_that_dataset_and_the_stat
     runs = wait_for(sensor_runs, SENSOR_TIMEOUT_S, "a finished sensor run")
     recorded: set[tuple[str, ...]] = set()
     for run in runs:
-        assert run["keys"] == {STATS_KEY}, "a sensor run is one refresh run of stats_json"
+        assert run["jobName"] == REFRESH_JOB, "a sensor run is one run of the refresh job"
         assert run["tagmap"].get(SCOPE_TAG) == "all", run["tagmap"]
         recorded |= dagster_api.materialized(run["runId"])
     # Only the grown dataset changed since everything was materialized: only it is recorded.

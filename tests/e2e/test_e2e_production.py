@@ -36,6 +36,7 @@ from .harness import (
     CLEAN_DATASET,
     FIXABLE_DATASET,
     ODD_ERROR_DATASET,
+    REFRESH_JOB,
     SENSOR_TAG,
     WEBHOOK_SECRET,
     Received,
@@ -178,7 +179,7 @@ def test_an_append_makes_the_sensor_refresh_that_dataset_and_the_stats(
     # The every-minute schedule may count the records first; then the sensor's run follows a
     # later append. Either way a file-sensor refresh run (stats_json) records the dataset.
     runs = wait_for(recorded_by_sensor, NOTIFY_TIMEOUT_S, "a file-sensor run recording it")
-    assert all(r["keys"] == {STATS_KEY} for r in runs)
+    assert all(r["jobName"] == REFRESH_JOB for r in runs)
 
 
 def _bad_line(serial: int) -> bytes:
@@ -298,9 +299,9 @@ def test_scheduled_runs_refresh_only_changed_datasets_and_say_what_they_skipped(
     for run in runs:
         changed, skipped = int(run["tagmap"][CHANGED_TAG]), int(run["tagmap"][SKIPPED_TAG])
         assert changed + skipped == len(datasets), run["tagmap"]
-        # One refresh run of stats_json, recording what changed (tests/automation proves
-        # that only changed datasets are recorded; here sensor runs may record them first).
-        assert run["keys"] == {STATS_KEY}, run["keys"]
+        # One run of the refresh job, recording what changed (tests/automation proves that
+        # only changed datasets are recorded; here sensor runs may record them first).
+        assert run["jobName"] == REFRESH_JOB, run["jobName"]
         assert STATS_KEY in prod_api.materialized(run["runId"])
     assert any(int(r["tagmap"][SKIPPED_TAG]) > 0 for r in runs), "no scheduled run skipped"
 
