@@ -1,11 +1,11 @@
-"""What a `stats_json` run records of the file assets: news at once, the other changes in turn.
+"""What a refresh records of the file assets: news at once, the other changes in turn.
 
-A run of `stats_json` refreshes the whole data root once (the engine reads only new bytes) and
-so knows every dataset's check results. Recording a dataset in Dagster costs a materialization
-and one result per check (13 events for a responses asset, each a few SQLite transactions:
-~25 ms apiece on a busy machine), so recording every growing dataset in every refresh would
-make a refresh's cost, and with it the time to signal, grow with the number of datasets.
-Instead each run records:
+A refresh run (`assets/refresh_job.py`, or `stats_json` launched by hand) refreshes the whole
+data root once (the engine reads only new bytes) and so knows every dataset's check results.
+Recording a dataset in Dagster costs a materialization and one result per check (13 events for
+a responses asset, each a few SQLite transactions: ~25 ms apiece, ~50 ms on a busy machine), so
+recording every growing dataset in every refresh would make a refresh's cost, and with it the
+time to signal, grow with the number of datasets. Instead each run records:
 
 - **news**, always: the datasets whose check results say something the recorded ones do not:
   a check that now fails or passes, a severity that changed, a failure count that reached

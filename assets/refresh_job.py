@@ -43,6 +43,7 @@ def build_refresh_job(location: Location) -> dg.JobDefinition:
 
     @dg.job(
         name=REFRESH_JOB,
+        executor_def=dg.in_process_executor,  # one op: a step process would only add cost
         description=(
             "Refresh the whole data root once, write the stats JSON, record stats_json and the "
             "datasets that changed (news at once, the rest in turn)."

@@ -1,4 +1,9 @@
-"""The `stats_json` asset: the stats JSON v1, refreshed and written atomically."""
+"""The `stats_json` asset: the stats JSON v1, refreshed and written atomically.
+
+Materialized by hand it refreshes like a refresh run (`assets/refresh.py`) and records the
+datasets whose own steps are not in the same run; the automated runs use the refresh job
+(`assets/refresh_job.py`), which reports this asset's materialization and checks itself.
+"""
 
 from collections.abc import Iterator
 

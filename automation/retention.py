@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 
 import dagster as dg
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from assets.naming import STATS_KEY
 from assets.spec import DatasetSpec, Location
@@ -116,6 +115,9 @@ def runs_in_use(instance: dg.DagsterInstance, specs: Iterable[DatasetSpec]) -> s
 
 def delete_run(instance: dg.DagsterInstance, run_id: str) -> None:
     """Delete a run and its events; on SQLite also its events file; and its captured logs."""
+    # Imported here: a PostgreSQL instance never loads SQLite's storage (nor alembic with it).
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
     instance.delete_run(run_id)
     storage = instance.event_log_storage
     if isinstance(storage, SqliteEventLogStorage):

@@ -5,9 +5,8 @@ evaluated" unless it targets the asset's latest materialization. Two runs create
 sensor's run and one launched by hand, a schedule's) can plan their checks interleaved and
 execute in the other order; no concurrency limit prevents that. So once no run is in progress,
 the file sensor looks for assets whose latest check executions do not belong to their latest
-materialization and requests one more refresh run: its `stats_json` step records those
-datasets again, materialization and checks together (`assets/recording.py`), and re-runs its
-own checks.
+materialization and requests one more refresh run, which records those datasets again,
+materialization and checks together (`assets/recording.py`), and `stats_json` with its own.
 """
 
 from __future__ import annotations

@@ -234,7 +234,7 @@ def main() -> None:
             f"{tree.size:4d} datasets, {args.changed} changed: scheduled run "
             f"{medians[tree.size]:6.2f} s median "
             f"({', '.join(f'{r.seconds:.2f}' for r in rounds[tree.size])}), "
-            f"{last.datasets} refreshed, {per_dataset(last):.1f} events a refreshed dataset, "
+            f"{last.datasets} recorded, {per_dataset(last):.1f} events a recorded dataset, "
             f"{sum(last.events.values()) / tree.size:.1f} a dataset of the tree; "
             f"run of everything {full.seconds:.2f} s, {per_dataset(full):.1f} events a dataset"
         )
