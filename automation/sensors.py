@@ -23,7 +23,7 @@ from assets.recording import LEFT_DUE
 from assets.refresh_job import build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import Location
-from automation.settle import any_run_busy, newest_run_id, unsettled
+from automation.settle import any_run_busy, newest_run, unsettled
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
 SENSOR_NAME = "dataset_files_changed"
@@ -141,10 +141,12 @@ def _follow_up(
     """Once per new run, when nothing is in progress: one more refresh run if the last one left
     changed datasets to record, or some check result belongs to another materialization."""
     instance = context.instance
-    newest = newest_run_id(instance)
-    if newest is None or newest == old.get(SETTLED) or any_run_busy(instance):
+    run = newest_run(instance)
+    if run is None or run.run_id == old.get(SETTLED) or any_run_busy(instance):
         return []
-    cursor[SETTLED] = newest
+    cursor[SETTLED] = run.run_id
+    if run.status == dg.DagsterRunStatus.FAILURE:
+        return []  # a failing refresh is not retried in a loop: the next change will be
     left = left_due(instance)
     owners = unsettled(instance, location.specs)
     if not left and not owners:
@@ -153,7 +155,7 @@ def _follow_up(
         f"{left} changed dataset(s) left to record; checks not evaluated for the latest "
         f"materialization of: {', '.join(owners) or 'none'}; one more refresh run"
     )
-    return [refresh_request(f"settle:{newest}")]
+    return [refresh_request(f"settle:{run.run_id}")]
 
 
 def left_due(instance: dg.DagsterInstance) -> int:

@@ -35,10 +35,10 @@ def any_run_busy(instance: dg.DagsterInstance) -> bool:
     return bool(instance.get_runs(dg.RunsFilter(statuses=BUSY), limit=1))
 
 
-def newest_run_id(instance: dg.DagsterInstance) -> str | None:
-    """The id of the run created last (a settle pass is due once per new run)."""
+def newest_run(instance: dg.DagsterInstance) -> dg.DagsterRun | None:
+    """The run created last (a settle pass is due once per new run)."""
     runs = instance.get_runs(limit=1)
-    return runs[0].run_id if runs else None
+    return runs[0] if runs else None
 
 
 def unsettled(instance: dg.DagsterInstance, specs: Sequence[DatasetSpec]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 
 import dagster as dg
@@ -104,3 +105,18 @@ def test_datasets_a_refresh_left_unrecorded_get_refresh_runs_until_none_is_left(
     refresh(sample_location, instance)  # with time to record them
     assert left_due(instance) == 0
     assert not tick(sample_location, instance, result.cursor).run_requests
+
+
+def test_a_failed_run_is_not_followed_up_in_a_loop(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    cursor = tick(sample_location, instance, None).cursor
+    quick = DagsterSettings(record_seconds=0)
+    hurried = replace(sample_location, config=replace(sample_location.config, dagster=quick))
+    refresh(hurried, instance)
+    assert left_due(instance) == 2
+    failed = dg.DagsterRun(
+        job_name="genledger_refresh", run_id=str(uuid.uuid4()), status=dg.DagsterRunStatus.FAILURE
+    )
+    instance.add_run(failed)
+    assert not tick(sample_location, instance, cursor).run_requests
