@@ -73,24 +73,30 @@ def test_a_bad_append_among_thirty_growing_datasets_is_signalled_by_the_next_ref
     assert latency <= TIME_TO_SIGNAL_S
 
 
-def test_every_growing_dataset_is_recorded_in_turn_and_its_checks_agree_with_the_stats(
+def test_growing_datasets_are_recorded_in_turn_and_their_checks_agree_with_the_stats(
     many: Growing, many_api: DagsterApi
 ) -> None:
     keys = [(name, "raw_responses") for name in many.names]
 
-    def all_recorded() -> bool:
-        return len(many_api.latest_materialization_runs(keys)) == len(keys)
+    def half_recorded() -> bool:
+        return len(many_api.latest_materialization_runs(keys)) >= len(keys) // 2
 
-    wait_for(all_recorded, STARTUP_S, "every growing dataset recorded at least once")
-    since = time.time()
-    wait_for(
-        lambda: [r for r in _finished_refresh_runs(many_api) if r["startTime"] >= since],
-        STARTUP_S,
-        "one more refresh run",
-    )
+    wait_for(half_recorded, STARTUP_S, "half the growing datasets recorded")
+    # In turn: a run records a dataset again (not as news) only once every other has been.
+    others = set(many.names) - {BROKEN}
+    seen: set[str] = set()
+    for run in sorted(_finished_refresh_runs(many_api), key=lambda r: r["creationTime"]):
+        recorded = {k[0] for k in many_api.materialized(run["runId"]) if len(k) > 1} - {BROKEN}
+        again = recorded & seen
+        assert not again or others <= seen | recorded, (run["runId"], sorted(again))
+        seen |= recorded
     stats = read_stats(many.dev.stats_path)
     assert stats is not None
+    latest = many_api.latest_materialization_runs(keys)
+    assert (BROKEN, "raw_responses") in latest, "the broken dataset was recorded as news"
     for name, key in zip(many.names, keys, strict=True):
+        if key not in latest:
+            continue  # not recorded yet: no result of an older state either
         states = many_api.latest_check_states(key)
         missing = sorted(check for check, state in states.items() if state is None)
         assert not missing, f"{name}: the UI shows 'not evaluated' for {missing}"
