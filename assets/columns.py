@@ -30,22 +30,22 @@ def column_schema(role: str) -> dg.TableSchema:
 
 
 def derive_column_schema(role: str) -> dg.TableSchema:
-    """The TableSchema of a role's token table, derived from its pandera model."""
+    """The TableSchema of a role's token table, derived from its generated pandera schema."""
     from dagster_pandera import pandera_schema_to_dagster_type
 
-    from genledger.rules import models
+    from genledger.rules.catalogue import Table
+    from genledger.rules.models import schema_of
 
-    model = {"responses": models.ResponseTable, "tokenized": models.TokenizedTable}[role]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the converter is marked beta
-        dagster_type = pandera_schema_to_dagster_type(model)
+        dagster_type = pandera_schema_to_dagster_type(schema_of(Table(role)))
     value = dagster_type.metadata["schema"]
     assert isinstance(value, dg.TableSchemaMetadataValue)
     return value.schema
 
 
 def write_snapshot() -> None:
-    """Rewrite the snapshot from the pandera models."""
+    """Rewrite the snapshot from the generated pandera schemas."""
     schemas = {role: json.loads(dg.serialize_value(derive_column_schema(role))) for role in ROLES}
     SNAPSHOT.write_text(json.dumps(schemas, indent=1, sort_keys=True) + "\n")
 

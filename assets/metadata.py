@@ -105,6 +105,36 @@ def file_asset_metadata(
         for key in ("failed_request_reasons", "empty_output_reasons"):
             if block.get(key):
                 metadata[key] = dg.MetadataValue.json(block[key])
+        metadata.update(cost_metadata(block))
+    return metadata
+
+
+def cost_metadata(block: dict[str, Any]) -> dict[str, Any]:
+    """What a stats block says the run cost: dollars spent and projected, per model, and the
+    records no price covers (never left out in silence: docs/cost.md)."""
+    metadata: dict[str, Any] = {}
+    for key in ("cost_usd", "cost_projected_usd"):
+        number = _number(block.get(key))
+        if number is not None:
+            metadata[key] = number
+    unpriced = block.get("cost_unpriced") or {}
+    n_unpriced = int(unpriced.get("n_records") or 0)
+    metadata["cost_unpriced_records"] = dg.MetadataValue.int(n_unpriced)
+    if n_unpriced:
+        names = ", ".join(unpriced.get("models") or [])
+        metadata["cost_unpriced"] = dg.MetadataValue.md(
+            f"**{n_unpriced:,} records have no price** and are not in `cost_usd` "
+            f'(models: {names}); give them one in genledger.toml (`[prices."MODEL"]`).'
+        )
+    models = block.get("models") or {}
+    if models:
+        metadata["models"] = dg.MetadataValue.json(models)
+        for name, entry in models.items():
+            number = _number(entry.get("cost_usd"))
+            if number is not None:
+                metadata[f"cost/{name}"] = number
+    if block.get("prices"):
+        metadata["prices"] = dg.MetadataValue.json(block["prices"])
     return metadata
 
 
@@ -138,4 +168,5 @@ def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
     metadata["failures"] = dg.MetadataValue.json(
         {f["check"]: f["count"] for f in totals["quality"]["failures"]}
     )
+    metadata.update(cost_metadata(totals))
     return metadata

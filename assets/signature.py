@@ -11,31 +11,30 @@ import json
 from typing import Any
 
 from genledger.tail.discovery import Dataset
-from genledger.tail.fingerprint import checksum
+from genledger.tail.fingerprint import checksum, fingerprint
 from genledger.tail.roots import Source, open_source
 
 HEAD_BYTES = 256
 SIGNATURE_KEY = "genledger/files_signature"
 
-FileSig = list[Any]  # [size, mtime_ns, inode, head checksum]
+FileSig = list[Any]  # a file's fingerprint as a list (genledger.tail.fingerprint)
 UNRECOGNISED = "[unrecognised]"  # the entry listing a dataset's unrecognised files
 
 
 def file_signature(path: Source | str) -> FileSig | None:
-    """What is remembered of one file; None if it cannot be read. A sealed shard rewritten
-    whole changes its size, mtime or head; a remote file has no inode (0)."""
+    """What is remembered of one file: its fingerprint, the type the tailer and the sealed
+    files identify files by; None if it cannot be read. A sealed shard rewritten whole
+    changes its size, mtime or head; a remote file has no inode (0)."""
     try:
         handle = open_source(path)
     except OSError:
         return None
     try:
-        head = handle.read_at(0, min(handle.size, HEAD_BYTES))
+        return fingerprint(handle, HEAD_BYTES).as_list()
     except OSError:
         return None
     finally:
         handle.close()
-    inode = handle.identity[1] if handle.identity is not None else 0
-    return [handle.size, handle.mtime_ns, inode, checksum(head)]
 
 
 def dataset_signature(dataset: Dataset) -> dict[str, Any]:

@@ -10,7 +10,6 @@ import dagster as dg
 
 from assets.naming import ROLE_ASSETS, dataset_keys, file_asset_key
 from genledger.config import ENV_DATA_ROOT, Config, ConfigError, load_config
-from genledger.parse.declarations import declared
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
 ENV_DAGSTER_HOME = "DAGSTER_HOME"
@@ -68,8 +67,8 @@ def load_location(config: Config | None = None, env: dict[str, str] | None = Non
     """Read config and discover datasets; never raises: a problem is returned, named clearly."""
     env = dict(os.environ) if env is None else env
     try:
+        # a bad `[[formats]]` path is named when the location loads (load_config parses them)
         config = load_config(env=env) if config is None else config
-        declared(config)  # a bad `[[formats]]` path is named when the location loads
     except ConfigError as exc:
         return _problem(Config(), str(exc))
     config = with_dagster_defaults(config, env)

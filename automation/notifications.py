@@ -21,6 +21,7 @@ import dagster as dg
 from dagster._core.event_api import RunStatusChangeEventType, RunStatusChangeRecordsFilter
 
 from genledger.config import Config
+from genledger.notify.budget import decide_budgets
 from genledger.notify.channels import channels_from_env, secrets_from_env
 from genledger.notify.decide import OpenFailures, decide_run
 from genledger.notify.delivery import Courier, NotificationLog, log_path, now_iso
@@ -29,6 +30,7 @@ from genledger.notify.stall import decide_stalls, progress_from_stats, read_stat
 
 CHECK_SENSOR = "genledger_check_notifications"
 STALL_SENSOR = "genledger_stall_notifications"
+BUDGET_SENSOR = "genledger_budget_notifications"
 FINISHED: tuple[RunStatusChangeEventType, ...] = (
     dg.DagsterEventType.RUN_SUCCESS,
     dg.DagsterEventType.RUN_FAILURE,
@@ -62,7 +64,16 @@ def build_notification_sensors(config: Config) -> list[dg.SensorDefinition]:
     def stall_notifications(context: dg.SensorEvaluationContext) -> dg.SkipReason:
         return dg.SkipReason(stall_tick(context, config, os.environ))
 
-    return [check_notifications, stall_notifications]
+    @dg.sensor(
+        name=BUDGET_SENSOR,
+        minimum_interval_seconds=max(CHECK_MIN_INTERVAL_S, config.dagster.sensor_interval_s),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Notifies when the projected cost, then the cost, first exceeds a budget.",
+    )
+    def budget_notifications(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+        return dg.SkipReason(budget_tick(context, config, os.environ))
+
+    return [check_notifications, stall_notifications, budget_notifications]
 
 
 def check_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping[str, str]) -> str:
@@ -103,6 +114,25 @@ def stall_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     stalled = sorted(k for k, v in state.get("stall", {}).items() if v.get("stalled"))
     seen = "no stats JSON yet" if stats is None else f"stalled: {', '.join(stalled) or 'none'}"
+    return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
+
+
+def budget_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping[str, str]) -> str:
+    """One evaluation of the budget sensor; returns what it saw."""
+    if config.budget.run_usd is None and not config.budgets:
+        return 'no budget configured ([budget] run_usd, [datasets."X"] budget_usd)'
+    state = _load(context.cursor)
+    stats = read_stats(config.stats_path)
+    new: list[Message] = []
+    if stats is not None:
+        alerts, state["budget"] = decide_budgets(config, stats, state.get("budget", {}))
+        if alerts:
+            parts = (f"{a.dataset}:{a.kind}" for a in alerts)
+            new.append(_message(("budget", now_iso(), *parts), alerts, None))
+    pending = _deliver(state, new, config, env)
+    context.update_cursor(json.dumps(state, separators=(",", ":")))
+    over = sorted(k for k, v in state.get("budget", {}).items() if v.get("level"))
+    seen = "no stats JSON yet" if stats is None else f"over budget: {', '.join(over) or 'none'}"
     return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
 
 

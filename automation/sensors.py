@@ -25,6 +25,7 @@ from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signat
 from assets.spec import Location
 from automation.settle import any_run_busy, newest_run, unsettled
 from genledger.tail.discovery import DataRootError, Dataset, discover
+from genledger.tail.fingerprint import Fingerprint
 
 SENSOR_NAME = "dataset_files_changed"
 SETTLED = "#settled"  # cursor entry: the newest run seen by the last follow-up (not a key)
@@ -52,17 +53,21 @@ def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
             words.append(f"{name} appeared")
         elif after is None:
             words.append(f"{name} vanished")
-        elif after[2] != before[2] or (
-            min(after[0], before[0]) >= HEAD_BYTES and after[3] != before[3]
-        ):
-            words.append(f"{name} replaced")
-        elif after[0] > before[0]:
-            words.append(f"{name} grew {after[0] - before[0]} bytes")
-        elif after[0] < before[0]:
-            words.append(f"{name} shrank {before[0] - after[0]} bytes")
         else:
-            words.append(f"{name} rewritten")
+            words.append(f"{name} {_change(Fingerprint(*before), Fingerprint(*after))}")
     return ", ".join(words)
+
+
+def _change(before: Fingerprint, after: Fingerprint) -> str:
+    """How one file's fingerprint moved."""
+    whole_heads = min(after.size, before.size) >= HEAD_BYTES
+    if after.node != before.node or (whole_heads and after.head_sum != before.head_sum):
+        return "replaced"
+    if after.size > before.size:
+        return f"grew {after.size - before.size} bytes"
+    if after.size < before.size:
+        return f"shrank {before.size - after.size} bytes"
+    return "rewritten"
 
 
 def signatures(location: Location, found: dict[str, Dataset]) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from dagster._core.definitions.reconstruct import ReconstructableRepository  # n
 from assets.refresh_job import REFRESH_JOB  # noqa: E402
 from assets.spec import load_location  # noqa: E402
 from automation.schedule import build_refresh_schedule  # noqa: E402
-from genledger.demo import synth  # noqa: E402
+from genledger.synth.records import flat, line  # noqa: E402
 
 STATS = dg.AssetKey("stats_json")
 ASSET_JOB = "__ASSET_JOB"
@@ -71,7 +71,7 @@ def write_tree(root: Path, datasets: int, records: int, rng: random.Random) -> l
 def append(folder: Path, records: int, rng: random.Random) -> None:
     """Append clean records to a dataset's responses file."""
     lines = [
-        synth.line(synth.flat(f"{folder.name}-{rng.random()}", 20, rng.randint(5, 60), rng))
+        line(flat(f"{folder.name}-{rng.random()}", 20, rng.randint(5, 60), rng))
         for _ in range(records)
     ]
     with (folder / "raw_responses.jsonl").open("ab") as handle:

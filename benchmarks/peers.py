@@ -1,9 +1,10 @@
 """The peers genledger is measured against, each computing totals over the same corpus.
 
-    python benchmarks/peers.py json|orjson|duckdb CORPUS_DIR
+    python benchmarks/peers.py json|orjson|duckdb|duckdb-tokenized CORPUS_DIR
 
-Prints one JSON object: records, total_comp (valid completion counts, docs/design.md §3 path order),
-records per format path, tokenized records, total_tokens and total_loss_tokens.
+Prints one JSON object: records, total_comp (valid completion counts, docs/formats.md path order),
+records per format path, tokenized records, total_tokens and total_loss_tokens
+(`duckdb-tokenized`: the last three only, from the tokenized files alone).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def _other_api(rec: dict[str, Any]) -> tuple[str, Any] | None:
 
 
 def _count(rec: dict[str, Any]) -> tuple[str | None, Any]:
-    """(format path, completion count) by docs/design.md §3's order."""
+    """(format path, completion count) by docs/formats.md's order."""
     for fmt, path in PATHS[:2]:
         count = _dig(rec, *path)
         if count is not None:
@@ -200,6 +201,19 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
     formats = {fmt: int(n) for fmt, n, _ in rows if fmt != "*records*" and fmt is not None}
     total = sum(int(s) for fmt, _, s in rows if fmt != "*records*" and s is not None)
     records = next(int(n) for fmt, n, _ in rows if fmt == "*records*")
+    return {
+        "records": records,
+        "total_comp": total,
+        **duckdb_tokenized(root, con),
+        "formats": dict(sorted(formats.items())),
+    }
+
+
+def duckdb_tokenized(root: Path, con: Any = None) -> dict[str, int]:
+    """Tokenized samples, their tokens and loss tokens, with DuckDB `read_json`."""
+    import duckdb
+
+    con = con or duckdb.connect()
     tok = [str(p) for p in data_files(root) if p.name.startswith("tokenized")]
     tokenized, tokens, loss = (
         (0, 0, 0)
@@ -213,12 +227,9 @@ def duckdb_totals(root: Path) -> dict[str, Any]:
         or (0, 0, 0)
     )
     return {
-        "records": records,
-        "total_comp": total,
         "tokenized": int(tokenized),
         "total_tokens": int(tokens or 0),
         "total_loss_tokens": int(loss or 0),
-        "formats": dict(sorted(formats.items())),
     }
 
 
@@ -227,8 +238,11 @@ def main() -> None:
     import json
 
     peer, root = sys.argv[1], Path(sys.argv[2])
+    totals: dict[str, Any]
     if peer == "duckdb":
         totals = duckdb_totals(root)
+    elif peer == "duckdb-tokenized":  # the tokenized files' query alone
+        totals = duckdb_tokenized(root)
     elif peer == "orjson":
         import orjson
 

@@ -1,14 +1,18 @@
 """Benchmark `genledger collect` against its peers on one generated corpus, in one run.
 
-    python benchmarks/run.py [--mb 800] [--scales 1,2] [--repeats 3] [--dir /tmp/genledger-bench]
+    python benchmarks/run.py [--shape reference|second|tokens] [--mb 800] [--scales 1,2]
+        [--repeats 3] [--dir /tmp/genledger-bench]
 
-Per scale: generate the corpus, then in each round (alternating, so machine load hits all
-alike) time as subprocesses, start-up included: `genledger collect --full` (cold), DuckDB
-`read_json` with explicit columns, an `orjson.loads` line loop, a `json.loads` line loop, a
-no-op refresh, and a refresh after appending 1 % to every data file. Peak RSS is sampled over
-the whole process tree (workers included) and also taken from wait4 (largest single process).
-Prints medians, MB/s, ratios and the targets (docs/performance.md); checks our totals equal
-DuckDB's.
+Per scale: generate the corpus (`genledger.synth.corpus`), then in each round (alternating, so
+machine load hits all alike) time as subprocesses, start-up included: `genledger collect
+--full` (cold), DuckDB `read_json` with explicit columns, an `orjson.loads` line loop, a
+`json.loads` line loop; when the corpus has tokenized files, the tokenized lines alone
+(`collect --full` of a root holding only them, hard-linked, against DuckDB's tokenized query on
+the same files); then a no-op refresh, and a refresh after appending 1 % to every data file.
+Peak RSS is sampled over the whole process tree (workers included) and also taken from wait4
+(largest single process); CPU seconds are user + system of the process and its reaped
+children. Prints medians, MB/s, wall and CPU ratios and the targets (docs/performance.md);
+checks our totals equal DuckDB's.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,13 +37,16 @@ from typing import Any
 
 import psutil
 
+from genledger.synth.corpus import SHAPES, append_share, write_corpus
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from corpus import append_share, write_corpus  # noqa: E402
 
 PY = sys.executable
 GENLEDGER = [PY, "-m", "genledger.cli"]
 PEERS = ("duckdb", "orjson", "json")
+Commands = dict[str, list[str]]
+# Targets (docs/performance.md, issue 25): throughput over DuckDB's, in wall time and in CPU.
+VS_DUCKDB, TOKENIZED_VS_DUCKDB = 2.0, 3.0
 
 
 @dataclass
@@ -127,6 +135,18 @@ def corpus_mb(root: Path) -> float:
     return sum(p.stat().st_size for p in root.glob("*/*.jsonl")) / 1e6
 
 
+def tokenized_root(root: Path, out: Path) -> Path | None:
+    """A data root holding only `root`'s tokenized files, hard-linked (the same files: an
+    append shows in both); None if the corpus has none."""
+    shutil.rmtree(out, ignore_errors=True)
+    files = sorted(p for p in root.glob("*/*.jsonl") if p.name.startswith("tokenized"))
+    for path in files:
+        link = out / path.parent.name / path.name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.link(path, link)
+    return out if files else None
+
+
 def our_totals(stats_path: Path) -> dict[str, Any]:
     """The stats JSON's totals in the peers' terms."""
     totals = json.loads(stats_path.read_text())["totals"]
@@ -144,42 +164,92 @@ def our_totals(stats_path: Path) -> dict[str, Any]:
     }
 
 
+def tokenized_totals(stats_path: Path) -> dict[str, Any]:
+    """The stats JSON's tokenized totals, as `peers.py duckdb-tokenized` prints them."""
+    ours = our_totals(stats_path)
+    return {k: ours[k] for k in ("tokenized", "total_tokens", "total_loss_tokens")}
+
+
+def scratch(args: argparse.Namespace, scale: float, what: str, tok: bool = False) -> Path:
+    """Where a collect of this scale keeps its `stats` JSON or `state` (`tok`: the tokenized
+    files' alone)."""
+    suffix = ".json" if what == "stats" else ""
+    return args.dir / f"{what}{'_tok' if tok else ''}_x{scale:g}{suffix}"
+
+
+def commands(root: Path, tok: Path | None, args: argparse.Namespace, scale: float) -> Commands:
+    """What each series runs: collect (cold and incremental), the peers, the tokenized alone."""
+    collect = [*GENLEDGER, "collect", str(root), "-o", str(scratch(args, scale, "stats"))]
+    collect += ["--state", str(scratch(args, scale, "state")), "-q"]
+    runs = {"cold": [*collect, "--full"], "noop": collect}
+    runs |= {peer: [PY, str(HERE / "peers.py"), peer, str(root)] for peer in PEERS}
+    if tok is not None:
+        stats, state = scratch(args, scale, "stats", True), scratch(args, scale, "state", True)
+        runs["tok-cold"] = [*GENLEDGER, "collect", str(tok), "-o", str(stats)]
+        runs["tok-cold"] += ["--state", str(state), "-q", "--full"]
+        runs["tok-duckdb"] = [PY, str(HERE / "peers.py"), "duckdb-tokenized", str(tok)]
+    return runs
+
+
+def mismatch(
+    name: str, sample: Sample, args: argparse.Namespace, scale: float
+) -> dict[str, Any] | None:
+    """DuckDB's totals where they differ from those of the collect run just before it."""
+    if name not in ("duckdb", "tok-duckdb"):
+        return None
+    tok = name == "tok-duckdb"
+    stats = scratch(args, scale, "stats", tok)
+    ours = tokenized_totals(stats) if tok else our_totals(stats)
+    theirs = json.loads(sample.stdout)
+    return None if ours == theirs else {name: theirs, "ours": ours}
+
+
 def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
     """Generate one corpus and measure every series on it."""
     root = args.dir / f"corpus_{args.shape}_x{scale:g}"
-    state, stats = args.dir / f"state_x{scale:g}", args.dir / f"stats_x{scale:g}.json"
     print(f"\n== scale x{scale:g}: generating {args.mb * scale:.0f} MB in {root}", flush=True)
     write_corpus(root, args.mb * scale, seed=1, shape=args.shape)
-    env = dict(os.environ)
-    collect = [*GENLEDGER, "collect", str(root), "-o", str(stats), "--state", str(state), "-q"]
-    series = {n: Series(n) for n in ("cold", *PEERS, "noop", "append")}
+    tok = tokenized_root(root, args.dir / f"tokenized_{args.shape}_x{scale:g}")
+    runs, env = commands(root, tok, args, scale), dict(os.environ)
+    cold = [name for name in runs if name != "noop"]  # in order: each collect before its peer
+    series = {n: Series(n) for n in (*cold, "noop", "append")}
     mismatches = []
     for rnd in range(args.repeats):
         mb = corpus_mb(root)
-        for name in ("cold", *PEERS):
-            cmd = (
-                [*collect, "--full"]
-                if name == "cold"
-                else [PY, str(HERE / "peers.py"), name, str(root)]
-            )
-            sample = measure(cmd, env)
+        for name in cold:
+            sample = measure(runs[name], env)
             series[name].samples.append(sample)
-            series[name].mb.append(mb)
-            print(f"  round {rnd + 1} {name:7s} {sample.seconds:6.2f} s", flush=True)
-            if name == "duckdb":
-                ours, theirs = our_totals(stats), json.loads(sample.stdout)
-                if ours != theirs:
-                    mismatches.append({"round": rnd + 1, "ours": ours, "duckdb": theirs})
-        series["noop"].samples.append(measure(collect, env))
+            series[name].mb.append(corpus_mb(tok) if name.startswith("tok-") and tok else mb)
+            print(f"  round {rnd + 1} {name:10s} {sample.seconds:6.2f} s", flush=True)
+            if (found := mismatch(name, sample, args, scale)) is not None:
+                mismatches.append({"round": rnd + 1, **found})
+        series["noop"].samples.append(measure(runs["noop"], env))
         series["noop"].mb.append(mb)
         added = append_share(root, 0.01, seed=100 + rnd, shape=args.shape) / 1e6
-        series["append"].samples.append(measure(collect, env))
+        series["append"].samples.append(measure(runs["noop"], env))
         series["append"].mb.append(added)
         noop, append = series["noop"].samples[-1], series["append"].samples[-1]
         print(
             f"  round {rnd + 1} noop {noop.seconds:.2f} s, +{added:.1f} MB {append.seconds:.2f} s"
         )
     return {"scale": scale, "mb": corpus_mb(root), "series": series, "mismatches": mismatches}
+
+
+LABELS = {
+    "cold": "genledger collect --full (cold)",
+    "duckdb": "DuckDB read_json (explicit cols)",
+    "orjson": "orjson.loads line loop",
+    "json": "json.loads line loop",
+    "tok-cold": "tokenized alone: collect --full",
+    "tok-duckdb": "tokenized alone: DuckDB query",
+    "noop": "genledger collect (no-op)",
+    "append": "genledger collect (+1 % appended)",
+}
+
+
+def ratio(peer: Series, ours: Series) -> tuple[float, float]:
+    """How much faster ours is than `peer`: in wall time and in CPU seconds (medians)."""
+    return peer.seconds / ours.seconds, peer.cpu_seconds / ours.cpu_seconds
 
 
 def report(result: dict[str, Any]) -> list[str]:
@@ -190,25 +260,33 @@ def report(result: dict[str, Any]) -> list[str]:
         f"corpus x{result['scale']:g}: {result['mb']:.0f} MB (after appends)",
         f"{'measurement':34s} {'median s':>9s} {'CPU s':>7s} {'MB/s':>8s} {'peak RSS MB':>12s}",
     ]
-    labels = {
-        "cold": "genledger collect --full (cold)",
-        "duckdb": "DuckDB read_json (explicit cols)",
-        "orjson": "orjson.loads line loop",
-        "json": "json.loads line loop",
-        "noop": "genledger collect (no-op)",
-        "append": "genledger collect (+1 % appended)",
-    }
-    for key, label in labels.items():
+    for key, label in LABELS.items():
+        if key not in s:
+            continue
         x = s[key]
         lines.append(
             f"{label:34s} {x.seconds:9.2f} {x.cpu_seconds:7.2f} {x.mb_per_s:8.0f} "
             f"{x.tree_rss_mb:12.0f}"
         )
     for peer in PEERS:
-        lines.append(f"cold collect vs {peer}: {s[peer].seconds / cold.seconds:.2f}x throughput")
-    beyond = (s["append"].seconds - s["noop"].seconds) / cold.seconds
+        wall, cpu = ratio(s[peer], cold)
+        lines.append(f"cold collect vs {peer}: {wall:.2f}x throughput, {cpu:.2f}x in CPU s.")
+    wall, cpu = ratio(s["duckdb"], cold)
     checks = [
-        ("cold >= 1.5x DuckDB", s["duckdb"].seconds / cold.seconds >= 1.5),
+        (f"cold >= {VS_DUCKDB:g}x DuckDB in wall time ({wall:.2f}x)", wall >= VS_DUCKDB),
+        (f"cold >= {VS_DUCKDB:g}x DuckDB in CPU seconds ({cpu:.2f}x)", cpu >= VS_DUCKDB),
+    ]
+    if "tok-cold" in s:
+        wall, cpu = ratio(s["tok-duckdb"], s["tok-cold"])
+        lines.append(f"tokenized alone vs DuckDB: {wall:.2f}x throughput, {cpu:.2f}x in CPU s.")
+        checks += [
+            (f"tokenized >= {TOKENIZED_VS_DUCKDB:g}x DuckDB in wall time ({wall:.2f}x)",
+             wall >= TOKENIZED_VS_DUCKDB),
+            (f"tokenized >= {TOKENIZED_VS_DUCKDB:g}x DuckDB in CPU seconds ({cpu:.2f}x)",
+             cpu >= TOKENIZED_VS_DUCKDB),
+        ]  # fmt: skip
+    beyond = (s["append"].seconds - s["noop"].seconds) / cold.seconds
+    checks += [
         (f"1% append costs {beyond:.1%} of cold beyond no-op (<= 5%)", beyond <= 0.05),
         (f"no-op {s['noop'].seconds:.2f} s (<= 1.0 s)", s["noop"].seconds <= 1.0),
         (f"cold peak RSS {cold.tree_rss_mb:.0f} MB (<= 300 MB)", cold.tree_rss_mb <= 300),
@@ -248,10 +326,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the medians here")
     parser.add_argument(
         "--shape",
-        choices=("reference", "second"),
+        choices=sorted(SHAPES),
         default="reference",
-        help="second: the issue's distillation-run shape (wrapped chat, SGLang meta_info, flat "
-        "/generate, Batch lines; ~1,000 completion tokens; ensure_ascii=False)",
+        help="second: a distillation run's responses (wrapped chat, SGLang meta_info, flat "
+        "/generate, Batch lines; ~1,000 completion tokens; ensure_ascii=False); tokens: three "
+        "quarters tokenized samples of 2-8k ids, the rest second's responses",
     )
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

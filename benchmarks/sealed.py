@@ -3,17 +3,19 @@ Parquet in GB/s, memory flat in file size. Ratios measured in one run, alternati
 
     python benchmarks/sealed.py [--mb 400] [--parquet-mb 1000] [--repeats 3] [--only parquet]
 
-- gzip / zstd: the benchmark corpus (`corpus.py`), every data file compressed (`gzip -6`,
-  `zstd -3`), nested one folder deep; `genledger collect --full` against `zcat FILES | wc -l`
-  and `zstdcat FILES | wc -l` on the same files (target: >= 80 % of their speed).
-- Parquet: tokenized shards, one `tokenized_data.parquet` in each of 2 datasets (rows of 1-8k
-  Zipf-distributed int64 ids over a 151,936-token vocabulary and an int64 0/1 `loss_mask`,
-  1,000-row row groups: what HF `datasets` writes), the same rows written three ways: pyarrow's
-  defaults (snappy, dictionary: as `datasets` writes), zstd, and plain (uncompressed, no
-  dictionary). `--parquet-mb` is their decoded (Arrow) size; the defaults again at half of it.
-  Each next to pyarrow reading the same two columns in 2 processes, in the same run: its plain
-  read (`read_row_group`) and a decode-only loop as collect decodes (4 MB batches). Target:
-  >= 1 GB/s of Parquet bytes on 2 cores; peak RSS flat in size.
+- gzip / zstd: the reference benchmark corpus (`genledger.synth.corpus`), every data file
+  compressed (`gzip -6`, `zstd -3`), nested one folder deep; `genledger collect --full`
+  against `zcat FILES | wc -l` and `zstdcat FILES | wc -l` on the same files (target: >= 80 %
+  of their speed).
+- Parquet: tokenized shards, one `tokenized_data.parquet` in each of 2 datasets
+  (`genledger.synth.parquet`: rows of 1-8k Zipf-distributed int64 ids over a 151,936-token
+  vocabulary and an int64 0/1 `loss_mask`, 1,000-row row groups: what HF `datasets` writes),
+  the same rows written three ways: pyarrow's defaults (snappy, dictionary: as `datasets`
+  writes), zstd, and plain (uncompressed, no dictionary). `--parquet-mb` is their decoded
+  (Arrow) size; the defaults again at half of it. Each next to pyarrow reading the same two
+  columns in 2 processes, in the same run: its plain read (`read_row_group`) and a decode-only
+  loop as collect decodes (4 MB batches). Target: >= 1 GB/s of Parquet bytes on 2 cores; peak
+  RSS flat in size.
 """
 
 from __future__ import annotations
@@ -27,14 +29,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from corpus import write_corpus  # noqa: E402
 from run import GENLEDGER, Sample, measure  # noqa: E402
+
+from genledger.synth.corpus import write_corpus  # noqa: E402
+from genledger.synth.parquet import write_tokenized_parquet  # noqa: E402
 
 COMPRESSORS = {
     "gz": (["gzip", "-6", "-k", "-f", "-q"], "zcat"),
@@ -58,9 +58,6 @@ def compressed_root(plain: Path, out: Path, suffix: str) -> list[Path]:
     return files
 
 
-VOCAB = 151_936  # a Qwen-size vocabulary
-ZIPF = 1.1  # token frequencies fall off like natural text's
-GROUP_ROWS = 1_000  # rows per row group, as HF `datasets` writes (`to_parquet`, 1,000 a batch)
 WRITERS: dict[str, dict[str, Any]] = {
     "default": {},  # pyarrow's defaults, as HF `datasets` writes: snappy, dictionary pages
     "zstd": {"compression": "zstd"},
@@ -68,56 +65,10 @@ WRITERS: dict[str, dict[str, Any]] = {
 }
 
 
-def token_ids(rng: np.random.Generator, count: int) -> np.ndarray:
-    """Zipf-distributed token ranks over `VOCAB`, each rank a fixed random token id."""
-    ranks = np.arange(1, VOCAB + 1, dtype=np.float64)
-    cdf = np.cumsum(ranks**-ZIPF)
-    cdf /= cdf[-1]
-    ids = np.random.default_rng(0).permutation(VOCAB)
-    return ids[np.searchsorted(cdf, rng.random(count))].astype(np.int64)
-
-
-def parquet_root(out: Path, mb: float, writer: str, files: int = 2, seed: int = 3) -> int:
-    """Tokenized shards of about `mb` MB decoded (Arrow bytes), one `tokenized_data.parquet`
-    per dataset, written with `WRITERS[writer]`; returns their decoded bytes. The same seed
-    gives the same rows whatever the writer."""
-    shutil.rmtree(out, ignore_errors=True)
-    rng = np.random.default_rng(seed)
-    decoded = 0
-    for index in range(files):
-        path = out / f"tok{index}" / "tokenized_data.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with pq.ParquetWriter(path, SCHEMA, **WRITERS[writer]) as sink:
-            written = 0
-            while written < mb * 1e6 / files:
-                table = _group(rng)
-                sink.write_table(table)
-                written += table.nbytes
-        decoded += written
-    return decoded
-
-
-SCHEMA = pa.schema([("input_ids", pa.list_(pa.int64())), ("loss_mask", pa.list_(pa.int64()))])
-
-
-def _group(rng: np.random.Generator) -> pa.Table:
-    """One row group: samples of 1-8k tokens, int64 ids and mask (as HF `datasets` infers
-    Python ints), the prompt part of each mask 0."""
-    lengths = rng.integers(1000, 8000, GROUP_ROWS)
-    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32))
-    total = int(lengths.sum())
-    prompt = rng.integers(0, lengths // 2 + 1)
-    mask = np.ones(total, np.int64)
-    starts = offsets.to_numpy()[:-1]
-    for start, size in zip(starts.tolist(), prompt.tolist(), strict=True):
-        mask[start : start + size] = 0
-    return pa.Table.from_arrays(
-        [
-            pa.ListArray.from_arrays(offsets, pa.array(token_ids(rng, total))),
-            pa.ListArray.from_arrays(offsets, pa.array(mask)),
-        ],
-        schema=SCHEMA,
-    )
+def parquet_root(out: Path, mb: float, writer: str) -> int:
+    """Tokenized shards of about `mb` MB decoded, written with `WRITERS[writer]`; returns
+    their decoded bytes (the same rows whatever the writer)."""
+    return write_tokenized_parquet(out, mb, **WRITERS[writer])
 
 
 def stored(root: Path) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 from genledger.fast import lines as fastparse
 from genledger.fast.rawtext import NOTHING_PLAIN
+from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.line import facts_of_line
 from tests.genledger.parse.test_sdk_formats import DATASETS
 
@@ -51,8 +52,8 @@ def _median(decode: Callable[[bytes], Any], lines: list[bytes], repeats: int) ->
 
 def main(repeats: int) -> None:
     """Print one row per SDK dump: µs a line and MB/s of each tier, and the ratio."""
-    typed = fastparse._typed("responses")
-    stand_in = fastparse._Decoder("responses")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    stand_in = fastparse._Decoder("responses", BUILT_IN_ONLY)
     head = f"{'dump':32} {'bytes':>6} {'typed µs':>9} {'MB/s':>6} {'stand-in µs':>12} {'MB/s':>6}"
     print(head, "ratio")
     for name in NAMES:

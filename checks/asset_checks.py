@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from genledger.ledger.records import DatasetRecord
+from genledger.refresh.collect import file_rows
 from genledger.rules.catalogue import RULES, RULES_BY_NAME, Rule, Severity, Table
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
 from genledger.rules.rows import file_failures
@@ -64,10 +65,7 @@ def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
     failures: dict[str, RuleTally] = {}
     for state in files:
         failures = merge_failures(failures, state.tally.failures)
-    rows = [
-        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
-        for f in files
-    ]
+    rows = file_rows(files)
     if rows:
         failures = merge_failures(failures, file_failures(rows))
     has_responses = any(f.role == "responses" for f in record.files.values())

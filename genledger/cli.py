@@ -85,10 +85,17 @@ def _parser() -> argparse.ArgumentParser:
         "--refresh",
         type=_positive_int,
         metavar="SECONDS",
-        help="seconds between sensor ticks (default 30; replaces $GENLEDGER_CONFIG)",
+        help="seconds between sensor ticks (default 5; replaces $GENLEDGER_CONFIG)",
     )
     demo.add_argument(
         "--log", type=Path, help="Dagster's log file (default: beside the temp dir, kept)"
+    )
+    demo.add_argument(
+        "--workspace",
+        type=Path,
+        metavar="PATH",
+        help="the Dagster workspace.yaml to serve, or its folder (default: ./workspace.yaml); "
+        "the dagster.yaml beside it sets up the instance",
     )
     return parser
 
@@ -155,6 +162,8 @@ def collect_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"genledger collect: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_USAGE
+    for notice in result.notices:  # even with -q: they explain a slow refresh or a re-read
+        print(f"genledger collect: {notice}", file=sys.stderr)
     if not args.quiet:
         print(render(result.stats), file=sys.stderr)
     return EXIT_FAILURES if result.has_errors else EXIT_OK

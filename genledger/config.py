@@ -7,18 +7,27 @@ Precedence: command-line flags > environment variables > config file > defaults.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from genledger.parse.declarations import Declaration, FormatSet, user_declarations
+from genledger.parse.paths import PathError
 
 ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
+# How an sftp:// root is reached (read when a connection is made: genledger.tail.remote)
+ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
+ENV_SSH_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
+ENV_SSH_CONFIG = "GENLEDGER_SSH_CONFIG"
+ENV_SSH_TRANSPORT = "GENLEDGER_SSH_TRANSPORT"
 DEFAULT_CONFIG_NAME = "genledger.toml"
-RULE_EVALUATIONS = ("rows", "pandera")
 
 
 class ConfigError(ValueError):
@@ -87,6 +96,35 @@ class NotifySettings:
     lookback_minutes: float = 60.0  # first tick: runs finished this recently still count
 
 
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
+
+
+@dataclass(frozen=True)
+class UserPrice:
+    """`[prices."MODEL"]`: USD per million tokens (input, output, cache reads and writes);
+    a part left out is priced as the input (cache reads and writes) it belongs to."""
+
+    input: float | None = None
+    output: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """`[fleet]`: a self-hosted fleet's price (USD per GPU-hour) and size."""
+
+    gpu_hour_usd: float | None = None  # none: self-hosted records are unpriced
+    gpus: int = 1
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """`[budget]`: what the whole run may cost (per dataset: `[datasets."X"] budget_usd`)."""
+
+    run_usd: float | None = None
+
+
 @dataclass(frozen=True)
 class Switches:
     """How a refresh computes (never what): the speed levers and the rule evaluation.
@@ -97,7 +135,7 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
-    rules: str = "rows"  # GENLEDGER_RULES=rows|pandera: how the rule conditions are evaluated
+    audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
@@ -108,16 +146,18 @@ class Switches:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
         """The switches set in `env` (unset ones keep their defaults)."""
-        rules = env.get("GENLEDGER_RULES", "rows").strip() or "rows"
-        if rules not in RULE_EVALUATIONS:
-            raise ConfigError(f"GENLEDGER_RULES must be one of {', '.join(RULE_EVALUATIONS)}")
+        if "GENLEDGER_RULES" in env:
+            raise ConfigError("GENLEDGER_RULES is gone: GENLEDGER_AUDIT=1 turns the audit on")
+        audit = env.get("GENLEDGER_AUDIT", "0").strip() or "0"
+        if audit not in ("0", "1"):
+            raise ConfigError("GENLEDGER_AUDIT must be 0 or 1")
         workers = env.get("GENLEDGER_WORKERS", "").strip()
         if workers and not workers.isdigit():
             raise ConfigError("GENLEDGER_WORKERS must be a whole number")
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
-            rules=rules,
+            audit=audit == "1",
             workers=int(workers) if workers else None,
         )
 
@@ -135,9 +175,24 @@ class Config:
     notify: NotifySettings = field(default_factory=NotifySettings)
     switches: Switches = field(default_factory=Switches)
     source: Path | None = None  # the config file read, if any
-    # user-declared record formats (`[[formats]]` tables), tried first; read and checked by
-    # `genledger.parse.declarations.declared` when a refresh starts
-    formats: tuple[dict[str, Any], ...] = ()
+    # user-declared record formats (`[[formats]]`), tried before the built-in ones; tables
+    # given as dicts are parsed into declarations here (a bad one raises ConfigError)
+    formats: tuple[Declaration, ...] = ()
+    prices: dict[str, UserPrice] = field(default_factory=dict)  # `[prices."MODEL"]`
+    fleet: FleetSettings = field(default_factory=FleetSettings)
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
+    budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
+    models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
+    providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(f, Declaration) for f in self.formats):
+            object.__setattr__(self, "formats", _declarations(self.formats, self.source))
+
+    @cached_property
+    def format_set(self) -> FormatSet:
+        """The declarations records are read with: the user's, then the built-in ones."""
+        return FormatSet(self.formats)
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -151,6 +206,21 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         key = f"{_abs(self.data_root)}\0{_abs(self.stats_path)}".encode()
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
+
+
+def _declarations(tables: Any, source: Path | None) -> tuple[Declaration, ...]:
+    """`[[formats]]` tables as declarations; a bad one raises `ConfigError` naming it."""
+    where = f"config file {source}" if source is not None else "config"
+    if not isinstance(tables, tuple | list) or not all(
+        isinstance(t, dict | Declaration) for t in tables
+    ):
+        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
+    try:
+        parsed = user_declarations([t for t in tables if isinstance(t, dict)], where)
+    except PathError as exc:
+        raise ConfigError(str(exc)) from None
+    given = iter(parsed)
+    return tuple(t if isinstance(t, Declaration) else next(given) for t in tables)
 
 
 def _abs(path: Path | str | None) -> str:
@@ -244,16 +314,14 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{where}: datasets.{name}.n_prompts must be an int >= 0")
             n_prompts[name] = value
+    budgets, models, providers = _dataset_costs(raw.get("datasets", {}), where)
     try:
         dagster = DagsterSettings(**_tuples(raw.get("dagster", {})))
         notify = NotifySettings(**_tuples(raw.get("notify", {})))
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
-    formats = raw.get("formats", [])
-    if not isinstance(formats, list) or not all(isinstance(f, dict) for f in formats):
-        raise ConfigError(f"{where}: `formats` must be an array of tables ([[formats]])")
     return Config(
-        formats=tuple(formats),
+        formats=_declarations(raw.get("formats", []), source),
         data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
         stats_path=_path(raw.get("stats_path")),
         state_dir=_path(raw.get("state_dir")),
@@ -262,7 +330,85 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         dagster=dagster,
         notify=notify,
         source=source,
+        prices=_user_prices(raw.get("prices", {}), where),
+        fleet=_fleet(raw.get("fleet", {}), where),
+        budget=BudgetSettings(_money(raw.get("budget", {}), "run_usd", f"{where}: budget")),
+        budgets=budgets,
+        models=models,
+        providers=providers,
     )
+
+
+def _number(value: Any, where: str, positive: bool = False) -> float:
+    """A finite number >= 0 (> 0 when `positive`), else ConfigError naming `where`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where} must be a number")
+    if value < 0 or (positive and value == 0):
+        raise ConfigError(f"{where} must be a number {'> 0' if positive else '>= 0'}")
+    return float(value)
+
+
+def _table(value: Any, where: str, known: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
+    return value
+
+
+def _money(section: Any, key: str, where: str) -> float | None:
+    """An optional amount of USD > 0 of a table (`[budget] run_usd`)."""
+    found = _table(section, where, (key,)).get(key)
+    return None if found is None else _number(found, f"{where}.{key}", positive=True)
+
+
+def _user_prices(raw: Any, where: str) -> dict[str, UserPrice]:
+    """`[prices."MODEL"]` tables: USD per million tokens, at least the input or the output."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{where}: `prices` must be a table of models ([prices."MODEL"])')
+    prices = {}
+    for model, entry in raw.items():
+        here = f'{where}: prices."{model}"'
+        table = _table(entry, here, PRICE_KEYS)
+        values = {k: _number(v, f"{here}.{k}") for k, v in table.items()}
+        if "input" not in values and "output" not in values:
+            raise ConfigError(f"{here}: give `input` or `output` (USD per million tokens)")
+        prices[str(model)] = UserPrice(**values)
+    return prices
+
+
+def _fleet(raw: Any, where: str) -> FleetSettings:
+    table = _table(raw, f"{where}: fleet", ("gpu_hour_usd", "gpus"))
+    rate = table.get("gpu_hour_usd")
+    gpus = table.get("gpus", 1)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ConfigError(f"{where}: fleet.gpus must be a whole number >= 1")
+    return FleetSettings(
+        None if rate is None else _number(rate, f"{where}: fleet.gpu_hour_usd"), gpus
+    )
+
+
+def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """`[datasets."X"] budget_usd`, `model` (the model of its records that name none) and
+    `provider` (who priced its records, whatever their format says)."""
+    budgets: dict[str, float] = {}
+    models: dict[str, str] = {}
+    providers: dict[str, str] = {}
+    for name, section in (raw or {}).items():
+        if not isinstance(section, dict):
+            continue
+        if section.get("budget_usd") is not None:
+            budgets[name] = _number(
+                section["budget_usd"], f"{where}: datasets.{name}.budget_usd", positive=True
+            )
+        for key, found in (("model", models), ("provider", providers)):
+            value = section.get(key)
+            if value is not None:
+                if not isinstance(value, str) or not value:
+                    raise ConfigError(f"{where}: datasets.{name}.{key} must be a non-empty string")
+                found[name] = value
+    return budgets, models, providers
 
 
 def _settle(files: dict[str, Any], where: str, default: float) -> float:

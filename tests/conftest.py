@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from genledger.config import Config
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from assets.spec import load_location
 from definitions import build_defs
 from genledger.config import Config
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -125,6 +125,8 @@ def test_dagster_definitions_validate_passes(tmp_path: Path, with_root: bool) ->
 
 
 def test_a_bad_declared_format_is_named_when_the_location_loads(tmp_path: Path) -> None:
-    config = Config(data_root=tmp_path, formats=({"name": "mine", "completion_tokens": "a..b"},))
-    location = load_location(config, env={"DAGSTER_HOME": str(tmp_path)})
+    toml = tmp_path / "genledger.toml"
+    toml.write_text('[[formats]]\nname = "mine"\ncompletion_tokens = "a..b"\n')
+    env = {"DAGSTER_HOME": str(tmp_path), "GENLEDGER_CONFIG": str(toml)}
+    location = load_location(env={**env, "GENLEDGER_DATA_ROOT": str(tmp_path)})
     assert location.problem is not None and "bad path 'a..b'" in location.problem

@@ -18,8 +18,8 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 MAX_README_LINES = 200
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
-# The design contract describes what is still to be built (deploy/, say): its paths may not exist.
-DESCRIBED_PAGES = [page for page in PAGES if page.name != "design.md"]
+# Every page describes what exists: each path it names must exist.
+DESCRIBED_PAGES = PAGES
 
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
@@ -157,7 +157,7 @@ def test_code_cites_no_document_outside_the_repository() -> None:
         for source in _python_sources()
         for cited in OUTSIDE_CITATION.findall(source.read_text(encoding="utf-8"))
     ]
-    assert not outside, f"cite docs/design.md §N or docs/formats.md instead: {outside}"
+    assert not outside, f"cite a page of docs/ instead: {outside}"
 
 
 def test_layout_table_names_every_folder_and_subpackage_and_nothing_else() -> None:
@@ -197,3 +197,133 @@ def test_checks_page_lists_every_rule_of_the_catalogue() -> None:
     text = (DOCS / "checks.md").read_text(encoding="utf-8")
     absent = [r.name for r in RULES if f"`{r.name}`" not in text or f"`{r.family}`" not in text]
     assert not absent, f"docs/checks.md does not list these rules and their checks: {absent}"
+
+
+def test_checks_page_gives_every_rule_its_severity_and_check() -> None:
+    text = (DOCS / "checks.md").read_text(encoding="utf-8")
+    rows = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r"^\| `(\w+)` \| (\w+) \| `(\w+)` \|", text, re.M)
+    }
+    wrong = {r.name: rows.get(r.name) for r in RULES if rows.get(r.name) != (r.severity, r.family)}
+    assert not wrong, f"docs/checks.md: rules whose row is missing or wrong: {wrong}"
+    assert set(rows) <= {r.name for r in RULES}, "docs/checks.md lists a rule that is gone"
+
+
+def test_architecture_page_names_every_fact_column() -> None:
+    from genledger.parse.schema import TABLES
+
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    absent = [c.name for table in TABLES.values() for c in table.facts if f"`{c.name}`" not in text]
+    assert not absent, f"docs/architecture.md does not name these fact columns: {absent}"
+
+
+# Objects whose keys are values (names of datasets, files, formats, reasons...), not fields.
+VALUE_KEYED = {
+    "datasets", "files", "formats", "finish_reasons", "failed_request_reasons",
+    "empty_output_reasons", "datasets_by_status", "models",
+}  # fmt: skip
+
+
+def _field_names(value: object, out: set[str]) -> set[str]:
+    """Every key of the stats JSON that names a field (not a value-keyed object's keys)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            out.add(key)
+            if key in VALUE_KEYED and isinstance(inner, dict):
+                for entry in inner.values():
+                    _field_names(entry, out)
+            else:
+                _field_names(inner, out)
+    elif isinstance(value, list):
+        for item in value:
+            _field_names(item, out)
+    return out
+
+
+def _written_stats(tmp_path: Path) -> dict:
+    """The stats JSON of the sample run (with an unrecognised file and a rate), as written."""
+    import time
+
+    from genledger.config import Config, FleetSettings
+    from genledger.refresh.collect import refresh
+    from genledger.synth.tree import write_sample_tree
+
+    root = write_sample_tree(tmp_path / "data", records=12)
+    (root / "clean_chat_then_flat" / "notes.txt").write_text("x")
+    (root / "loose.csv").write_text("x")
+    config = Config(
+        data_root=root,
+        stats_path=tmp_path / "s.json",
+        state_dir=tmp_path / "st",
+        fleet=FleetSettings(gpu_hour_usd=2.0, gpus=8),  # the self-hosted records' cost: `fleet`
+    )
+    refresh(config)
+    time.sleep(0.3)  # the second refresh has a history: rates appear
+    with (root / "clean_chat_then_flat" / "raw_responses.jsonl").open("ab") as out:
+        out.write(b'{"id": "more", "completion_tokens": 3}\n')
+    return refresh(config).stats
+
+
+def test_every_stats_field_written_is_documented_and_every_documented_one_is_written(
+    tmp_path: Path,
+) -> None:
+    stats = _written_stats(tmp_path)
+    written = _field_names(stats, set()) - {r.name for r in RULES}  # rules: checks.md
+    page = (DOCS / "stats-json.md").read_text(encoding="utf-8")
+    undocumented = sorted(k for k in written if f'"{k}"' not in page and f"`{k}`" not in page)
+    assert not undocumented, f"docs/stats-json.md does not document: {undocumented}"
+    schema = FENCE.findall(page)[0]
+    documented = set(re.findall(r'"(\w+)"', schema)) - {"inference", "pretokenized"}
+    documented -= {"ok", "warn", "error"}
+    phantom = sorted(documented - written)
+    assert not phantom, f"docs/stats-json.md documents fields nothing writes: {phantom}"
+
+
+SETTING_ROW = re.compile(r"^\| `(?:\[(\w+)\] )?(\w+)` \| `([^`]*)` \|", re.M)
+
+
+def _setting_defaults() -> dict[tuple[str, str], object]:
+    """(section, key) → default of every setting of genledger.toml, from the config's types."""
+    import dataclasses
+
+    from genledger.config import (
+        BudgetSettings,
+        DagsterSettings,
+        FilePatterns,
+        FleetSettings,
+        NotifySettings,
+    )
+
+    found: dict[tuple[str, str], object] = {}
+    for section, kind in (
+        ("files", FilePatterns),
+        ("dagster", DagsterSettings),
+        ("notify", NotifySettings),
+        ("fleet", FleetSettings),
+        ("budget", BudgetSettings),
+    ):
+        for field in dataclasses.fields(kind):
+            found[(section, field.name)] = getattr(kind(), field.name)
+    return found
+
+
+def _toml_value(text: str) -> object:
+    import tomllib
+
+    value = tomllib.loads(f"v = {text}")["v"] if text != "none" else None
+    return tuple(value) if isinstance(value, list) else value
+
+
+def test_every_setting_is_documented_with_the_default_the_code_has() -> None:
+    page = (DOCS / "operations.md").read_text(encoding="utf-8")
+    table = {(m.group(1) or "", m.group(2)): m.group(3) for m in SETTING_ROW.finditer(page)}
+    defaults = _setting_defaults()
+    absent = sorted(f"[{s}] {k}" for s, k in defaults if (s, k) not in table)
+    assert not absent, f"docs/operations.md's settings table misses: {absent}"
+    wrong = {
+        f"[{s}] {k}": (table[(s, k)], defaults[(s, k)])
+        for s, k in defaults
+        if _toml_value(table[(s, k)]) != defaults[(s, k)]
+    }
+    assert not wrong, f"docs/operations.md documents other defaults than the code: {wrong}"

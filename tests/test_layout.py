@@ -12,7 +12,11 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[1]
 DAGSTER_LAYER = {"assets", "checks", "automation", "definitions"}
 # Within the engine, a package may import only from packages earlier in the flow (or itself).
-FLOW = ["config", "tail", "parse", "rules", "ledger", "fast", "refresh"]
+# The facts schema and the format declarations (`parse`) come first: the configuration
+# carries the user's parsed declarations, and everything downstream reads with them.
+FLOW = ["parse", "config", "tail", "rules", "ledger", "fast", "refresh"]
+# The speed wing decodes and nothing else: no reading, no books, no executor.
+FAST_MAY_IMPORT = {"parse", "config", "fast"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -52,6 +56,18 @@ def test_engine_packages_import_only_upstream_of_themselves(path: Path) -> None:
         parts = name.split(".")
         if parts[0] == "genledger" and len(parts) > 1 and parts[1] in FLOW:
             assert FLOW.index(parts[1]) <= own, f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((PROJECT / "genledger" / "fast").glob("*.py")),
+    ids=lambda p: str(p.relative_to(PROJECT)),
+)
+def test_the_speed_wing_imports_no_reader_books_or_executor(path: Path) -> None:
+    for name in _imports(path):
+        parts = name.split(".")
+        if parts[0] == "genledger" and len(parts) > 1:
+            assert parts[1] in FAST_MAY_IMPORT, f"{path.name} imports {name}"
 
 
 def test_only_the_engine_is_installed() -> None:

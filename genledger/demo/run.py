@@ -26,9 +26,10 @@ from types import FrameType
 
 from genledger.config import ENV_CONFIG, ENV_DATA_ROOT, ENV_STATE_DIR, ENV_STATS_PATH, Config
 from genledger.demo.watch import StatsWatch
+from genledger.demo.workspace import Workspace, WorkspaceError, find_workspace
 from genledger.demo.writer import DemoWriter, demo_plan
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+EXIT_USAGE = 2
 STOP_GRACE_S = 20.0
 DRAIN_S = 15.0  # a run in progress takes seconds: let it finish rather than interrupt it
 POLL_S = 0.5
@@ -60,7 +61,7 @@ class DemoPaths:
 
     @property
     def dagster_home(self) -> Path:
-        """DAGSTER_HOME, with the project's dagster.yaml."""
+        """DAGSTER_HOME, with the workspace's dagster.yaml."""
         return self.base / "dagster_home"
 
     @property
@@ -83,17 +84,22 @@ def default_log(base: Path, created: bool) -> Path:
     return base.with_name(f"{base.name}-dagster.log") if created else base / "dagster.log"
 
 
-def prepare(paths: DemoPaths, writer: DemoWriter, refresh_s: int | None = None) -> None:
-    """Create the data root with its first records and a DAGSTER_HOME with dagster.yaml.
+def prepare(
+    paths: DemoPaths,
+    writer: DemoWriter,
+    refresh_s: int | None = None,
+    instance: Path | None = None,
+) -> None:
+    """Create the data root with its first records and a DAGSTER_HOME (with a copy of the
+    `instance` settings, the workspace's dagster.yaml, if given).
 
     With `refresh_s`, also a genledger.toml setting the sensor's interval to it.
     """
     paths.data.mkdir(parents=True, exist_ok=True)
     writer.setup()
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
-    instance_yaml = PROJECT_ROOT / "dagster.yaml"
-    if instance_yaml.is_file():
-        shutil.copy(instance_yaml, paths.dagster_home / "dagster.yaml")
+    if instance is not None:
+        shutil.copy(instance, paths.dagster_home / "dagster.yaml")
     if refresh_s is not None:
         paths.config.write_text(f"[dagster]\nsensor_interval_s = {refresh_s}\n")
 
@@ -119,20 +125,22 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def start_dagster(paths: DemoPaths, port: int, log: Path) -> subprocess.Popen[bytes]:
-    """`dagster dev` on 127.0.0.1:port in its own session, from the project root.
+def start_dagster(
+    paths: DemoPaths, port: int, log: Path, workspace: Workspace
+) -> subprocess.Popen[bytes]:
+    """`dagster dev` of `workspace` on 127.0.0.1:port in its own session, from its folder.
 
     Its own session keeps the terminal's Ctrl-C away from Dagster's processes (run workers
     would die mid-run with a traceback): the demo alone gets it and stops them in order.
     Everything they print (webserver, daemon, code server, runs) is appended to `log`.
     """
     dagster = Path(sys.executable).with_name("dagster")
-    command = [str(dagster), "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)]
+    command = [str(dagster), "dev", "-w", str(workspace.path), "-h", "127.0.0.1", "-p", str(port)]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as sink:
         return subprocess.Popen(
             command,
-            cwd=PROJECT_ROOT,
+            cwd=workspace.folder,
             env=dagster_env(paths),
             stdin=subprocess.DEVNULL,
             stdout=sink,
@@ -213,7 +221,13 @@ def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> 
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    """Run the demo until Ctrl-C or SIGTERM; 0 on a clean stop, 2 if `dagster dev` failed."""
+    """Run the demo until Ctrl-C or SIGTERM; 0 on a clean stop, 2 if no workspace was found
+    or `dagster dev` failed."""
+    try:
+        workspace = None if args.no_ui else find_workspace(args.workspace)
+    except WorkspaceError as exc:
+        print(f"{PREFIX} {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
     stop = threading.Event()
     # Installed first, so a Ctrl-C at any moment (start-up, shutdown) ends in the goodbye.
     with _stop_on_signals(stop):
@@ -221,7 +235,7 @@ def demo_command(args: argparse.Namespace) -> int:
         base = Path(tempfile.mkdtemp(prefix="genledger-demo-")) if created else args.dir
         log = None if args.no_ui else (args.log or default_log(base, created))
         try:
-            status = _run(args, DemoPaths(base), log, stop)
+            status = _run(args, DemoPaths(base), log, stop, workspace)
         finally:
             if created and not args.keep:
                 shutil.rmtree(base, ignore_errors=True)
@@ -230,10 +244,14 @@ def demo_command(args: argparse.Namespace) -> int:
 
 
 def _run(
-    args: argparse.Namespace, paths: DemoPaths, log: Path | None, stop: threading.Event
+    args: argparse.Namespace,
+    paths: DemoPaths,
+    log: Path | None,
+    stop: threading.Event,
+    workspace: Workspace | None,
 ) -> int:
     writer = DemoWriter(paths.data, demo_plan(args.records), seed=args.seed)
-    prepare(paths, writer, args.refresh)
+    prepare(paths, writer, args.refresh, workspace.instance if workspace else None)
     thread = threading.Thread(target=writer.run, args=(stop, args.rate), daemon=True)
     say(f"simulated run in {paths.data}")
     for name, value in paths.env().items():
@@ -242,20 +260,23 @@ def _run(
     try:
         if stop.is_set():  # Ctrl-C during the set-up: start nothing more
             return 0
-        if log is None:
+        if log is None or workspace is None:
             collect_loop(paths, stop, args.collect_interval)
             return 0
-        return _serve(paths, args.port, log, stop)
+        return _serve(paths, args.port, log, stop, workspace)
     finally:
         stop.set()
         thread.join(timeout=5)
 
 
-def _serve(paths: DemoPaths, port: int, log: Path, stop: threading.Event) -> int:
+def _serve(
+    paths: DemoPaths, port: int, log: Path, stop: threading.Event, workspace: Workspace
+) -> int:
     from genledger.ledger.summary import refresh_line
 
+    say(f"Dagster workspace {workspace.path}")
     say(f"Dagster's log (webserver, daemon, runs) goes to {log}")
-    proc = start_dagster(paths, port, log)
+    proc = start_dagster(paths, port, log, workspace)
     say(f"Dagster UI at http://127.0.0.1:{port} (Ctrl-C stops)")
     watch = StatsWatch(paths.stats)
     try:

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from genledger.demo import synth
+from genledger.synth.records import WRITERS, line, tokenized
 
 RESPONSES, TOKENIZED = "raw_responses.jsonl", "tokenized_data.jsonl"
 
@@ -79,7 +79,7 @@ class DemoWriter:
             if ds.prompts:
                 (folder / "prompts.jsonl").write_bytes(
                     b"".join(
-                        synth.line({"id": f"{ds.name}-{i}", "prompt": "Solve it."})
+                        line({"id": f"{ds.name}-{i}", "prompt": "Solve it."})
                         for i in range(ds.n_prompts)
                     )
                 )
@@ -113,9 +113,9 @@ class DemoWriter:
     def _record(self, ds: DemoDataset, index: int) -> bytes:
         prompt, completion = self.rng.randint(20, 400), self.rng.randint(30, 1200)
         if ds.file == TOKENIZED:
-            return synth.line(synth.tokenized(prompt, completion, self.rng))
-        writer = synth.WRITERS[ds.kind(index)]
-        return synth.line(writer(f"{ds.name}-{index}", prompt, completion, self.rng))
+            return line(tokenized(prompt, completion, self.rng))
+        writer = WRITERS[ds.kind(index)]
+        return line(writer(f"{ds.name}-{index}", prompt, completion, self.rng))
 
     def _append(self, ds: DemoDataset, count: int, torn: bool) -> int:
         state = self.progress[ds.name]

@@ -1,4 +1,4 @@
-"""Speed only: typed decoders, text checks, vector counts, forked pieces.
+"""Speed only, decoding only: typed decoders and their guards, text checks, vector counts.
 
 Each lever is proven equal to `genledger.parse` (the definition of correct) by tests.
 """

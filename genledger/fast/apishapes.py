@@ -1,4 +1,4 @@
-"""Typed shapes of the hosted APIs' records (the v2 formats of docs/design.md §3).
+"""Typed shapes of the hosted APIs' records (the v2 formats of docs/formats.md).
 
 OpenAI Responses, Anthropic messages and the Message Batch lines that succeeded, Gemini (REST /
 `by_alias` camelCase and the google-genai SDK's snake_case dumps) and its Batch output lines
@@ -14,7 +14,7 @@ general path.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
@@ -30,12 +30,12 @@ from genledger.fast.shapes import (
     _shows_text,
     _think_close_in,
 )
-from genledger.parse.formats import FINISH_SEPARATOR, ResponseFacts
+from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
+from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
 
 Empty = Annotated[list[None], msgspec.Meta(max_length=0)]  # a list the shape allows only empty
 EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact integer written
-_NEW = tuple.__new__
 
 
 def _texts(plain: bool, *texts: msgspec.Raw) -> None:
@@ -67,28 +67,19 @@ def _completion(value: int | None) -> int:
     return value
 
 
-def _facts(
-    record_id: str | None,
-    fmt: str,
-    completion: int,
-    prompt: int | None,
-    reasoning: int | None,
-    cached: int | None,
-    samples: int,
-    finish: str | None,
-    more: str | None,
-    empty: bool,
-) -> ResponseFacts:
-    # ResponseFacts' field order: count_type "int" (an Int64 in range), no count_raw, no
-    # output_ids (`formats._output_len`: none of these shapes has them), no failed request,
-    # no think leak (none of these declares `messages`), not a stream chunk, nothing missing.
-    return _NEW(  # type: ignore[no-any-return]
-        ResponseFacts,
-        (
-            record_id, fmt, "int", completion, None, prompt, reasoning, cached, samples,
-            finish, more, None, False, None, False, empty, False, None,
-        ),
-    )  # fmt: skip
+# No output_ids in these shapes, no failed request (raised before), no think leak (none of
+# these formats declares `messages`).
+_facts = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
+    count_type="int",
+)  # fmt: skip
+# Formats that name their model (and their time): the same facts and those.
+_named_facts = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output", "model",
+    "created", count_type="int",
+)  # fmt: skip
 
 
 # --- OpenAI Responses API ----------------------------------------------------------------
@@ -142,6 +133,9 @@ class _Incomplete(_Shape):
 class Responses(_Shape):
     """`{"object": "response", "output": [...], "usage": {...}}` that did not fail."""
 
+    FORMATS: ClassVar = (("openai_responses", ""),)
+    MAKER: ClassVar = _named_facts
+
     object: Literal["response"]  # the detect's `object=response`
     usage: _RUsage
     id: str = ""
@@ -161,7 +155,7 @@ class Responses(_Shape):
     tools: Empty = []
     metadata: dict[str, str] | None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         if self.status == "failed":
             raise Unusual  # a failure rule: `status=failed`
@@ -178,7 +172,7 @@ class Responses(_Shape):
         usage = self.usage
         inputs, outputs = usage.input_tokens_details, usage.output_tokens_details
         reason = self.incomplete_details.reason if self.incomplete_details is not None else None
-        return _facts(
+        return _named_facts(
             self.id or None,  # no declared id: custom_id, then id (a non-empty string)
             "openai_responses",
             usage.output_tokens,
@@ -189,6 +183,8 @@ class Responses(_Shape):
             reason if reason is not None else self.status,  # incomplete_details.reason | status
             None,
             self.output is not None and not visible,  # the answer's place is `output`
+            text_value(self.model),
+            time_value(self.created_at),
         )
 
 
@@ -225,8 +221,19 @@ class _AUsage(_Shape):
     speed: None = None
 
 
+# Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
+_ANTHROPIC = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output", "model",
+    count_type="int", n_samples=1,
+)  # fmt: skip
+
+
 class Anthropic(_Shape):
     """An Anthropic Message (`"type": "message"`) of text and thinking blocks."""
+
+    FORMATS: ClassVar = (("anthropic_message", ""),)
+    MAKER: ClassVar = _ANTHROPIC
 
     type: Literal["message"]  # the detect's `type=message`
     usage: _AUsage
@@ -240,11 +247,11 @@ class Anthropic(_Shape):
     diagnostics: None = None  # the SDK's full dumps write these as null
     stop_details: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         return self.read(plain, self.id or None, "anthropic_message")
 
-    def read(self, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+    def read(self, plain: bool, record_id: str | None, fmt: str) -> Facts:
         """The facts of this message, as its own record or as a batch result's."""
         visible = False
         for part in self.content or ():
@@ -252,7 +259,7 @@ class Anthropic(_Shape):
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
         usage = self.usage
         details = usage.output_tokens_details
-        return _facts(
+        return _ANTHROPIC(
             record_id,
             fmt,
             usage.output_tokens,
@@ -261,10 +268,10 @@ class Anthropic(_Shape):
             ),
             None if details is None else details.thinking_tokens,
             usage.cache_read_input_tokens,
-            1,
+            usage.cache_creation_input_tokens,
             self.stop_reason,
-            None,
             self.content is not None and not visible,
+            text_value(self.model),
         )
 
 
@@ -276,10 +283,13 @@ class _ASucceeded(_Shape):
 class AnthropicBatch(_Shape):
     """A Message Batch result line that succeeded: `{"custom_id", "result": {"message"}}`."""
 
+    FORMATS: ClassVar = (("anthropic_message", "result.message"),)
+    MAKER: ClassVar = _ANTHROPIC
+
     custom_id: str  # the detect: `result.type & custom_id`
     result: _ASucceeded
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the message's, named by the batch."""
         # the declared id `custom_id` (a non-empty string); the message's own id is not read
         return self.result.message.read(plain, self.custom_id or None, "anthropic_batch")
@@ -342,7 +352,7 @@ def _list_of(shape: Any) -> Any:
     return list[shape] | None  # type: ignore[valid-type]
 
 
-def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> ResponseFacts:
+def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
     visible, finish = False, None
     for candidate in record.candidates or ():
@@ -355,7 +365,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             visible = visible or (part.thought is not True and _shows_text(part.text))
     usage = record.usage_metadata
     thoughts = usage.thoughts_token_count
-    return _facts(
+    return _named_facts(
         record_id,
         fmt,
         _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
@@ -366,13 +376,18 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         finish,
         None,
         record.candidates is not None and not visible,
+        text_value(record.model_version),
+        time_value(record.create_time),
     )
 
 
 class _GeminiRecord(_Shape):
     """Base of the Gemini `GenerateContentResponse` shapes (their keys: `_gemini_shapes`)."""
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    FORMATS: ClassVar = (("gemini", ""),)
+    MAKER: ClassVar = _named_facts
+
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         # the declared id (`responseId` / `response_id`), then custom_id / id (none here)
         return _gemini_facts(self, plain, self.response_id or None, "gemini")  # type: ignore[attr-defined]
@@ -381,7 +396,10 @@ class _GeminiRecord(_Shape):
 class _GeminiBatchLine(_Shape):
     """Base of the Gemini Batch output line shapes: `{"key", "response"}` that succeeded."""
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    FORMATS: ClassVar = (("gemini", "response"),)
+    MAKER: ClassVar = _named_facts
+
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record: the response's, named by the batch."""
         # the declared id `key`; `error` (a failure rule) is no key of the shape
         key, response = self.key, self.response  # type: ignore[attr-defined]
@@ -481,13 +499,16 @@ def _float_count(value: float | None) -> int | None:
 class Cohere(_Shape):
     """A Cohere v2 chat response (its SDK types the counts as floats)."""
 
+    FORMATS: ClassVar = (("cohere_chat", ""),)
+    MAKER: ClassVar = _facts
+
     usage: _CUsage
     id: str = ""
     finish_reason: str | None = None
     message: _CMessage | None = None
     logprobs: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         visible = False
         message = self.message
@@ -528,6 +549,9 @@ class _VOutput(_Shape):
 class VLLM(_Shape):
     """`{"request_id", "prompt_token_ids", "outputs": [{"token_ids", ...}, ...]}`."""
 
+    FORMATS: ClassVar = (("vllm_offline", ""),)
+    MAKER: ClassVar = _facts
+
     outputs: list[_VOutput]
     request_id: str | None = None
     prompt: Text = NO_TEXT
@@ -540,7 +564,7 @@ class VLLM(_Shape):
     metrics: None = None
     lora_request: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         _texts(plain, self.prompt)
         prompt = _ids_len(self.prompt_token_ids)  # len(prompt_token_ids)

@@ -1,8 +1,9 @@
-"""Tokenized Parquet columns counted with Arrow buffers and numpy, no Python loop per row.
+"""Tokenized Parquet columns decoded with Arrow buffers and numpy, no Python loop per row.
 
 `input_ids` / `loss_mask` as `list<int>` or `list<list<int>>` (one level unwrapped, like
 `parse.tokenized.unwrap`) give each row's token count, mask length and mask sum straight from
-the list offsets and a running sum of the values. Columns of any other type, or values the
+the list offsets and a running sum of the values: the tokenized facts as numpy columns, which
+the books sum in bulk (`ledger.books.array_sums`). Columns of any other type, or values the
 general path would read differently (null inner lists, non-integer or huge mask values),
 return None: the caller then reads those rows through `parse.tokenized.tokenized_facts`.
 """
@@ -10,10 +11,7 @@ return None: the caller then reads those rows through `parse.tokenized.tokenized
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
-
-from genledger.ledger.tally import FileTally
 
 MASK_BOUND = 1 << 31  # mask values within ±this keep every per-row sum exact in int64
 
@@ -27,6 +25,29 @@ class Columns:
     loss_len: Any
     loss_ok: Any
     loss_sum: Any
+
+    @property
+    def rows(self) -> int:
+        """How many rows."""
+        return len(self.n_tokens)
+
+    @property
+    def arrays(self) -> dict[str, tuple[Any, Any]]:
+        """The tokenized fact columns as (values, present) pairs."""
+        return {
+            "n_tokens": (self.n_tokens, self.n_ok),
+            "loss_len": (self.loss_len, self.loss_ok),
+            "loss_sum": (self.loss_sum, self.loss_ok),
+        }
+
+    def row(self, index: int) -> tuple[int | None, int | None, int | None]:
+        """(n_tokens, loss_len, loss_sum) of one row, None where the value is absent."""
+        ok = bool(self.loss_ok[index])
+        return (
+            int(self.n_tokens[index]) if self.n_ok[index] else None,
+            int(self.loss_len[index]) if ok else None,
+            int(self.loss_sum[index]) if ok else None,
+        )
 
 
 def _is_list(pa: Any, kind: Any) -> bool:
@@ -138,64 +159,3 @@ def columns_of(table: Any) -> Columns | None:
     if loss_sum is None:
         loss_sum = np.zeros(rows, np.int64)
     return Columns(n_tokens, n_ok, loss_len, loss_ok, loss_sum)
-
-
-def failing_rows(c: Columns) -> Any | None:
-    """Rows failing some tokenized rule, by the catalogue's own conditions evaluated over the
-    columns (`rules.expr.evaluate_arrays`); None when a rule reads a column not counted here.
-    Those rows go through the row evaluation for their examples; the rest are summed in bulk."""
-    import numpy as np
-
-    from genledger.rules.expr import evaluate_arrays
-
-    conditions = _conditions()
-    if conditions is None:
-        return None
-    rows = len(c.n_tokens)
-    columns = {
-        "parse_error": (np.zeros(rows, bool), np.zeros(rows, bool)),  # every row parsed
-        "n_tokens": (c.n_tokens, c.n_ok),
-        "loss_len": (c.loss_len, c.loss_ok),
-        "loss_sum": (c.loss_sum, c.loss_ok),
-    }
-    failing = np.zeros(rows, bool)
-    for when in conditions:
-        failing |= evaluate_arrays(when, columns, rows)
-    return failing
-
-
-COUNTED = frozenset({"parse_error", "n_tokens", "loss_len", "loss_sum"})
-
-
-@cache
-def _conditions() -> tuple[Any, ...] | None:
-    """The tokenized rules' conditions (the catalogue is fixed: worked out once, not per
-    batch); None when one reads a column not counted here."""
-    from genledger.rules.catalogue import Table, rules_of
-
-    whens = [rule.when for rule in rules_of(Table.TOKENIZED) if rule.when is not None]
-    if any(not when.columns() <= COUNTED for when in whens):
-        return None
-    return tuple(whens)
-
-
-def bulk_tally(c: Columns, rows: Any) -> FileTally:
-    """The tally of the selected rows, none of which fails a rule (as `rules.rows` sums)."""
-    n_ok, loss_ok = c.n_ok & rows, c.loss_ok & rows
-    return FileTally(
-        records=int(rows.sum()),
-        counted=int(n_ok.sum()),
-        nonzero=int((n_ok & (c.n_tokens > 0)).sum()),
-        total_tokens=int(c.n_tokens[n_ok].sum()),
-        total_loss_tokens=int(c.loss_sum[loss_ok].sum()),
-    )
-
-
-def row_facts(c: Columns, index: int) -> tuple[int | None, int | None, int | None]:
-    """(n_tokens, loss_len, loss_sum) of one row, None where the value is absent."""
-    ok = bool(c.loss_ok[index])
-    return (
-        int(c.n_tokens[index]) if c.n_ok[index] else None,
-        int(c.loss_len[index]) if ok else None,
-        int(c.loss_sum[index]) if ok else None,
-    )

@@ -22,6 +22,7 @@ rejects the line (it overflows a double); no JSON writer produces one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -30,13 +31,14 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
+from genledger.fast.guards import unstated_guard
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.fast.shapes import TOKENIZED_SHAPES, Unusual, flat_len
-from genledger.parse.declarations import BUILT_IN, active
+from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.formats import response_facts
+from genledger.parse.schema import RESPONSES, Facts, states_of
 from genledger.parse.tokenized import tokenized_facts
 
-Facts = tuple[Any, ...]
 ON = Switches()
 # The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
 RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES
@@ -51,12 +53,12 @@ WHITESPACE = b" \t\r\n"
 Values = dict[str, msgspec.Raw]
 
 
-def raw_keys(role: str) -> frozenset[str]:
-    """The id arrays kept raw: those no declaration in force reads other than by `len(...)`
-    or by presence (a stand-in has the same length and presence, not the same ids)."""
+def raw_keys(role: str, formats: FormatSet) -> frozenset[str]:
+    """The id arrays kept raw: those no declaration of `formats` reads other than by
+    `len(...)` or by presence (a stand-in has the same length and presence, not the ids)."""
     keys = set(RAW_KEYS[role])
     if role == "responses":
-        for decl in active():
+        for decl in formats.all:
             keys -= {p.top for p in decl.paths() if not p.length and len(p.steps) > 1}
             keys -= {p.top for p in _value_paths(decl) if not p.length}
     return frozenset(keys)
@@ -64,8 +66,7 @@ def raw_keys(role: str) -> frozenset[str]:
 
 def _value_paths(decl: Any) -> list[Any]:
     """The paths whose values (not only presence) a declaration reads."""
-    fields = (decl.completion, decl.prompt, decl.reasoning, decl.cached, decl.finish, decl.id)
-    paths = [p for f in fields if f is not None for p in f.paths]
+    paths = [p for f in decl.fields() for p in f.paths]
     paths += [*decl.answer, *(p for p in (decl.messages, decl.samples, decl.inner) if p)]
     paths += [f.detail for f in decl.failures if f.detail is not None]
     paths += [c.path for alt in decl.detect for c in alt if c.op in ("eq", "ne")]
@@ -81,15 +82,17 @@ class _Decoder:
     top-level value decoded by orjson exactly as the general path decodes it, except the id
     arrays, which become stand-ins of the same length."""
 
-    def __init__(self, role: str) -> None:
-        self.raw = raw_keys(role)
+    def __init__(self, role: str, formats: FormatSet) -> None:
+        self.raw = raw_keys(role, formats)
         # A line spelling none of these has no id array worth a stand-in: it is decoded whole,
         # as the general path decodes it (so a key written with escapes costs speed, not truth).
         self.markers = (b'_ids"', b"_mask", b'labels"') if self.raw else ()
         self.one = msgspec.json.Decoder(Values)
         self.many = msgspec.json.Decoder(list[Values])
         self.facts: Callable[[dict[str, Any]], Facts] = (
-            response_facts if role == "responses" else tokenized_facts
+            (lambda record: response_facts(record, formats))
+            if role == "responses"
+            else tokenized_facts
         )
         self.check = _check_response if role == "responses" else None
         self.mask_key = "loss_mask" if role == "tokenized" else ""
@@ -170,17 +173,19 @@ def _exact(data: bytes | msgspec.Raw) -> Any:
         raise _Unusual from None
 
 
+_RECORD_ID, _COUNT_RAW, _FAILED, _MISSING = (
+    RESPONSES.fact(n) for n in ("record_id", "count_raw", "failed_request", "missing_detail")
+)
+
+
 def _check_response(facts: Facts) -> None:
     """Facts a stand-in could make differ from the general path's: they take that path."""
-    record_id, count_raw, failed = facts[0], facts[4], facts[12]
+    record_id, count_raw, failed = facts[_RECORD_ID], facts[_COUNT_RAW], facts[_FAILED]
     # An unusable count or a failed request is rare: its printed value must be orjson's.
-    if count_raw is not None or failed or facts[17] is not None:
+    if count_raw is not None or failed or facts[_MISSING] is not None:
         raise _Unusual
     if record_id is not None and len(record_id) >= 19 and record_id.lstrip("-").isdigit():
         raise _Unusual
-
-
-_DECODERS: dict[tuple[str, int], _Decoder] = {}  # by role and declarations in force
 
 
 class _Typed:
@@ -190,6 +195,10 @@ class _Typed:
         self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
             (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
             for shape in shapes
+        ]
+        # per shape: a record carrying a declared count the shape does not state goes on
+        self.guards = [
+            unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS) for shape in shapes
         ]
         self.last = 0  # files run in one shape for long stretches: try the last one first
 
@@ -210,6 +219,9 @@ class _Typed:
         except msgspec.DecodeError:
             return None  # not valid JSON for any shape
         if structs is None:
+            return None
+        guard = self.guards[self.last]
+        if guard is not None and any(map(guard, structs if many else (structs,))):
             return None
         plain = plain_line(content, flags)
         try:
@@ -234,36 +246,46 @@ class _Typed:
         return None
 
 
-_TYPED: dict[str, _Typed] = {}
+class FastDecoder:
+    """The fast tiers of one role under one set of declarations and switches."""
 
-
-def _typed(role: str) -> _Typed:
-    typed = _TYPED.get(role)
-    if typed is None:
+    def __init__(self, role: str, formats: FormatSet, switches: Switches) -> None:
+        # The typed shapes are the built-in formats': a user's declarations are tried first.
+        typed = switches.typed_shapes and (role != "responses" or formats.built_in_only)
         shapes = RESPONSE_SHAPES if role == "responses" else TOKENIZED_SHAPES
-        typed = _TYPED[role] = _Typed(shapes)
-    return typed
+        self.typed = _Typed(shapes) if typed else None
+        self.stand_ins = _Decoder(role, formats) if switches.stand_ins else None
+
+    def facts(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts] | None:
+        """The facts of every record of a non-blank line, equal to
+        `parse.line.facts_of_line`'s, or None when only the general path can tell (an unusual
+        line, or a malformed one). `flags`: what the line's read may hold
+        (`genledger.fast.rawtext`)."""
+        if self.typed is not None:
+            facts = self.typed.decode(content, flags)
+            if facts is not None:
+                return facts
+        if self.stand_ins is not None:
+            try:
+                return self.stand_ins.decode(content)
+            except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
+                pass
+        return None
+
+
+@lru_cache(maxsize=16)
+def fast_decoder(role: str, formats: FormatSet, switches: Switches = ON) -> FastDecoder:
+    """The fast decoder of `role` under `formats` and `switches` (made once per value)."""
+    return FastDecoder(role, formats, switches)
 
 
 def fast_facts(
-    content: bytes, role: str, flags: ReadFlags = NOTHING_PLAIN, switches: Switches = ON
+    content: bytes,
+    role: str,
+    flags: ReadFlags = NOTHING_PLAIN,
+    switches: Switches = ON,
+    formats: FormatSet | None = None,
 ) -> list[Facts] | None:
-    """The facts of every record of a non-blank line, equal to `parse.line.facts_of_line`'s,
-    or None when only the general path can tell (an unusual line, or a malformed one).
-    `flags`: what the line's read may hold (`genledger.fast.rawtext`)."""
-    declarations = active()
-    # The typed shapes are the built-in formats': a user's declarations are tried first.
-    if switches.typed_shapes and (role != "responses" or declarations is BUILT_IN):
-        facts = _typed(role).decode(content, flags)
-        if facts is not None:
-            return facts
-    if switches.stand_ins:
-        key = (role, id(declarations))
-        decoder = _DECODERS.get(key)
-        if decoder is None:
-            decoder = _DECODERS[key] = _Decoder(role)
-        try:
-            return decoder.decode(content)
-        except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
-            pass
-    return None
+    """`FastDecoder.facts` of the decoder of `role`, `formats` (the built-in ones by default)
+    and `switches`."""
+    return fast_decoder(role, formats or BUILT_IN_ONLY, switches).facts(content, flags)

@@ -15,18 +15,19 @@ The caller then takes the slower paths, which decide.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import msgspec
 
 from genledger.fast.vector import count_commas
-from genledger.parse.formats import ResponseFacts
-from genledger.parse.tokenized import INT64_MAX, INT64_MIN, TokenizedFacts
+from genledger.parse.formats import text_value, time_value
+from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
+from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 
 Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
-# Facts are built positionally: a NamedTuple's keyword constructor costs ~0.9 µs a record,
-# `tuple.__new__` ~0.1 µs (the typed tier makes one per line). Each call names its fields.
-_NEW = tuple.__new__
+# Facts are built by positional constructors of the schema (`FactTable.positional`): each
+# names the facts it takes, checked at import; the rest take their defaults. A NamedTuple's
+# keyword constructor costs ~0.9 µs a record (the typed tier makes one per line).
 THINK_CLOSE = "</think>"
 WHITESPACE = b" \t\r\n"
 
@@ -37,6 +38,10 @@ class Unusual(Exception):
 
 class _Shape(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """Base: an unknown key anywhere fails the decode (so nothing is skipped unchecked).
+
+    A record shape says which formats it reads, and where (`FORMATS`: format name, the path of
+    the record read as it), and which constructor states its facts (`MAKER`): a declared count
+    it does not state sends a record carrying one to the general path (`fast.guards`).
 
     Not tracked by the garbage collector (`gc=False`, inherited): a decoded record is a tree of
     JSON values, never part of a cycle, and tracking 3-7 structs a line made the collector
@@ -156,39 +161,52 @@ class _SGLangMeta(_Shape):
     e2e_latency: float | None = None
 
 
+_SGLANG = RESPONSES.positional(
+    "record_id", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
+    "finish_reason", "output_len", "empty_output",
+    format="sglang_generate", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
 class SGLang(_Shape):
     """`{"text", "output_ids", "meta_info": {...}}`."""
+
+    FORMATS: ClassVar = (("sglang_generate", ""),)
+    MAKER: ClassVar = _SGLANG
 
     meta_info: _SGLangMeta
     text: Text = NO_TEXT
     output_ids: msgspec.Raw = msgspec.Raw()
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         meta = self.meta_info
         finish = _reason(meta.finish_reason)
         if finish == "abort":
             raise Unusual  # a failed request
-        # Positional, in ResponseFacts' field order (`_NEW`): meta_info.id when non-empty (no
-        # custom_id / id), completion, prompt, reasoning and cached counts, one sample, no later
-        # finishes, len(output_ids), no failed request, no think leak (raw text carries the
-        # trace by design), whether `text` is "", not a stream chunk, nothing missing.
-        return _NEW(  # type: ignore[no-any-return]
-            ResponseFacts,
-            (
-                meta.id or None, "sglang_generate", "int", meta.completion_tokens, None,
-                meta.prompt_tokens, meta.reasoning_tokens, meta.cached_tokens, 1, finish, None,
-                _ids_len(self.output_ids), False, None, False, _raw_text_empty(self.text, plain),
-                False, None,
-            ),
+        # meta_info.id when non-empty (no custom_id / id); no think leak (raw text carries the
+        # trace by design); whether `text` is "".
+        return _SGLANG(
+            meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
+            meta.cached_tokens, finish, _ids_len(self.output_ids),
+            _raw_text_empty(self.text, plain),
         )  # fmt: skip
 
 
 # --- flat (pipeline-flattened) and derived (vLLM-ish dumps with only output ids) ----------
 
 
+_FLAT = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "finish_reason", "output_len",
+    "empty_output", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
 class Flat(_Shape):
     """Top-level counts and ids; without `completion_tokens`, the derived format."""
+
+    FORMATS: ClassVar = (("flat", ""), ("derived", ""))
+    MAKER: ClassVar = _FLAT
 
     id: str = ""
     request_id: str | None = None
@@ -199,7 +217,7 @@ class Flat(_Shape):
     completion_tokens: Int64 | None = None
     finish_reason: Finish = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         empty = _raw_text_empty(self.text, plain)
         output_len = _ids_len(self.output_ids)
@@ -212,16 +230,8 @@ class Flat(_Shape):
             _ids_checked(self.input_ids)
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
-        # Positional, in ResponseFacts' field order (`_NEW`): no reasoning or cached count, one
-        # sample, no later finishes, no failed request, no think leak (raw text carries the
-        # trace by design), not a stream chunk, nothing missing.
-        return _NEW(  # type: ignore[no-any-return]
-            ResponseFacts,
-            (
-                self.id or None, fmt, "int", count, None, prompt, None, None, 1, finish, None,
-                output_len, False, None, False, empty, False, None,
-            ),
-        )  # fmt: skip
+        # one sample; no think leak (raw text carries the trace by design)
+        return _FLAT(self.id or None, fmt, count, prompt, finish, output_len, empty)
 
 
 # --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
@@ -272,8 +282,18 @@ class _Usage(_Shape):
     prompt_tokens_details: _PromptDetails | None = None
 
 
+_CHAT = RESPONSES.positional(
+    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
+    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "model", "created",
+    count_type="int",
+)  # fmt: skip
+
+
 class Chat(_Shape):
     """An OpenAI chat completion with `usage`."""
+
+    FORMATS: ClassVar = (("openai_chat", ""), ("openai_completion", ""))
+    MAKER: ClassVar = _CHAT
 
     usage: _Usage
     choices: list[_Choice] = []
@@ -298,14 +318,14 @@ class Chat(_Shape):
         found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
         return (found[0] if found else None), None  # a record's first: chat counts records
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         # choices always hold a `message`, so only `object` can say "text_completion".
         fmt = "openai_completion" if self.object == "text_completion" else "openai_chat"
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
-def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> ResponseFacts:
+def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Facts:
     first, more = chat.finishes(plain)
     usage = chat.usage
     details = usage.completion_tokens_details
@@ -313,18 +333,11 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Res
     if reasoning is None:
         reasoning = usage.reasoning_tokens
     prompt_details = usage.prompt_tokens_details
-    # Positional, in ResponseFacts' field order (a hot path: one record per chat line):
-    # record_id, format, count_type, completion_tokens, count_raw, prompt_tokens,
-    # reasoning_tokens, cached_tokens, n_samples, finish_reason, more_finishes, output_len,
-    # failed_request, request_detail, think_leak, empty_output (every choice shows a non-empty
-    # content: checked), stream_chunk, missing_detail.
-    return _NEW(  # type: ignore[no-any-return]
-        ResponseFacts,
-        (
-            record_id, fmt, "int", usage.completion_tokens, None, usage.prompt_tokens,
-            reasoning, None if prompt_details is None else prompt_details.cached_tokens,
-            len(chat.choices), first, more, None, False, None, False, False, False, None,
-        ),
+    # every choice shows a non-empty content (checked): no empty output, no think leak
+    return _CHAT(
+        record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
+        None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
+        first, more, text_value(chat.model), time_value(chat.created),
     )  # fmt: skip
 
 
@@ -337,12 +350,15 @@ class _BatchResponse(_Shape):
 class Batch(_Shape):
     """An OpenAI Batch output line that succeeded."""
 
+    FORMATS: ClassVar = (("openai_chat", "response.body"), ("openai_completion", "response.body"))
+    MAKER: ClassVar = _CHAT
+
     response: _BatchResponse
     custom_id: str = ""
     id: str = ""
     error: None = None
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         if self.response.status_code != 200:
             raise Unusual  # a failed request
@@ -355,10 +371,13 @@ class Batch(_Shape):
 class Wrapped(_Shape):
     """A chat completion under `response` (no `body`, no status: not a batch line)."""
 
+    FORMATS: ClassVar = (("openai_chat", "response"), ("openai_completion", "response"))
+    MAKER: ClassVar = _CHAT
+
     response: Chat
     id: str = ""
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         return _chat_facts(self.response, self.id or None, "wrapped_openai", plain)
 
@@ -373,44 +392,54 @@ class _TGIDetails(_Shape):
     input_length: Int64 | None = None
 
 
+_TGI = RESPONSES.positional(
+    "completion_tokens", "prompt_tokens", "finish_reason", "empty_output",
+    format="tgi", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
 class TGI(_Shape):
     """`{"generated_text", "details": {...}}`."""
+
+    FORMATS: ClassVar = (("tgi", ""),)
+    MAKER: ClassVar = _TGI
 
     details: _TGIDetails
     generated_text: Text = NO_TEXT
 
-    def facts(self, plain: bool) -> ResponseFacts:
+    def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
         details = self.details
-        # Positional, in ResponseFacts' field order (`_NEW`): no record id (none of custom_id,
-        # id, meta_info.id), generated_tokens, input_length, no reasoning or cached count, one
-        # sample, no output ids, no failed request, no think leak (raw text carries the trace by
-        # design), whether generated_text is "", not a stream chunk, nothing missing.
-        return _NEW(  # type: ignore[no-any-return]
-            ResponseFacts,
-            (
-                None, "tgi", "int", details.generated_tokens, None, details.input_length, None,
-                None, 1, _reason(details.finish_reason), None, None, False, None, False,
-                _raw_text_empty(self.generated_text, plain), False, None,
-            ),
-        )  # fmt: skip
+        # no record id (none of custom_id, id, meta_info.id); no think leak (raw text carries
+        # the trace by design); whether generated_text is ""
+        return _TGI(
+            details.generated_tokens,
+            details.input_length,
+            _reason(details.finish_reason),
+            _raw_text_empty(self.generated_text, plain),
+        )
 
 
 # --- tokenized training samples --------------------------------------------------------------
 
 
+_TOKENIZED = TOKENIZED.positional("n_tokens", "loss_len", "loss_sum")
+
+
 class Tokenized(_Shape):
     """`{"id", "input_ids", "loss_mask"}` with flat arrays."""
+
+    FORMATS: ClassVar = ()  # tokenized facts are no format's
+    MAKER: ClassVar = _TOKENIZED
 
     id: str | Int64 | None = None
     input_ids: msgspec.Raw = msgspec.Raw()
     loss_mask: msgspec.Raw = msgspec.Raw()
 
-    def facts(self, plain: bool) -> TokenizedFacts:
+    def facts(self, plain: bool) -> Facts:
         """The tokenized facts of this record."""
         length, ones = _mask_counts(self.loss_mask)
-        # (n_tokens, loss_len, loss_sum), positional (`_NEW`): one record per tokenized line
-        return _NEW(TokenizedFacts, (_ids_len(self.input_ids), length, ones))  # type: ignore[no-any-return]
+        return _TOKENIZED(_ids_len(self.input_ids), length, ones)
 
 
 def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:

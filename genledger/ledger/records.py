@@ -6,17 +6,37 @@ them.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from genledger.ledger import books
 from genledger.ledger.tally import FileTally
-from genledger.parse import declarations
+from genledger.parse import declarations, schema
+from genledger.parse.declarations import FormatSet
+from genledger.rules import catalogue
 from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
-STATE_VERSION = 3  # 2: ids as one compact IdList form; 3: v2 facts (reasoning, samples...)
+# The layout of a state record; what its counts mean is `counting_signature`'s business.
+STATE_VERSION = 4  # 4: tallies keyed by the books; the counting signature
+RECOUNT = "counting changed since the last refresh (facts, books, rules or formats): read again"
+
+
+def counting_signature(formats: FormatSet) -> str:
+    """A digest of everything that decides what a file's counts are: the facts schema, the
+    books, the rule conditions, the built-in declarations and the user's. Counts kept under
+    another signature are read again."""
+    parts = (
+        schema.signature(),
+        books.signature(),
+        catalogue.signature(),
+        declarations.built_in_signature(),
+        formats.signature(),
+    )
+    return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
 
 
 @dataclass
@@ -95,6 +115,11 @@ class DatasetRecord:
     history: list[list[float]] = field(
         default_factory=list
     )  # rate samples (genledger.ledger.rates)
+    signature: str = ""  # the counting signature its counts were made under
+    notice: str | None = None  # why a committed record was not resumed (read again)
+    # the earliest write seen of a file holding records a self-hosted fleet priced (its hours
+    # start there: genledger.ledger.cost); kept like the rate history, across full re-reads
+    fleet_first: float | None = None
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
@@ -103,34 +128,46 @@ class DatasetRecord:
                 "version": STATE_VERSION,
                 "name": self.name,
                 "data_root": self.data_root,
-                "formats": declarations.signature(),
+                "signature": self.signature,
                 "files": {k: v.to_dict() for k, v in self.files.items()},
                 "rules": self.rules.to_dict(),
                 "history": self.history,
+                "fleet_first": self.fleet_first,
             }
         )
 
     @classmethod
     def from_bytes(
-        cls, raw: bytes, name: str, data_root: str, history_only: bool = False
+        cls, raw: bytes, name: str, data_root: str, signature: str, history_only: bool = False
     ) -> DatasetRecord:
-        """Parse; a record of another version, dataset, data root or set of declared formats
-        is a fresh one (counts made with other declarations are read again). `history_only`:
-        a fresh record that keeps only the rate history (a full re-read: the files' counts
-        and ids would be dropped anyway, so they are not decoded)."""
+        """Parse; a record of another version, dataset or data root is a fresh one, and so is
+        one counted under another `signature` (its files are read again, with a notice).
+        `history_only`: a fresh record that keeps only the rate history (a full re-read: the
+        files' counts and ids would be dropped anyway, so they are not decoded). Raises
+        ValueError, KeyError or TypeError on a damaged record."""
         data = orjson.loads(raw)
+        fresh = cls(name, data_root, signature=signature)
         if (data.get("version"), data.get("name"), data.get("data_root")) != (
             STATE_VERSION,
             name,
             data_root,
-        ) or data.get("formats", "[]") != declarations.signature():
-            return cls(name, data_root)
+        ):
+            return fresh
+        history = [list(map(float, sample)) for sample in data.get("history", [])]
+        first = data.get("fleet_first")
+        fleet_first = None if first is None else float(first)
+        if data.get("signature") != signature:
+            return cls(name, data_root, history=history, signature=signature, notice=RECOUNT,
+                       fleet_first=fleet_first)  # fmt: skip
         if history_only:
-            return cls(name, data_root, history=list(data.get("history", [])))
+            return cls(name, data_root, history=history, signature=signature,
+                       fleet_first=fleet_first)  # fmt: skip
         return cls(
             name=name,
             data_root=data_root,
-            files={k: FileState.from_dict(v) for k, v in data["files"].items()},
+            files={str(k): FileState.from_dict(v) for k, v in data["files"].items()},
             rules=DatasetState.from_dict(data["rules"]),
-            history=list(data.get("history", [])),
+            history=history,
+            signature=signature,
+            fleet_first=fleet_first,
         )

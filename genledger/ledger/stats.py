@@ -1,4 +1,5 @@
-"""The stats JSON v1 (docs/design.md §5): built from the committed per-file counts, nothing else."""
+"""The stats JSON (docs/stats-json.md): built from the committed per-file counts, nothing else;
+which stats a dataset block and the totals hold comes from the books (`ledger.books`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from genledger.ledger.books import BOOKS, Count, Priced, Ratio, Sum, Tally
 from genledger.ledger.records import DatasetState, FileState
 from genledger.ledger.tally import FileTally
 from genledger.rules.catalogue import COUNTER_NAMES, RULES, RULES_BY_NAME, Severity, worst
@@ -53,7 +55,7 @@ def quality_block(failures: dict[str, RuleTally]) -> dict[str, Any]:
 def file_entry(state: FileState) -> dict[str, Any]:
     """bytes, lines, pending_bytes, mtime (and role, error) of one file."""
     entry: dict[str, Any] = {
-        "bytes": state.checkpoint.size,
+        "bytes": state.checkpoint.file.size,
         "lines": state.checkpoint.lines,
         "pending_bytes": state.pending_bytes,
         "mtime": iso_utc(state.mtime),
@@ -72,43 +74,50 @@ def dataset_stats(
     unrecognised: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """One dataset's block of the stats JSON; `unrecognised`: its files matching no pattern."""
-    by_role = {role: [f for f in files if f.role == role] for role in ROLES}
-    responses = _sum_tallies(by_role["responses"])
-    tokenized = _sum_tallies(by_role["tokenized"])
+    ordered = sorted(files, key=lambda f: ROLES.index(f.role))  # examples: responses first
+    tally = _sum_tallies(ordered)
     n_prompts = n_prompts_config
-    readable_prompts = [f for f in by_role["prompts"] if f.error is None]
-    if n_prompts is None and readable_prompts:
-        n_prompts = sum(f.tally.prompt_lines for f in readable_prompts)
-    failures = merge_failures(
-        merge_failures(responses.failures, tokenized.failures), dataset.failures
+    if n_prompts is None and any(f.role == "prompts" and f.error is None for f in files):
+        n_prompts = tally["prompt_lines"]
+    block: dict[str, Any] = {"kind": kind, "n_prompts": n_prompts}
+    block.update(book_stats(tally, n_prompts))
+    block.update(
+        quality=quality_block(merge_failures(tally.failures, dataset.failures)),
+        files={f.name: file_entry(f) for f in files},
+        unrecognised=unrecognised_block(unrecognised),
+        rate=None,
     )
-    return {
-        "kind": kind,
-        "n_prompts": n_prompts,
-        "n_done": responses.records,
-        "progress": _ratio(responses.records, n_prompts),
-        "total_comp": responses.total_comp,
-        "avg_comp": _ratio(responses.total_comp, responses.counted),
-        "total_prompt": responses.total_prompt,
-        "total_reasoning": responses.total_reasoning if responses.n_reasoning else None,
-        "total_cached_prompt": responses.total_cached_prompt if responses.n_cached else None,
-        "n_samples": responses.n_samples,
-        "stream_chunks": responses.stream_chunks,
-        "failed_request_reasons": dict(sorted(responses.failed_reasons.items())),
-        "empty_output_reasons": dict(sorted(responses.empty_reasons.items())),
-        "n_counted": responses.counted,
-        "formats": dict(sorted(responses.formats.items())),
-        "finish_reasons": dict(sorted(responses.finish_reasons.items())),
-        "n_tokenized": tokenized.records,
-        "total_tokens": tokenized.total_tokens,
-        "avg_tokens": _ratio(tokenized.total_tokens, tokenized.counted),
-        "n_tokens_counted": tokenized.counted,
-        "total_loss_tokens": tokenized.total_loss_tokens,
-        "quality": quality_block(failures),
-        "files": {f.name: file_entry(f) for f in files},
-        "unrecognised": unrecognised_block(unrecognised),
-        "rate": None,
-    }
+    return block
+
+
+def _entries() -> list[tuple[str, Any]]:
+    """(stat, entry) of every entry of the books that names a stat, in order (the price keys'
+    stats are the cost's: `ledger.cost`)."""
+    named = [(getattr(e, "stat", None), e) for entries in BOOKS.values() for e in entries]
+    return [(stat, e) for stat, e in named if stat is not None and not isinstance(e, Priced)]
+
+
+def book_stats(tally: FileTally, n_prompts: int | None) -> dict[str, Any]:
+    """The stats the books name, in their order, from a dataset's summed tally."""
+    values: dict[str, Any] = {"n_prompts": n_prompts}
+    for stat, entry in _entries():
+        if isinstance(entry, Tally):
+            values[stat] = dict(sorted(tally.counter(entry.key).items()))
+        elif isinstance(entry, Sum) and entry.known is not None and not tally[entry.known]:
+            values[stat] = None  # no record reports it: unknown, never 0
+        elif isinstance(entry, Count | Sum):
+            values[stat] = tally[entry.key]
+    return _with_ratios(values)
+
+
+def _with_ratios(values: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for stat, entry in _entries():
+        if isinstance(entry, Ratio):
+            out[stat] = _ratio(values[entry.numerator], values[entry.denominator])
+        else:
+            out[stat] = values[stat]
+    return out
 
 
 MAX_LISTED = 20  # unrecognised paths named (the count says how many in all)
@@ -120,39 +129,26 @@ def unrecognised_block(paths: tuple[str, ...] | list[str]) -> dict[str, Any]:
 
 
 ROLES = ("responses", "tokenized", "prompts")
-SUMMED = (
-    "n_done",
-    "total_comp",
-    "total_prompt",
-    "n_counted",
-    "n_tokenized",
-    "total_tokens",
-    "total_loss_tokens",
-    "n_tokens_counted",
-    "n_samples",
-    "stream_chunks",
-)
-KNOWN_OR_NULL = ("total_reasoning", "total_cached_prompt")  # null when no record reports them
 
 
 def totals(
     datasets: dict[str, dict[str, Any]], outside: dict[str, RuleTally] | None = None
 ) -> dict[str, Any]:
-    """The same counters summed over datasets (`outside`: failures of files in no dataset)."""
-    out: dict[str, Any] = {key: sum(d[key] for d in datasets.values()) for key in SUMMED}
-    for key in KNOWN_OR_NULL:
-        known = [d[key] for d in datasets.values() if d[key] is not None]
-        out[key] = sum(known) if known else None
-    inference = [d for d in datasets.values() if d["kind"] == "inference"]
+    """The same stats over all datasets (`outside`: failures of files in no dataset): sums,
+    known-or-null sums, merged counters, ratios of the totals."""
+    blocks = list(datasets.values())
+    inference = [d for d in blocks if d["kind"] == "inference"]
     known = [d["n_prompts"] for d in inference]
-    out["n_prompts"] = sum(known) if inference and None not in known else None
-    out["progress"] = _ratio(out["n_done"], out["n_prompts"])
-    out["avg_comp"] = _ratio(out["total_comp"], out["n_counted"])
-    out["avg_tokens"] = _ratio(out["total_tokens"], out["n_tokens_counted"])
-    out["formats"] = _merged(d["formats"] for d in datasets.values())
-    out["finish_reasons"] = _merged(d["finish_reasons"] for d in datasets.values())
-    for key in ("failed_request_reasons", "empty_output_reasons"):
-        out[key] = _merged(d[key] for d in datasets.values())
+    values: dict[str, Any] = {"n_prompts": sum(known) if inference and None not in known else None}
+    for stat, entry in _entries():
+        if isinstance(entry, Tally):
+            values[stat] = _merged(d[stat] for d in blocks)
+        elif isinstance(entry, Sum) and entry.known is not None:
+            found = [d[stat] for d in blocks if d[stat] is not None]
+            values[stat] = sum(found) if found else None
+        elif isinstance(entry, Count | Sum):
+            values[stat] = sum(d[stat] for d in blocks)
+    out: dict[str, Any] = {"n_prompts": values["n_prompts"], **_with_ratios(values)}
     out["n_datasets"] = len(datasets)
     out["quality"] = _total_quality(datasets, outside or {})
     out["rate"] = None

@@ -64,16 +64,48 @@ def reason_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def usd(value: float | None) -> str:
+    """Dollars for people: cents, or four significant digits below a cent."""
+    if value is None:
+        return "?"
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4g}"
+
+
+def cost_line(where: str, data: dict[str, Any]) -> str | None:
+    """`  where: cost $1.20 spent, $3.40 projected; 12 records unpriced (models: x, y)`, or
+    None when nothing was priced and nothing is unpriced (no responses)."""
+    spent, projected = data.get("cost_usd"), data.get("cost_projected_usd")
+    unpriced = data.get("cost_unpriced") or {}
+    n_unpriced = unpriced.get("n_records") or 0
+    if spent is None and not n_unpriced:
+        return None
+    parts = [f"{usd(spent)} spent" if spent is not None else "nothing priced"]
+    if projected is not None:
+        parts.append(f"{usd(projected)} projected")
+    text = f"  {where}: cost {', '.join(parts)}"
+    if n_unpriced:
+        models = unpriced.get("models") or []
+        shown = ", ".join(models[:SHOWN_PATHS]) + (", ..." if len(models) > SHOWN_PATHS else "")
+        noun = "record" if n_unpriced == 1 else "records"
+        text += f"; {n_unpriced:,} {noun} unpriced, not in the cost (models: {shown})"
+    return text
+
+
 def render(stats: dict[str, Any]) -> str:
-    """All datasets (with failed requests and empty outputs by reason, and unrecognised
-    files), the files outside every dataset, then the totals."""
+    """All datasets (with failed requests and empty outputs by reason, unrecognised files and
+    what they cost), the files outside every dataset, then the totals."""
     lines: list[str] = []
+    # a cost is shown once something is priced, and then beside what is not
+    priced = stats["totals"].get("cost_usd") is not None
     for name, data in stats["datasets"].items():
         lines.append(dataset_line(name, data))
         lines.extend(reason_lines(data))
         extra = unrecognised_line(name, data.get("unrecognised"))
         if extra:
             lines.append(extra)
+        cost = cost_line(name, data) if priced else None
+        if cost:
+            lines.append(cost)
     outside = unrecognised_line("outside every dataset", stats.get("unrecognised"))
     if outside:
         lines.append(outside)
@@ -83,6 +115,9 @@ def render(stats: dict[str, Any]) -> str:
         f"{totals['total_comp']:,} completion tokens, {totals['n_tokenized']:,} tokenized "
         f"[{totals['quality']['status'].upper()}]"
     )
+    cost = cost_line("total", totals) if priced else None
+    if cost:
+        lines.append(cost)
     return "\n".join(lines)
 
 

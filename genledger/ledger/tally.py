@@ -1,8 +1,9 @@
 """Mergeable per-file counters: what a refresh adds to what earlier refreshes counted.
 
-`a + b` equals counting a's bytes then b's; the dict shape never depends on the values.
-Examples keep the first `MAX_EXAMPLES` failing rows in file order, so merging a delta onto
-earlier counts keeps the same examples a full scan would.
+`a + b` equals counting a's bytes then b's; the dict shape never depends on the values (its
+keys are the books', `genledger.ledger.books`). Examples keep the first `MAX_EXAMPLES`
+failing rows in file order, so merging a delta onto earlier counts keeps the same examples a
+full scan would.
 """
 
 from __future__ import annotations
@@ -11,62 +12,87 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from genledger.ledger.books import COUNTER_KEYS, GROUP_FIELDS, GROUP_KEYS, SUM_KEYS, Accounted
 from genledger.ledger.idlist import IdList
 from genledger.rules.result import RuleTally, merge_failures
 
 
+def _zeros() -> dict[str, int]:
+    return dict.fromkeys(SUM_KEYS, 0)
+
+
+Groups = dict[tuple[Any, ...], list[int]]  # price key -> the values `books.GROUP_FIELDS` names
+
+
+def _merged_groups(a: Groups, b: Groups) -> Groups:
+    if not b:
+        return a
+    if not a:
+        return b
+    out = {key: list(values) for key, values in a.items()}
+    for key, values in b.items():
+        mine = out.get(key)
+        out[key] = (
+            list(values) if mine is None else [x + y for x, y in zip(mine, values, strict=True)]
+        )
+    return out
+
+
 @dataclass
 class FileTally:
-    """Counters of one data file (responses, tokenized or prompts)."""
+    """Counters of one data file (responses, tokenized or prompts), keyed as the books say."""
 
-    records: int = 0  # response records, or tokenized records
-    counted: int = 0  # records whose count is valid (input_ids present for tokenized)
-    nonzero: int = 0  # valid counts > 0
-    total_comp: int = 0
-    total_prompt: int = 0
-    total_reasoning: int = 0
-    n_reasoning: int = 0  # records reporting reasoning tokens (none: the total is unknown)
-    total_cached_prompt: int = 0
-    n_cached: int = 0  # records reporting cached prompt tokens
-    n_samples: int = 0  # completions (several per record with n > 1)
-    stream_chunks: int = 0  # streamed fragments (not records)
-    total_tokens: int = 0
-    total_loss_tokens: int = 0
-    prompt_lines: int = 0  # non-blank lines of a prompts file
-    formats: dict[str, int] = field(default_factory=dict)
-    finish_reasons: dict[str, int] = field(default_factory=dict)
-    failed_reasons: dict[str, int] = field(default_factory=dict)  # failed requests by reason
-    empty_reasons: dict[str, int] = field(default_factory=dict)  # empty outputs by finish
+    sums: dict[str, int] = field(default_factory=_zeros)
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)
     failures: dict[str, RuleTally] = field(default_factory=dict)
     ids: IdList = field(default_factory=IdList)  # record ids and their lines
+    groups: dict[str, Groups] = field(default_factory=dict)  # per price key (books `Priced`)
 
-    _SUMS = (
-        "records",
-        "counted",
-        "nonzero",
-        "total_comp",
-        "total_prompt",
-        "total_reasoning",
-        "n_reasoning",
-        "total_cached_prompt",
-        "n_cached",
-        "n_samples",
-        "stream_chunks",
-        "total_tokens",
-        "total_loss_tokens",
-        "prompt_lines",
-    )
+    @classmethod
+    def of(cls, **sums: int) -> FileTally:
+        """A tally with the given sums (the rest 0); an unknown key fails."""
+        unknown = set(sums) - set(SUM_KEYS)
+        if unknown:
+            raise KeyError(f"no sum named {sorted(unknown)[0]!r} in the books")
+        return cls(sums={**_zeros(), **sums})
+
+    @classmethod
+    def accounted(cls, done: Accounted) -> FileTally:
+        """The tally of one pass of the books over some rows."""
+        sums = {**_zeros(), **done.sums}
+        counters = {k: v for k, v in done.counters.items() if v}
+        groups = {k: v for k, v in done.groups.items() if v}
+        return cls(sums, counters, done.failures, done.ids, groups)
+
+    def __getitem__(self, key: str) -> int:
+        return self.sums[key]
+
+    def counter(self, key: str) -> dict[str, int]:
+        """One counter of the books (empty when nothing was counted)."""
+        return self.counters.get(key, {})
+
+    def group(self, key: str) -> Groups:
+        """One `Priced` entry's values per price key (empty when nothing was counted)."""
+        return self.groups.get(key, {})
 
     def __add__(self, other: FileTally) -> FileTally:
-        sums = {name: getattr(self, name) + getattr(other, name) for name in self._SUMS}
+        sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
+        counters = {}
+        for key in COUNTER_KEYS:
+            merged = Counter(self.counter(key)) + Counter(other.counter(key))
+            if merged:
+                counters[key] = dict(merged)
+        groups = {}
+        for key in GROUP_KEYS:
+            merged_groups = _merged_groups(self.group(key), other.group(key))
+            if merged_groups:
+                groups[key] = merged_groups
         return FileTally(
-            **sums,
-            formats=dict(Counter(self.formats) + Counter(other.formats)),
-            finish_reasons=dict(Counter(self.finish_reasons) + Counter(other.finish_reasons)),
-            failed_reasons=dict(Counter(self.failed_reasons) + Counter(other.failed_reasons)),
-            empty_reasons=dict(Counter(self.empty_reasons) + Counter(other.empty_reasons)),
-            failures=merge_failures(self.failures, other.failures),
-            ids=self.ids + other.ids,
+            sums,
+            counters,
+            merge_failures(self.failures, other.failures),
+            self.ids + other.ids,
+            groups,
         )
 
     def shifted(self, lines: int) -> FileTally:
@@ -82,26 +108,46 @@ class FileTally:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form for the state file."""
-        data: dict[str, Any] = {name: getattr(self, name) for name in self._SUMS}
-        data.update(
-            formats=self.formats,
-            finish_reasons=self.finish_reasons,
-            failed_reasons=self.failed_reasons,
-            empty_reasons=self.empty_reasons,
-            failures={k: v.to_dict() for k, v in self.failures.items()},
-            ids=self.ids.to_dict(),
-        )
-        return data
+        return {
+            "sums": self.sums,
+            "counters": self.counters,
+            "failures": {k: v.to_dict() for k, v in self.failures.items()},
+            "ids": self.ids.to_dict(),
+            "groups": {
+                key: [[*price_key, *values] for price_key, values in found.items()]
+                for key, found in self.groups.items()
+            },
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FileTally:
-        """Inverse of `to_dict`."""
+        """Inverse of `to_dict`; raises ValueError, KeyError or TypeError on a damaged form."""
+        sums = {key: int(data["sums"].get(key, 0)) for key in SUM_KEYS}
+        counters = {
+            str(key): {str(k): int(n) for k, n in counts.items()}
+            for key, counts in data["counters"].items()
+            if key in COUNTER_KEYS
+        }
         return cls(
-            **{name: int(data.get(name, 0)) for name in cls._SUMS},
-            formats=dict(data.get("formats", {})),
-            finish_reasons=dict(data.get("finish_reasons", {})),
-            failed_reasons=dict(data.get("failed_reasons", {})),
-            empty_reasons=dict(data.get("empty_reasons", {})),
-            failures={k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()},
-            ids=IdList.from_dict(data["ids"]) if "ids" in data else IdList(),
+            sums,
+            counters,
+            {k: RuleTally.from_dict(v) for k, v in data["failures"].items()},
+            IdList.from_dict(data["ids"]),
+            _groups_from(data.get("groups", {})),
         )
+
+
+def _groups_from(data: dict[str, Any]) -> dict[str, Groups]:
+    """Inverse of the `groups` of `FileTally.to_dict`; raises on a damaged form."""
+    groups: dict[str, Groups] = {}
+    for key, rows in data.items():
+        if key not in GROUP_FIELDS:
+            continue
+        width = len(GROUP_FIELDS[key])
+        found: Groups = {}
+        for row in rows:
+            if not isinstance(row, list) or len(row) <= width:
+                raise ValueError(f"a damaged price key of {key}")
+            found[tuple(row[:-width])] = [int(v) for v in row[-width:]]
+        groups[key] = found
+    return groups

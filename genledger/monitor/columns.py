@@ -48,7 +48,7 @@ class Column:
 
     key: str
     header: str
-    priority: int  # lower survives narrower terminals
+    priority: float  # lower survives narrower terminals
     cell: Callable[[Row], str]
     justify: Literal["left", "right"] = "right"
     max_width: int = 40
@@ -136,6 +136,22 @@ def _reasoning(row: Row) -> str:
     return f"{reasoning / total:.0%}"
 
 
+def _has_cost(row: Row) -> bool:
+    unpriced = (row.data.get("cost_unpriced") or {}).get("n_records")
+    return row.data.get("cost_usd") is not None or bool(unpriced)
+
+
+def _cost(row: Row) -> str:
+    """`$ spent / $ projected`; `+` after a figure that leaves unpriced records out."""
+    if row.pretokenized:
+        return fmt.DASH
+    spent, projected = row.data.get("cost_usd"), row.data.get("cost_projected_usd")
+    more = "+" if (row.data.get("cost_unpriced") or {}).get("n_records") else ""
+    left = "?" if spent is None else fmt.usd(spent) + more
+    right = "?" if projected is None else fmt.usd(projected) + more
+    return f"{left} / {right}"
+
+
 def _status(row: Row) -> str:
     status = row.status.upper()
     if row.is_total:
@@ -157,6 +173,7 @@ COLUMNS = (
     Column("speed", "tok/s", 3, _speed),
     Column("eta", "ETA", 4, _eta),
     Column("reasoning", "think", 10, _reasoning, only_if=_has_reasoning),
+    Column("cost", "$ spent / projected", 8.5, _cost, only_if=_has_cost),
     Column("formats", "formats", 9, _formats, "left", 32, min_width=12),
     Column("status", "status", 2, _status, "left", 48, min_width=5),
 )

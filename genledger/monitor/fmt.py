@@ -33,6 +33,13 @@ def compact(x: float) -> str:
     return f"{x:.2g}"
 
 
+def usd(x: float) -> str:
+    """Dollars in a few characters: $0.42, $12.30, $812, $12.3k, $1.23M."""
+    if x < 100:
+        return f"${x:.2f}"
+    return "$" + compact(x)
+
+
 def duration(seconds: float) -> str:
     """45s, 12m05s, 3h07m, 2d04h."""
     s = max(0, round(seconds))

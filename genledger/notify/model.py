@@ -20,9 +20,12 @@ class Kind(StrEnum):
     RESOLVED = "resolved"
     STALLED = "stalled"
     RESUMED = "resumed"
+    PROJECTED_OVER_BUDGET = "projected_over_budget"
+    OVER_BUDGET = "over_budget"
 
 
-BAD_KINDS = frozenset({Kind.FAILING, Kind.WORSE, Kind.REMINDER, Kind.STALLED})
+BUDGET_KINDS = frozenset({Kind.PROJECTED_OVER_BUDGET, Kind.OVER_BUDGET})
+BAD_KINDS = frozenset({Kind.FAILING, Kind.WORSE, Kind.REMINDER, Kind.STALLED, *BUDGET_KINDS})
 SEVERITY_RANK = {"warn": 1, "error": 2}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from genledger.notify.model import Alert, Kind, Message
+from genledger.notify.model import BUDGET_KINDS, Alert, Kind, Message
 
 _VERB = {
     Kind.FAILING: "failing",
@@ -14,6 +14,8 @@ _VERB = {
     Kind.RESOLVED: "resolved",
     Kind.STALLED: "stalled",
     Kind.RESUMED: "resumed",
+    Kind.PROJECTED_OVER_BUDGET: "projected over budget",
+    Kind.OVER_BUDGET: "over budget",
 }
 
 
@@ -40,6 +42,8 @@ def title(message: Message) -> str:
         return f"genledger: resolved — {datasets}"
     worst = "ERROR" if any(a.severity == "error" for a in bad) else "WARN"
     what = "stalled" if all(a.kind == Kind.STALLED for a in bad) else "checks failing"
+    if all(a.kind in BUDGET_KINDS for a in bad):
+        what = "over budget"
     return f"genledger {worst}: {what} — {datasets}"
 
 
@@ -88,6 +92,8 @@ def alert_line(alert: Alert) -> str:
     verb = _VERB[alert.kind]
     if alert.kind in (Kind.STALLED, Kind.RESUMED):
         return f"{where}: {verb} — {alert.detail}"
+    if alert.kind in BUDGET_KINDS:
+        return f"{where}: {verb} [{alert.severity.upper()}] — {alert.detail}"
     if alert.kind == Kind.RESOLVED:
         return f"{where}: {verb} (was {alert.previous_count} failing)"
     was = f", was {alert.previous_count}" if alert.kind == Kind.WORSE else ""

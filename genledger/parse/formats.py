@@ -1,4 +1,4 @@
-"""Record formats: the facts of one response record, read by the declarations (docs/design.md §3).
+"""Record formats: the facts of one response record, read by the declarations (docs/formats.md).
 
 Every function here reads a parsed JSON object defensively: any field may be absent, `null`
 or of another type. Nothing here decides what is a defect; it only reports facts (which
@@ -8,16 +8,22 @@ in `genledger.rules`; where each format keeps its fields lives in `genledger.par
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any, NamedTuple
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
 
 from genledger.parse.declarations import (
+    BUILT_IN_ONLY,
+    COMPLETION,
     STREAM_FRAGMENTS,
     Declaration,
-    active,
+    FormatSet,
     inner_candidates,
 )
 from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_path
+from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 
 THINK_CLOSE = "</think>"
@@ -70,27 +76,8 @@ def reason_name(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class ResponseFacts(NamedTuple):
-    """What one response record says about its tokens (one row of the token table)."""
-
-    record_id: str | None
-    format: str | None
-    count_type: str | None  # JSON type of the completion count found; None: no count
-    completion_tokens: int | None  # the count when it is a JSON int in int64 range
-    count_raw: str | None  # short repr of a count that is not an int, for examples
-    prompt_tokens: int | None
-    reasoning_tokens: int | None  # a part of the completion tokens, where reported
-    cached_tokens: int | None  # a part of the prompt tokens, where reported
-    n_samples: int  # completions in the record (0 for a stream fragment or a failed request)
-    finish_reason: str | None
-    more_finishes: str | None  # the later samples' finish reasons, FINISH_SEPARATOR-joined
-    output_len: int | None  # len(output_ids) when it is a list
-    failed_request: bool
-    request_detail: str | None  # why the request failed
-    think_leak: bool
-    empty_output: bool  # the record has an answer place, and nothing visible in it
-    stream_chunk: bool  # a streamed fragment: not a record
-    missing_detail: str | None  # with no count: what was looked for and which keys were seen
+# The declared columns other than the completion count, each read as the schema says.
+OTHER_COUNTS = tuple(c for c in RESPONSES.declared if c != COMPLETION)
 
 
 def _valid_int(value: Any) -> int | None:
@@ -205,53 +192,32 @@ def keys_seen(obj: dict[str, Any]) -> str:
 
 
 def find_declaration(
-    obj: dict[str, Any], candidates: tuple[Declaration, ...] | None = None
+    obj: dict[str, Any],
+    formats: FormatSet = BUILT_IN_ONLY,
+    candidates: tuple[Declaration, ...] | None = None,
 ) -> Declaration | None:
-    """The first declaration whose detect holds."""
-    pool = active() if candidates is None else candidates
-    for decl in _possible(pool, obj):
+    """The first declaration of `formats` (or of `candidates`) whose detect holds."""
+    pool = formats.possible(frozenset(obj)) if candidates is None else candidates
+    for decl in pool:
         if decl.detects(obj):
             return decl
     return None
-
-
-# Records of one format share their keys: the declarations whose detect can hold for a key set
-# (its keys include what a detect alternative needs) are worked out once per key set.
-_POSSIBLE: dict[tuple[int, frozenset[str]], tuple[tuple[Declaration, ...], Any]] = {}
-
-
-def _possible(pool: tuple[Declaration, ...], obj: dict[str, Any]) -> tuple[Declaration, ...]:
-    key = (id(pool), frozenset(obj))
-    hit = _POSSIBLE.get(key)
-    if hit is None or hit[1] is not pool:  # the pool object itself: ids may be reused
-        keys = key[1]
-        found = tuple(d for d in pool if any(keys >= need for need in d.requires))
-        if len(_POSSIBLE) >= 4096:  # hostile key sets must not grow it without bound
-            _POSSIBLE.clear()
-        hit = _POSSIBLE[key] = (found, pool)
-    return hit[0]
 
 
 def _fragment(obj: dict[str, Any]) -> bool:
     return any(all(c.holds(obj) for c in conditions) for conditions in STREAM_FRAGMENTS)
 
 
-FRAGMENT = ResponseFacts(
-    None, None, None, None, None, None, None, None, 0, None, None, None,
-    False, None, False, False, True, None,
-)  # fmt: skip
-
-
-def response_facts(obj: dict[str, Any]) -> ResponseFacts:
+def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> Facts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record."""
-    outer = find_declaration(obj)
+    outer = find_declaration(obj, formats)
     if outer is None and _fragment(obj):
         return FRAGMENT
     decl, body = outer, obj
     if outer is not None and outer.inner is not None:
         sub = outer.inner.first(obj)
         candidates = inner_candidates(outer.inner_formats)
-        inner = find_declaration(sub, candidates) if isinstance(sub, dict) else None
+        inner = find_declaration(sub, formats, candidates) if isinstance(sub, dict) else None
         decl, body = inner, sub
     failure = failure_reason(outer, obj) if outer is not decl else None
     failure = failure or failure_reason(decl, body)
@@ -259,15 +225,13 @@ def response_facts(obj: dict[str, Any]) -> ResponseFacts:
     raw = None if decl is None or decl.completion is None else decl.completion.raw(body, floats)
     completion = _valid_int(raw)
     finishes = _finishes(decl, body)
-    return ResponseFacts(
+    counts = {column: _count(decl, column, body, floats) for column in OTHER_COUNTS}
+    return RESPONSES.make(  # type: ignore[no-any-return]
         record_id=record_id(obj, outer),
         format=None if outer is None else outer.name,
         count_type=None if raw is None else json_type(raw),
         completion_tokens=completion,
         count_raw=None if raw is None or completion is not None else short_repr(raw),
-        prompt_tokens=_count(decl, "prompt", body, floats),
-        reasoning_tokens=_count(decl, "reasoning", body, floats),
-        cached_tokens=_count(decl, "cached", body, floats),
         n_samples=_samples(decl, body, failed=failure is not None),
         finish_reason=finishes[0] if finishes else None,
         more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,
@@ -276,14 +240,61 @@ def response_facts(obj: dict[str, Any]) -> ResponseFacts:
         request_detail=failure,
         think_leak=think_leak(decl, body),
         empty_output=empty_output(decl, body),
-        stream_chunk=False,
         missing_detail=None if raw is not None or failure else _missing(outer, decl, obj),
+        **counts,
     )
 
 
-def _count(decl: Declaration | None, name: str, body: Any, floats: bool) -> int | None:
-    spec = None if decl is None else getattr(decl, name)
-    return None if spec is None else _valid_int(spec.raw(body, floats))
+def _count(decl: Declaration | None, column: str, body: Any, floats: bool) -> Any:
+    """A declared column's value: a count, a text or a time, as the schema says it reads."""
+    spec = None if decl is None else decl.count(column)
+    if spec is None:
+        return None
+    reads = READS[column]
+    if reads == "count":
+        return _valid_int(spec.raw(body, floats))
+    value = spec.first(body)
+    return text_value(value) if reads == "text" else time_value(value)
+
+
+READS = {c.name: c.value_read for c in RESPONSES.facts if c.declared}
+MAX_TEXT = 100  # a declared text (a model name) is cut to this many characters
+MILLISECONDS = 10**11  # an epoch number above this is milliseconds (seconds: year 5138)
+FRACTION = re.compile(r"(\.\d{6})\d+")  # ISO texts with nanoseconds: Python reads 6 digits
+
+
+def text_value(value: Any) -> str | None:
+    """A declared text: a non-empty string, cut to `MAX_TEXT` characters; else None."""
+    return value[:MAX_TEXT] if isinstance(value, str) and value else None
+
+
+def time_value(value: Any) -> int | None:
+    """A declared time as POSIX seconds: epoch seconds (or milliseconds) as a number, or an
+    ISO-8601 text (without a zone: UTC); None for anything else."""
+    kind = type(value)
+    if kind is int:  # the common case first: this runs for every record that has a time
+        if -MILLISECONDS < value < MILLISECONDS:
+            return value  # type: ignore[no-any-return]
+        seconds = value // 1000
+        return seconds if in_int64(seconds) else None
+    if kind is float:
+        if not math.isfinite(value):
+            return None
+        seconds = int(value // 1000) if abs(value) >= MILLISECONDS else int(value // 1)
+        return seconds if in_int64(seconds) else None
+    if kind is str and 0 < len(value) <= 64:
+        return _iso_seconds(value)
+    return None
+
+
+def _iso_seconds(text: str) -> int | None:
+    try:
+        moment = datetime.fromisoformat(FRACTION.sub(r"\1", text.strip()))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() // 1)
 
 
 def _samples(decl: Declaration | None, body: Any, failed: bool) -> int:
@@ -308,27 +319,18 @@ def _output_len(obj: dict[str, Any]) -> int | None:
     return len(ids) if ids is not None else None
 
 
-def keys_read() -> frozenset[str]:
-    """The top-level keys `response_facts` reads, under the declarations in force, except
-    through `keys_seen` (which names a count-less record's keys): a Parquet shard decodes only
-    these columns, and a row whose facts name its keys is read again whole."""
-    declarations = active()
-    cached = _KEYS_READ.get(id(declarations))
-    if cached is not None and cached[1] is declarations:
-        return cached[0]
+@lru_cache(maxsize=8)
+def keys_read(formats: FormatSet = BUILT_IN_ONLY) -> frozenset[str]:
+    """The top-level keys `response_facts` reads under `formats`, except through `keys_seen`
+    (which names a count-less record's keys): a Parquet shard decodes only these columns, and
+    a row whose facts name its keys is read again whole."""
     tops = {"meta_info", "output_ids", CHAT_MESSAGES.top, *ID_FALLBACK}
     tops |= {c.path.top for conditions in STREAM_FRAGMENTS for c in conditions}
-    for decl in declarations:
+    for decl in formats.all:
         tops |= {p.top for p in decl.paths()}
         for failure in decl.failures:  # `{path}` values filled into the reason
             tops |= _template_tops(failure.label)
-    found = frozenset(tops)
-    _KEYS_READ.clear()
-    _KEYS_READ[id(declarations)] = (found, declarations)
-    return found
-
-
-_KEYS_READ: dict[int, tuple[frozenset[str], tuple[Declaration, ...]]] = {}
+    return frozenset(tops)
 
 
 def _template_tops(label: str) -> set[str]:

@@ -34,7 +34,7 @@ def _reject_constant(name: str) -> Any:
 def _lenient(content: bytes, error: orjson.JSONDecodeError) -> Any:
     """Accept raw control characters (a form feed, say) inside strings; nothing else.
 
-    docs/design.md §4 lets JSON strings hold raw form feeds, which strict parsers refuse. Only that
+    docs/tailing.md lets JSON strings hold raw form feeds, which strict parsers refuse. Only that
     refusal is retried, with the standard library's non-strict mode; NaN stays refused, and a
     value orjson cannot write back (lone surrogates) stays malformed.
     """

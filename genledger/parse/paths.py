@@ -1,4 +1,4 @@
-"""The path language of format declarations (docs/design.md §3): parse once, evaluate on records.
+"""The path language of format declarations (docs/formats.md): parse once, evaluate on records.
 
 A path is dot-separated keys (`usage.output_tokens`); `a[].b` visits `b` in every element of
 the list `a`; `len(a)` counts a list's elements (a saved tensor's `[[...]]` unwrapped). A field
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -49,7 +49,11 @@ class Path:
     text: str
     steps: tuple[tuple[str, bool], ...]
     length: bool = False
-    get: Callable[[Any], Any] | None = None  # no list to visit: the compiled walk
+    # no list to visit: the compiled walk (a function of the text: not compared, not pickled)
+    get: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_path, (self.text,)
 
     @property
     def simple(self) -> bool:

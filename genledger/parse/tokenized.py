@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-
-class TokenizedFacts(NamedTuple):
-    """What one tokenized record says (one row of the tokenized table)."""
-
-    n_tokens: int | None  # len(input_ids); None when absent or not a list
-    loss_len: int | None  # len(loss_mask); None when absent or not a list
-    loss_sum: int | None  # trainable tokens = sum(loss_mask); None beyond 64 bits
+from genledger.parse.schema import TOKENIZED, Facts
 
 
 def unwrap(value: Any) -> list[Any] | None:
@@ -35,11 +29,11 @@ def mask_sum(mask: list[Any]) -> int | None:
     return total if INT64_MIN <= total <= INT64_MAX else None
 
 
-def tokenized_facts(obj: dict[str, Any]) -> TokenizedFacts:
+def tokenized_facts(obj: dict[str, Any]) -> Facts:
     """Lengths and trainable-token count of one tokenized record."""
     ids = unwrap(obj.get("input_ids"))
     mask = unwrap(obj.get("loss_mask"))
-    return TokenizedFacts(
+    return TOKENIZED.make(  # type: ignore[no-any-return]
         n_tokens=None if ids is None else len(ids),
         loss_len=None if mask is None else len(mask),
         loss_sum=None if mask is None else mask_sum(mask),

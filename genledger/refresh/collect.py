@@ -6,31 +6,42 @@ import hashlib
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from genledger.config import Config, Switches
-from genledger.fast.parallel import ScanJob, scan_all
-from genledger.ledger.filescan import FileScan
+from genledger.config import Config
+from genledger.ledger.books import NONZERO, RECORDS
+from genledger.ledger.cost import (
+    Costing,
+    DatasetCost,
+    Fleet,
+    ModelCost,
+    cost_fields,
+    dataset_cost,
+    fleet_of,
+    share_fleet,
+    total_fields,
+)
 from genledger.ledger.rates import total_rate, update_rates
-from genledger.ledger.records import DatasetRecord, DatasetState, FileState
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_stats, document
-from genledger.ledger.tally import FileTally, RuleTally
-from genledger.parse.declarations import declared, use_formats
+from genledger.ledger.tally import FileTally
 from genledger.refresh.atomic import atomic_write_bytes
-from genledger.refresh.scan import SETTLE_SECONDS, scan_file, scan_job
-from genledger.refresh.sealed import scan_parquet_groups
+from genledger.refresh.filescan import FileScan
+from genledger.refresh.parallel import ScanJob, scan_all, scan_job
+from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.state import StateStore
+from genledger.rules import rows as rule_rows
+from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import DataFile, Dataset, survey
 from genledger.tail.roots import root_id
 
 VANISHED = "vanished since the last refresh"
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
-DEFAULT_SWITCHES = Switches()
 NO_RESPONSES_YET = {"file": RESPONSE_FILES, "role": "responses", "records": 0, "error": None}
 
 
@@ -45,6 +56,7 @@ class Refresh:
     stats: dict[str, Any]
     records: dict[str, DatasetRecord]
     stats_path: Path
+    notices: list[str] = field(default_factory=list)  # one line each, for people
 
     @property
     def has_errors(self) -> bool:
@@ -53,11 +65,10 @@ class Refresh:
 
 
 def _store(config: Config) -> StateStore:
-    # The config's declared formats are in force for this refresh (and its forked workers).
-    use_formats(declared(config))
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
-    return StateStore(config.resolved_state_dir(), root_id(config.data_root))
+    signature = counting_signature(config.format_set)
+    return StateStore(config.resolved_state_dir(), root_id(config.data_root), signature)
 
 
 def refresh(config: Config, full: bool = False, now: float | None = None) -> Refresh:
@@ -68,30 +79,115 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
     assert config.data_root is not None
     found = survey(config.data_root, config)
     datasets = found.datasets
+    reading = Reading.of(config)
     now = time.time() if now is None else now
     with ExitStack() as stack:
         for ds in datasets:
             stack.enter_context(store.locked(ds.name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
-        # Parallel lever (genledger/fast/parallel.py): big reads run in forked workers first.
-        switches = config.switches
-        settle = config.patterns.settle_seconds
+        # The parallel lever (refresh.parallel): big reads run in forked workers first.
         jobs = [
-            _job(f, previous[ds.name], switches, now, settle) for ds in datasets for f in ds.files
+            _job(f, previous[ds.name].files.get(f.name), reading, now)
+            for ds in datasets
+            for f in ds.files
         ]
-        scans = scan_all(jobs, scan_job, switches.workers, scan_parquet_groups)
+        scans = scan_all(jobs, config.switches.workers)
         refreshed = {
-            ds.name: refresh_record(ds, previous[ds.name], now, scans, switches, settle)
+            ds.name: refresh_record(ds, previous[ds.name], now, scans.done, reading)
             for ds in datasets
         }
         blocks = {name: block for name, (_, block) in refreshed.items()}
-        outside = root_failures(found.unrecognised, switches)
+        fleet = _priced(config, store, refreshed, now)
+        outside = root_failures(found.unrecognised)
         stats = document(store.data_root, blocks, now, found.unrecognised, outside)
         stats["totals"]["rate"] = total_rate(blocks)
+        with_cost(stats["totals"], total_fields(list(blocks.values()), fleet))
         atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
         # Checkpoints move only once the stats that include them are durable.
         store.save_all(record for record, _ in refreshed.values())
-    return Refresh(stats, {name: rec for name, (rec, _) in refreshed.items()}, config.stats_path)
+    notices = _notices(previous) + scans.notices
+    records = {name: rec for name, (rec, _) in refreshed.items()}
+    return Refresh(stats, records, config.stats_path, notices)
+
+
+PRICES_FILE = "prices.json"  # the rates found so far (genledger.ledger.prices), in the state dir
+
+
+def _priced(
+    config: Config,
+    store: StateStore,
+    refreshed: Mapping[str, tuple[DatasetRecord, dict[str, Any]]],
+    now: float,
+    others: bool = False,
+) -> Fleet | None:
+    """Price every refreshed dataset and put its cost fields in its block; the fleet is
+    shared over these datasets (with `others`: over every dataset's kept fleet summary)."""
+    costing = Costing.of(config, store.read_extra(PRICES_FILE))
+    costs = {}
+    for name, (record, _) in refreshed.items():
+        responses = [f for f in record.files.values() if f.role == "responses"]
+        cost = costs[name] = dataset_cost(name, responses, costing, now)
+        if cost.fleet_first is not None:
+            record.fleet_first = min(cost.fleet_first, record.fleet_first or cost.fleet_first)
+            cost.fleet_first = record.fleet_first
+    kept = _fleet_summaries(store, set(refreshed)) if others else []
+    fleet = fleet_of(config.fleet, [*costs.values(), *kept])
+    share_fleet(fleet, costs.values())
+    for name, (_, block) in refreshed.items():
+        fields = cost_fields(costs[name], block["n_done"], block["n_prompts"], fleet)
+        with_cost(block, fields)
+    remembered = costing.table.dump(store.read_extra(PRICES_FILE))
+    if remembered is not None:
+        store.write_extra(PRICES_FILE, remembered)
+    for name, cost in costs.items():
+        _keep_fleet_summary(store, name, cost)
+    if not others:  # every dataset of the root was refreshed: the others are gone
+        store.drop_fleet_summaries(refreshed)
+    return fleet
+
+
+def with_cost(block: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Put the cost fields in a stats block, before its quality."""
+    tail = {
+        key: block.pop(key)
+        for key in list(block)
+        if key in ("quality", "files", "unrecognised", "rate")
+    }
+    block.update(fields)
+    block.update(tail)
+
+
+def _keep_fleet_summary(store: StateStore, name: str, cost: DatasetCost) -> None:
+    path = store.fleet_name(name)
+    summary = [cost.fleet_tokens, cost.fleet_records, cost.fleet_first, cost.fleet_last]
+    if cost.fleet_records or store.read_extra(path) is not None:
+        store.write_extra(path, orjson.dumps({"dataset": name, "fleet": summary}))
+
+
+def _fleet_summaries(store: StateStore, skip: set[str]) -> list[DatasetCost]:
+    """The fleet summaries other refreshes kept, as costs (of datasets not in `skip`)."""
+    found = []
+    for raw in store.fleet_summaries():
+        try:
+            data = orjson.loads(raw)
+            tokens, records, first, last = data["fleet"]
+            if data["dataset"] in skip or not records:
+                continue
+            cost = DatasetCost(fleet_first=float(first), fleet_last=float(last))
+            cost.models["fleet"] = ModelCost(fleet_tokens=int(tokens), fleet_records=int(records))
+        except (ValueError, KeyError, TypeError):
+            continue  # a damaged summary: that dataset's share waits for its next refresh
+        found.append(cost)
+    return found
+
+
+def _notices(previous: Mapping[str, DatasetRecord]) -> list[str]:
+    """Why committed records were not resumed, once per reason."""
+    reasons: dict[str, list[str]] = {}
+    for name, record in previous.items():
+        if record.notice is not None:
+            reasons.setdefault(record.notice, []).append(name)
+    return [f"{reason} ({len(names)} datasets)" for reason, names in reasons.items()]
 
 
 def refresh_dataset(
@@ -108,13 +204,9 @@ def refresh_dataset_record(
     store = _store(config)
     now = time.time() if now is None else now
     with store.locked(dataset.name):
-        record, block = refresh_record(
-            dataset,
-            _previous(store, dataset, full),
-            now,
-            switches=config.switches,
-            settle_seconds=config.patterns.settle_seconds,
-        )
+        old = _previous(store, dataset, full)
+        record, block = refresh_record(dataset, old, now, None, Reading.of(config))
+        _priced(config, store, {dataset.name: (record, block)}, now, others=True)
         store.save(record)
     return record, block
 
@@ -129,17 +221,20 @@ def refresh_record(
     old: DatasetRecord,
     now: float,
     scans: Mapping[str, FileScan] | None = None,
-    switches: Switches = DEFAULT_SWITCHES,
-    settle_seconds: float = SETTLE_SECONDS,
+    reading: Reading = DEFAULT_READING,
 ) -> tuple[DatasetRecord, dict[str, Any]]:
     """Scan a dataset's files from `old` (or take `scans` made already, by file key);
     return its new record and its stats block."""
-    files = [
-        _refresh_file(f, old.files.get(f.name), scans, switches, now, settle_seconds)
-        for f in ds.files
-    ]
-    record = DatasetRecord(ds.name, old.data_root, {f.name: f for f in files}, history=old.history)
-    record.rules = _dataset_rules(files, ds.unrecognised, old.rules, switches)
+    files = [_refresh_file(f, old.files.get(f.name), scans, reading, now) for f in ds.files]
+    record = DatasetRecord(
+        ds.name,
+        old.data_root,
+        {f.name: f for f in files},
+        history=old.history,
+        signature=old.signature,
+        fleet_first=old.fleet_first,
+    )
+    record.rules = _dataset_rules(files, ds.unrecognised, old.rules)
     block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised)
     for gone in old.files.values():
         if gone.name not in record.files:
@@ -163,27 +258,21 @@ def _checkpoint(old: FileState | None) -> Checkpoint | None:
     return old.checkpoint if old is not None and old.error is None else None
 
 
-def _job(
-    data_file: DataFile, old: DatasetRecord, switches: Switches, now: float, settle: float
-) -> ScanJob:
-    checkpoint = _checkpoint(old.files.get(data_file.name))
+def _job(data_file: DataFile, old: FileState | None, reading: Reading, now: float) -> ScanJob:
     f = data_file
-    return ScanJob(f.key, f.path, f.name, f.role, checkpoint, switches, now, settle)
+    return ScanJob(f.key, f.path, f.name, f.role, _checkpoint(old), reading, now)
 
 
 def _refresh_file(
     data_file: DataFile,
     old: FileState | None,
     scans: Mapping[str, FileScan] | None,
-    switches: Switches,
+    reading: Reading,
     now: float,
-    settle_seconds: float,
 ) -> FileState:
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        f = data_file
-        checkpoint = _checkpoint(old)
-        scan = scan_file(f.path, f.name, f.role, checkpoint, None, switches, now, settle_seconds)
+        scan = scan_job(_job(data_file, old, reading, now))
     return _merge(data_file, old, scan)
 
 
@@ -209,63 +298,53 @@ def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:
             f.name,
             f.role,
             f.error,
-            f.tally.records,
-            f.tally.nonzero,
+            f.tally[RECORDS[f.role]],
+            f.tally[NONZERO.get(f.role, RECORDS[f.role])],
             f.checkpoint.offset,
-            f.checkpoint.head_sum,
+            f.checkpoint.file.head_sum,
             f.checkpoint.tail_sum,
-            f.checkpoint.inode,
+            f.checkpoint.file.inode,
         )
         for f in files
     ]
     return hashlib.blake2b(orjson.dumps([parts, unrecognised]), digest_size=8).hexdigest()
 
 
-def rule_evaluation(switches: Switches) -> Any:
-    """The module that evaluates the rules: `rules.rows`, or `rules.frame` when asked for."""
-    if switches.rules == "pandera":
-        from genledger.rules import frame
-
-        return frame
-    from genledger.rules import rows
-
-    return rows
-
-
-def root_failures(unrecognised: tuple[str, ...], switches: Switches) -> dict[str, RuleTally]:
+def root_failures(unrecognised: tuple[str, ...]) -> dict[str, RuleTally]:
     """The rule failures of files in no dataset (paths relative to the data root)."""
     if not unrecognised:
         return {}
-    rows = [{"file": path, "recognised": False} for path in unrecognised]
-    return dict(rule_evaluation(switches).folder_failures(rows))
+    return rule_rows.folder_failures([{"file": path, "recognised": False} for path in unrecognised])
+
+
+def file_rows(files: list[FileState]) -> list[dict[str, Any]]:
+    """The file table of a dataset's data files (prompts files are no data files)."""
+    return [
+        {"file": f.name, "role": f.role, "records": f.tally[RECORDS[f.role]], "error": f.error}
+        for f in files
+        if f.role != "prompts"
+    ]
 
 
 def _dataset_rules(
-    files: list[FileState], unrecognised: tuple[str, ...], old: DatasetState, switches: Switches
+    files: list[FileState], unrecognised: tuple[str, ...], old: DatasetState
 ) -> DatasetState:
     signature = _signature(files, unrecognised)
     if old.signature == signature:
         return old
-    evaluation = rule_evaluation(switches)
-
     responses = [f for f in files if f.role == "responses"]
-    failures = evaluation.id_failures([(f.name, f.tally.ids) for f in responses])
-    rows: list[dict[str, Any]] = [
-        {"file": f.name, "role": f.role, "records": f.tally.records, "error": f.error}
-        for f in files
-        if f.role != "prompts"
-    ]
+    failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
     # Only a prompts file so far: no record yet must say so, not pass on no
-    # data (docs/design.md §6).
-    failures.update(evaluation.file_failures(rows or [NO_RESPONSES_YET]))
-    n_done = sum(f.tally.records for f in responses)
-    n_nonzero = sum(f.tally.nonzero for f in responses)
-    aggregate = evaluation.dataset_failures(n_done, n_nonzero)
+    # data (docs/checks.md).
+    failures.update(rule_rows.file_failures(file_rows(files) or [NO_RESPONSES_YET]))
+    n_done = sum(f.tally["records"] for f in responses)
+    n_nonzero = sum(f.tally["nonzero"] for f in responses)
+    aggregate = rule_rows.dataset_failures(n_done, n_nonzero)
     for tally in aggregate.values():
         for example in tally.examples:
             example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
     failures.update(aggregate)
     folder = [{"file": f.name, "recognised": True} for f in files]
     folder += [{"file": path, "recognised": False} for path in unrecognised]
-    failures.update(evaluation.folder_failures(folder))
+    failures.update(rule_rows.folder_failures(folder))
     return DatasetState(signature, failures)

@@ -6,27 +6,20 @@ refresh drops the old counts and ids), so a rewritten shard is never counted twi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from genledger.config import Switches
 from genledger.fast import arrowtok, vector
-from genledger.fast.parallel import ScanJob
-from genledger.ledger.filescan import FileScan
+from genledger.ledger import books
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
 from genledger.parse.line import facts_of_record
+from genledger.parse.schema import TOKENIZED
 from genledger.parse.table import TableBuilder
-from genledger.parse.tokenized import TokenizedFacts
-from genledger.refresh.scan import (
-    CHUNK_ROWS,
-    DEFAULT,
-    non_blank_lines,
-    tally_blocks,
-    tally_table,
-)
+from genledger.refresh.count import CHUNK_ROWS, non_blank_lines, tally_blocks, tally_table
+from genledger.refresh.filescan import FileScan
+from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.parquet import MAGIC, Batch, CorruptRowGroup, ParquetShard
@@ -36,8 +29,8 @@ from genledger.tail.sealed import (
     Inflater,
     NotThisFormat,
     StreamTail,
-    fingerprint,
     lines_of,
+    mark_of,
     same_file,
     settled,
 )
@@ -51,8 +44,7 @@ def scan_sealed(
     role: str,
     checkpoint: Checkpoint | None,
     now: float,
-    settle_seconds: float,
-    switches: Switches = DEFAULT,
+    reading: Reading = DEFAULT_READING,
     groups: range | None = None,
 ) -> FileScan:
     """Tally `path` whole if its fingerprint moved since `checkpoint` (or an early end of its
@@ -67,22 +59,22 @@ def scan_sealed(
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     try:
         # No inode, same size and mtime: no bytes are spent re-reading a remote file's ends.
-        mark = checkpoint if checkpoint and _same_remote(handle, checkpoint) else None
-        mark = mark or fingerprint(handle)
+        found = checkpoint if checkpoint and _same_remote(handle, checkpoint) else None
+        found = found or mark_of(handle)
     except OSError as exc:
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     finally:
         handle.close()
-    is_settled = settled(mark.mtime_ns, now, settle_seconds)
+    is_settled = settled(found.file.mtime_ns, now, reading.settle_seconds)
     # Unchanged keeps its counts, unless an early end of stream has since become final.
     settling = checkpoint is not None and checkpoint.unsettled and is_settled
-    if checkpoint is not None and same_file(checkpoint, mark) and not settling:
+    if checkpoint is not None and same_file(checkpoint, found) and not settling:
         return FileScan(FileTally(), _result(checkpoint, False, "unchanged"))
     reason = "new" if checkpoint is None else "changed (read whole)"
     try:
         if form_of(name) == "parquet":
-            return _scan_parquet(path, name, role, mark, is_settled, reason, switches, groups)
-        return _scan_stream(path, name, role, mark, is_settled, reason, switches)
+            return _scan_parquet(path, name, role, found, is_settled, reason, reading, groups)
+        return _scan_stream(path, name, role, found, is_settled, reason, reading)
     except NotThisFormat as exc:
         return FileScan(FileTally(), error=str(exc))
     except OSError as exc:
@@ -93,20 +85,11 @@ def _same_remote(handle: Any, checkpoint: Checkpoint) -> bool:
     """A remote file (no inode) whose size and mtime are those of its checkpoint."""
     if handle.identity is not None:
         return False
-    return (handle.size, handle.mtime_ns) == (checkpoint.size, checkpoint.mtime_ns)
+    return (handle.size, handle.mtime_ns) == (checkpoint.file.size, checkpoint.file.mtime_ns)
 
 
 def _result(cp: Checkpoint, restarted: bool, reason: str) -> ReadResult:
-    return ReadResult(cp, restarted, reason, cp.pending, cp.size, cp.mtime_ns / 1e9)
-
-
-def scan_parquet_groups(job: ScanJob, groups: range) -> FileScan:
-    """`scan_sealed` of row groups `groups` of a Parquet job: a piece of the parallel lever
-    (`genledger.fast.parallel`), joined with the file's other pieces there."""
-    now = time.time() if job.now is None else job.now
-    return scan_sealed(
-        job.path, job.name, job.role, job.checkpoint, now, job.settle_seconds, job.switches, groups
-    )
+    return ReadResult(cp, restarted, reason, cp.pending, cp.file.size, cp.file.mtime_ns / 1e9)
 
 
 def _scan_stream(
@@ -116,18 +99,18 @@ def _scan_stream(
     mark: Checkpoint,
     is_settled: bool,
     reason: str,
-    switches: Switches,
+    reading: Reading,
 ) -> FileScan:
     stream = stream_source(path)
     try:
         inflater, tail = Inflater(stream, form_of(name)), StreamTail()
-        blocks = lines_of(inflater, tail)
+        blocks = lines_of(inflater, tail, reading.zstd_ahead)
         if role == "prompts":
-            delta = FileTally(prompt_lines=non_blank_lines(blocks))
+            delta = FileTally.of(prompt_lines=non_blank_lines(blocks))
         else:
-            if mark.size >= vector.BULK_BYTES // 8:
+            if mark.file.size >= vector.BULK_BYTES // 8:
                 vector.load()
-            delta = tally_blocks(blocks, name, role, switches)
+            delta = tally_blocks(blocks, name, role, reading)
     finally:
         stream.close()
     lines = tail.lines
@@ -138,7 +121,7 @@ def _scan_stream(
         problem = inflater.reason if is_settled else None
     if problem is not None and role != "prompts":
         at = inflater.consumed - tail.pending
-        delta = delta + _malformed(name, role, lines + 1, at, problem, switches)
+        delta = delta + _malformed(name, role, lines + 1, at, problem, reading)
     cp = _whole(mark, lines, unsettled, tail.pending)
     if unsettled:
         reason += f"; stream incomplete, {tail.pending} bytes pending"
@@ -147,15 +130,15 @@ def _scan_stream(
 
 def _whole(mark: Checkpoint, lines: int, unsettled: bool, pending: int = 0) -> Checkpoint:
     """The checkpoint of a sealed file read whole: its mark (what it looked like), its lines."""
-    return replace(mark, offset=mark.size, lines=lines, unsettled=unsettled, pending=pending)
+    return replace(mark, offset=mark.file.size, lines=lines, unsettled=unsettled, pending=pending)
 
 
 def _malformed(
-    name: str, role: str, line: int, offset: int, reason: str, switches: Switches
+    name: str, role: str, line: int, offset: int, reason: str, reading: Reading
 ) -> FileTally:
     builder = TableBuilder(role, name)
     builder.add_malformed(line, offset, reason)
-    return tally_table(builder, switches)
+    return tally_table(builder, reading)
 
 
 def _scan_parquet(
@@ -165,7 +148,7 @@ def _scan_parquet(
     mark: Checkpoint,
     is_settled: bool,
     reason: str,
-    switches: Switches,
+    reading: Reading,
     groups: range | None = None,
 ) -> FileScan:
     unsettled = False
@@ -181,11 +164,11 @@ def _scan_parquet(
         with shard:
             rows = shard.num_rows
             if role == "prompts":
-                delta = FileTally(prompt_lines=shard.rows_in(groups))
+                delta = FileTally.of(prompt_lines=shard.rows_in(groups))
             elif role == "tokenized":
-                delta = _tokenized(shard, name, switches, groups)
+                delta = _tokenized(shard, name, reading, groups)
             else:
-                delta = _responses(shard, name, switches, groups)
+                delta = _responses(shard, name, reading, groups)
     cp = _whole(mark, rows, unsettled)
     return FileScan(delta, _result(cp, True, reason))
 
@@ -204,89 +187,93 @@ def _batches(
     groups: range | None,
     name: str,
     role: str,
-    switches: Switches,
+    reading: Reading,
 ) -> Iterator[Batch | FileTally]:
     """The shard's batches, then the tally of the malformed row if one cannot be decoded."""
     try:
         yield from shard.batches(columns, groups)
     except CorruptRowGroup as exc:
-        yield _corrupt(exc, name, role, switches)
+        yield _corrupt(exc, name, role, reading)
 
 
-def _corrupt(exc: CorruptRowGroup, name: str, role: str, switches: Switches) -> FileTally:
+def _corrupt(exc: CorruptRowGroup, name: str, role: str, reading: Reading) -> FileTally:
     row = exc.first_row
-    return _malformed(name, role, row + 1, row, exc.reason, switches)
+    return _malformed(name, role, row + 1, row, exc.reason, reading)
 
 
 def _responses(
-    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+    shard: ParquetShard, name: str, reading: Reading, groups: range | None = None
 ) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
     columns are nested objects). Only the columns the declarations read are decoded; a row
     with no count is read again whole, so its reason names every key it has."""
-    wanted = keys_read()
+    wanted = keys_read(reading.formats)
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
     read = columns if pruned else None
-    for batch in _batches(shard, read, groups, name, "responses", switches):
+    for batch in _batches(shard, read, groups, name, "responses", reading):
         if isinstance(batch, FileTally):
-            return done + tally_table(builder, switches) + batch
+            return done + tally_table(builder, reading) + batch
         first = batch.first
-        facts = [facts_of_record(record, "responses") for record in batch.data.to_pylist()]
+        records = batch.data.to_pylist()
+        facts = [facts_of_record(record, "responses", reading.formats) for record in records]
         if pruned:
             try:
-                facts = _whole_where_missing(batch, facts)
+                facts = _whole_where_missing(batch, facts, reading)
             except CorruptRowGroup as exc:  # an unread column of these rows is corrupt
                 return (
-                    done
-                    + tally_table(builder, switches)
-                    + _corrupt(exc, name, "responses", switches)
+                    done + tally_table(builder, reading) + _corrupt(exc, name, "responses", reading)
                 )
         for index, row_facts in enumerate(facts, start=first):
             builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
-                done = done + tally_table(builder, switches)
+                done = done + tally_table(builder, reading)
                 builder = TableBuilder("responses", name)
-    return done + tally_table(builder, switches)
+    return done + tally_table(builder, reading)
 
 
-def _whole_where_missing(batch: Batch, facts: list[Any]) -> list[Any]:
+def _whole_where_missing(batch: Batch, facts: list[Any], reading: Reading) -> list[Any]:
     """The facts of rows that name the keys they saw, from the rows read with every column
     (the others do not depend on the columns left unread)."""
     return [
-        facts_of_record(batch.record(index), "responses") if f.missing_detail else f
+        facts_of_record(batch.record(index), "responses", reading.formats)
+        if f.missing_detail
+        else f
         for index, f in enumerate(facts)
     ]
 
 
 def _tokenized(
-    shard: ParquetShard, name: str, switches: Switches, groups: range | None = None
+    shard: ParquetShard, name: str, reading: Reading, groups: range | None = None
 ) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
     vector.load()
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
-    for batch in _batches(shard, columns, groups, name, "tokenized", switches):
+    for batch in _batches(shard, columns, groups, name, "tokenized", reading):
         if isinstance(batch, FileTally):
             return done + batch
-        done = done + _tokenized_group(batch.data, batch.first, name, switches)
+        done = done + _tokenized_group(batch.data, batch.first, name, reading)
     return done
 
 
-def _tokenized_group(table: Any, first: int, name: str, switches: Switches) -> FileTally:
+def _tokenized_group(table: Any, first: int, name: str, reading: Reading) -> FileTally:
+    """The books over a row group's list columns in bulk; the rows that fail a rule (for
+    their examples), or every row of a column of an unusual type, go through the row pass."""
     builder = TableBuilder("tokenized", name)
-    facts = arrowtok.columns_of(table)
-    failing = None if facts is None else arrowtok.failing_rows(facts)
-    if facts is None or failing is None:  # an unusual column type: row by row
+    found = arrowtok.columns_of(table)
+    failing = None if found is None else books.failing_rows("tokenized", found.arrays, found.rows)
+    clean = None
+    if found is not None and failing is not None:
+        clean = books.array_sums("tokenized", found.arrays, ~failing)
+    if found is None or failing is None or clean is None:  # an unusual column: row by row
         for index, record in enumerate(table.to_pylist(), start=first):
             builder.add(index + 1, index, 0, facts_of_record(record, "tokenized"))
-        return tally_table(builder, switches)
-    clean = arrowtok.bulk_tally(facts, ~failing)
-    if not failing.any():
-        return clean
+        return tally_table(builder, reading)
+    done = FileTally.of(**clean)
     for index in failing.nonzero()[0].tolist():
         row = first + index
-        builder.add(row + 1, row, 0, TokenizedFacts(*arrowtok.row_facts(facts, index)))
-    return clean + tally_table(builder, switches)
+        builder.add(row + 1, row, 0, TOKENIZED.facts_type(*found.row(index)))
+    return done + tally_table(builder, reading)

@@ -19,9 +19,10 @@ class StateStore:
     dataset (a Dagster run and a CLI collect, say) from interleaving.
     """
 
-    def __init__(self, state_dir: Path, data_root: str) -> None:
+    def __init__(self, state_dir: Path, data_root: str, signature: str = "") -> None:
         self.state_dir = state_dir
         self.data_root = data_root
+        self.signature = signature  # the counting signature of this refresh
 
     def _stem(self, dataset: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
@@ -47,17 +48,62 @@ class StateStore:
     def load(self, dataset: str, history_only: bool = False) -> DatasetRecord:
         """The committed record, or a fresh one if absent or damaged; `history_only`: a fresh
         one with the committed rate history (`DatasetRecord.from_bytes`)."""
+        fresh = DatasetRecord(dataset, self.data_root, signature=self.signature)
+        try:
+            raw = self.path(dataset).read_bytes()
+        except FileNotFoundError:
+            return fresh
+        except OSError as exc:
+            fresh.notice = f"state record unreadable ({exc.strerror or exc}): read again"
+            return fresh
         try:
             return DatasetRecord.from_bytes(
-                self.path(dataset).read_bytes(), dataset, self.data_root, history_only
+                raw, dataset, self.data_root, self.signature, history_only
             )
-        except (OSError, ValueError, KeyError, TypeError):
-            # A lost or damaged state only costs a full re-read; it never costs correctness.
-            return DatasetRecord(dataset, self.data_root)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # A damaged state only costs a full re-read; it never costs correctness.
+            fresh.notice = "state record damaged: read again"
+            return fresh
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
         atomic_write_bytes(self.path(record.name), record.to_bytes())
+
+    def read_extra(self, name: str) -> bytes | None:
+        """A small file the refresh keeps beside the records (the prices found, a dataset's
+        fleet summary); None when absent or unreadable (it is only a saving)."""
+        try:
+            return (self.state_dir / name).read_bytes()
+        except OSError:
+            return None
+
+    def write_extra(self, name: str, data: bytes) -> None:
+        """Replace such a file atomically; a failure costs only finding it again."""
+        try:
+            atomic_write_bytes(self.state_dir / name, data)
+        except OSError:
+            return
+
+    def fleet_name(self, dataset: str) -> str:
+        """Where a dataset's fleet summary lives, under the state dir."""
+        return f"fleet/{self._stem(dataset)}.json"
+
+    def drop_fleet_summaries(self, keep: Iterable[str]) -> None:
+        """Remove the fleet summaries of datasets other than `keep` (gone from the root)."""
+        kept = {self.state_dir / self.fleet_name(name) for name in keep}
+        for path in (self.state_dir / "fleet").glob("*.json"):
+            if path not in kept:
+                path.unlink(missing_ok=True)
+
+    def fleet_summaries(self) -> list[bytes]:
+        """Every dataset's fleet summary."""
+        found = []
+        for path in sorted((self.state_dir / "fleet").glob("*.json")):
+            try:
+                found.append(path.read_bytes())
+            except OSError:
+                continue
+        return found
 
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together."""

@@ -4,7 +4,7 @@ severity, check family and how to explain a failing row.
 A condition is a column expression (`genledger.rules.expr`) over one table's columns; the
 refresh evaluates it row by row (`rules.rows`) and the pandera models (`rules.models`) derive
 their rule columns from the same expression. Names are the stats JSON's quality counters
-(docs/design.md §5); severities follow §6. The one rule with no row condition is
+(docs/stats-json.md); severities: docs/checks.md. The one rule with no row condition is
 `duplicate_ids`: whether an id was seen before depends on the rows before it, so both
 evaluations state it as "an id already seen in the dataset" (a set, and `duplicated()`).
 This module imports neither pandas nor Dagster, so the cheap no-op refresh can use it.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from genledger.parse.table import RESPONSE_COLUMNS, TOKENIZED_COLUMNS
+from genledger.parse.schema import RESPONSES, TOKENIZED, Column
 from genledger.rules.expr import Expr, col
 
 
@@ -107,14 +107,35 @@ EMPTY_OUTPUT = COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED
 HAS_TOKENS = col("n_tokens").not_null()
 HAS_MASK = col("loss_len").not_null()
 N_TOKENS = col("n_tokens")
-# The columns of each table the conditions read (responses and tokenized: the token table).
+ROLES = ("responses", "tokenized")
+# The columns of each table the rules read (responses and tokenized: the token table, from the
+# facts schema), with their types: the row functions index them, the pandera schemas check them.
+TABLE_SCHEMAS: dict[Table, tuple[Column, ...]] = {
+    Table.RESPONSES: RESPONSES.columns,
+    Table.TOKENIZED: TOKENIZED.columns,
+    Table.IDS: (
+        Column("file", "str", "the shard's path in its dataset folder", False, ""),
+        Column("line", "int", "the record's line", False, 0, checks={"ge": 1}),
+        Column("record_id", "str", "the record's id", False, ""),
+    ),
+    Table.FILES: (
+        Column("file", "str", "the file's path in its dataset folder", False, ""),
+        Column("role", "str", "responses or tokenized", False, "", checks={"isin": ROLES}),
+        Column("records", "int", "records counted in the file", False, 0, checks={"ge": 0}),
+        Column("error", "str", "why the file cannot be read (null: it can)"),
+    ),
+    Table.FOLDER: (
+        Column("file", "str", "a file's path in the dataset folder", False, ""),
+        Column("recognised", "bool", "it matches a data-file pattern", False, False),
+    ),
+    Table.DATASET: (
+        Column("n_done", "int", "response records of the dataset", False, 0, checks={"ge": 0}),
+        Column("n_nonzero", "int", "valid non-zero completion counts", False, 0,
+               checks={"ge": 0}),
+    ),
+}  # fmt: skip
 TABLE_COLUMNS: dict[Table, tuple[str, ...]] = {
-    Table.RESPONSES: RESPONSE_COLUMNS,
-    Table.TOKENIZED: TOKENIZED_COLUMNS,
-    Table.IDS: ("file", "line", "record_id"),
-    Table.FILES: ("file", "role", "records", "error"),
-    Table.FOLDER: ("file", "recognised"),
-    Table.DATASET: ("n_done", "n_nonzero"),
+    table: tuple(c.name for c in columns) for table, columns in TABLE_SCHEMAS.items()
 }
 # Named derived columns of each table, in the pandera models too.
 DERIVED: dict[Table, dict[str, Expr]] = {
@@ -285,6 +306,11 @@ RULES: tuple[Rule, ...] = (
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 COUNTER_NAMES: tuple[str, ...] = tuple(rule.name for rule in RULES)
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(rule.family for rule in RULES))
+
+
+def signature() -> str:
+    """A text that changes when a rule's name, severity, tables or condition changes."""
+    return repr([(r.name, r.severity, r.tables, r.when) for r in RULES])
 
 
 def rules_of(table: Table) -> tuple[Rule, ...]:

@@ -156,7 +156,7 @@ class Logic(Expr):
 # -- row evaluation: Python source over a tuple `v`, compiled once ---------------------------
 
 
-class _Source:
+class Source:
     """Writes an expression as Python source; values are (source, may_be_null)."""
 
     def __init__(self, positions: dict[str, int]) -> None:
@@ -207,7 +207,7 @@ RowFunction = Callable[[tuple[Any, ...]], list[str]]
 
 def row_function(rules: Sequence[tuple[str, Expr]], columns: Sequence[str]) -> RowFunction:
     """One function: a row tuple (in `columns` order) → the names of the rules it fails."""
-    source = _Source({name: i for i, name in enumerate(columns)})
+    source = Source({name: i for i, name in enumerate(columns)})
     body = ["def failed(v):", "    out = []"]
     for name, expr in rules:
         body.append(f"    if {source.condition(expr)}:")
@@ -221,7 +221,7 @@ def row_function(rules: Sequence[tuple[str, Expr]], columns: Sequence[str]) -> R
 
 def condition_function(expr: Expr, columns: Sequence[str]) -> Callable[[tuple[Any, ...]], bool]:
     """One condition as a function of a row tuple (in `columns` order)."""
-    source = _Source({name: i for i, name in enumerate(columns)})
+    source = Source({name: i for i, name in enumerate(columns)})
     namespace: dict[str, Any] = {}
     text = f"lambda v: {source.condition(expr)}"
     namespace.update(source.constants)

@@ -1,183 +1,72 @@
-"""Pandera models: one per table, each rule a derived boolean column that must be False.
+"""Pandera schemas generated from the catalogue: one per table, each rule a derived column.
 
-The models state the tables' columns (types, bounds: the column schema the Dagster UI shows);
-their parser derives each rule column from the rule's one condition in
-`genledger.rules.catalogue`, evaluated over pandas columns (`rules.expr.evaluate`), and
-`Field(eq=False)` turns every `True` into a failure case. Validating with `lazy=True`
-collects them all (`rules.validation`).
+A table's schema is its columns (from the facts schema, or the catalogue's small tables) with
+their types and bounds — the column schema the Dagster UI shows — plus a parser that derives
+each rule column from the rule's one condition (`rules.expr.evaluate`), checked to be False
+on every row: a True is a failure case. Validating lazily collects them all; the audit
+(`rules.audit`) compares them with the books' pass.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
-from pandera.typing import Series
 
-from genledger.rules.catalogue import DERIVED, RULES_BY_NAME, Table, rules_of
+from genledger.parse.schema import Column
+from genledger.rules.catalogue import DERIVED, TABLE_SCHEMAS, Rule, Table, rules_of
 from genledger.rules.expr import evaluate
 
-COUNT_TYPES = ("int", "bigint", "bool", "float", "string", "array", "object")
-ROLES = ("responses", "tokenized")
+DTYPES: dict[str, Any] = {"str": str, "int": "int64", "count": pd.Int64Dtype(), "bool": bool}
+DERIVED_TEXT = {
+    "counted": "The completion count is valid and summed.",
+    "has_tokens": "input_ids is a list (its length counts).",
+}
 
 
-def _rule(name: str) -> Any:
-    """A derived rule column: False on every row, or the row fails `name`."""
-    return pa.Field(eq=False, description=RULES_BY_NAME[name].description)
+def _checks(column: Column) -> list[pa.Check]:
+    found = []
+    if "ge" in column.checks:
+        found.append(pa.Check.ge(column.checks["ge"]))
+    if "isin" in column.checks:
+        found.append(pa.Check.isin(list(column.checks["isin"])))
+    return found
+
+
+def _column(column: Column) -> pa.Column:
+    return pa.Column(
+        DTYPES[column.kind], _checks(column), nullable=column.nullable, description=column.doc
+    )
+
+
+def _rule_column(rule: Rule) -> pa.Column:
+    """A derived rule column: False on every row, or the row fails the rule."""
+    return pa.Column(bool, pa.Check.eq(False), description=rule.description)
 
 
 def derive(table: Table, df: pd.DataFrame) -> pd.DataFrame:
-    """`df` with the table's derived and rule columns, each from its catalogue condition."""
+    """`df` with the table's derived and rule columns, each from its catalogue condition (the
+    duplicate-id rule, which depends on earlier rows: an id already seen)."""
     derived = {name: evaluate(expr, df) for name, expr in DERIVED.get(table, {}).items()}
     rules = {r.name: evaluate(r.when, df) for r in rules_of(table) if r.when is not None}
+    if table is Table.IDS:
+        rules["duplicate_ids"] = df["record_id"].duplicated(keep="first")
     return df.assign(**derived, **rules)
 
 
-class LineRows(pa.DataFrameModel):
-    """Where a row comes from: file, line, byte offset, item within an array line, parse error."""
-
-    file: Series[str]
-    line: Series[int] = pa.Field(ge=1)
-    offset: Series[int] = pa.Field(ge=0)
-    item: Series[int] = pa.Field(ge=0)
-    parse_error: Series[str] = pa.Field(nullable=True)
-
-    class Config:
-        strict = True
-
-
-class ResponseTable(LineRows):
-    """One row per response record of a responses file; a malformed line is a row too."""
-
-    record_id: Series[str] = pa.Field(nullable=True)
-    format: Series[str] = pa.Field(nullable=True)  # built-in or user-declared names
-    count_type: Series[str] = pa.Field(nullable=True, isin=list(COUNT_TYPES))
-    completion_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
-    count_raw: Series[str] = pa.Field(nullable=True)
-    prompt_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
-    reasoning_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
-    cached_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True)
-    n_samples: Series[int] = pa.Field(ge=0)
-    finish_reason: Series[str] = pa.Field(nullable=True)
-    more_finishes: Series[str] = pa.Field(nullable=True)
-    output_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
-    failed_request: Series[bool]
-    request_detail: Series[str] = pa.Field(nullable=True)
-    think_leak: Series[bool]
-    empty_output: Series[bool]
-    stream_chunk: Series[bool]
-    missing_detail: Series[str] = pa.Field(nullable=True)
-    counted: Series[bool] = pa.Field(description="The completion count is valid and summed.")
-    malformed_lines: Series[bool] = _rule("malformed_lines")
-    missing_tokens: Series[bool] = _rule("missing_tokens")
-    invalid_tokens: Series[bool] = _rule("invalid_tokens")
-    zero_tokens: Series[bool] = _rule("zero_tokens")
-    count_mismatch: Series[bool] = _rule("count_mismatch")
-    failed_requests: Series[bool] = _rule("failed_requests")
-    empty_outputs: Series[bool] = _rule("empty_outputs")
-    think_tag_leaks: Series[bool] = _rule("think_tag_leaks")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """docs/design.md §3 response rules, from their catalogue conditions."""
-        return derive(Table.RESPONSES, df)
-
-
-class TokenizedTable(LineRows):
-    """One row per tokenized record of a tokenized file; a malformed line is a row too."""
-
-    n_tokens: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
-    loss_len: Series[pd.Int64Dtype] = pa.Field(nullable=True, ge=0)
-    loss_sum: Series[pd.Int64Dtype] = pa.Field(nullable=True)
-    has_tokens: Series[bool] = pa.Field(description="input_ids is a list (its length counts).")
-    malformed_lines: Series[bool] = _rule("malformed_lines")
-    tokenized_missing_tokens: Series[bool] = _rule("tokenized_missing_tokens")
-    tokenized_zero_tokens: Series[bool] = _rule("tokenized_zero_tokens")
-    loss_mask_mismatch: Series[bool] = _rule("loss_mask_mismatch")
-    no_trainable_tokens: Series[bool] = _rule("no_trainable_tokens")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """docs/design.md §3 tokenized rules, from their catalogue conditions."""
-        return derive(Table.TOKENIZED, df)
-
-
-class IdTable(pa.DataFrameModel):
-    """The ids of a dataset's response records, all shards, in file then line order."""
-
-    file: Series[str]
-    line: Series[int] = pa.Field(ge=1)
-    record_id: Series[str]
-    duplicate_ids: Series[bool] = _rule("duplicate_ids")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """A record whose id was already seen in the dataset is a duplicate."""
-        return df.assign(duplicate_ids=df["record_id"].duplicated(keep="first"))
-
-
-class FileTable(pa.DataFrameModel):
-    """One row per data file of a dataset: its records and any read error."""
-
-    file: Series[str]
-    role: Series[str] = pa.Field(isin=list(ROLES))
-    records: Series[int] = pa.Field(ge=0)
-    error: Series[str] = pa.Field(nullable=True)
-    unreadable_files: Series[bool] = _rule("unreadable_files")
-    empty_files: Series[bool] = _rule("empty_files")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """A file that cannot be read is an error; one with no records yet says so."""
-        return derive(Table.FILES, df)
-
-
-class FolderTable(pa.DataFrameModel):
-    """One row per file found in a dataset folder (not ignored): is it a data file?"""
-
-    file: Series[str]
-    recognised: Series[bool]
-    unrecognised_files: Series[bool] = _rule("unrecognised_files")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """A file matching no pattern would be skipped in silence: say so."""
-        return derive(Table.FOLDER, df)
-
-
-class DatasetTable(pa.DataFrameModel):
-    """One row per dataset: the aggregate rule of the seed's bug."""
-
-    n_done: Series[int] = pa.Field(ge=0)
-    n_nonzero: Series[int] = pa.Field(ge=0)
-    all_tokens_zero_or_missing: Series[bool] = _rule("all_tokens_zero_or_missing")
-
-    class Config:
-        strict = True
-
-    @pa.dataframe_parser
-    @classmethod
-    def derive_rules(cls, df: pd.DataFrame) -> pd.DataFrame:
-        """Responses exist, yet not one valid non-zero completion count: the silent zero."""
-        return derive(Table.DATASET, df)
+@cache
+def schema_of(table: Table) -> pa.DataFrameSchema:
+    """The generated schema of one table."""
+    columns = {c.name: _column(c) for c in TABLE_SCHEMAS[table]}
+    columns.update(
+        {name: pa.Column(bool, description=DERIVED_TEXT[name]) for name in DERIVED.get(table, {})}
+    )
+    columns.update({r.name: _rule_column(r) for r in rules_of(table)})
+    return pa.DataFrameSchema(
+        columns,
+        parsers=pa.Parser(lambda df: derive(table, df)),
+        strict=True,
+        name=f"{table.value}_table",
+    )

@@ -40,7 +40,10 @@ def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str
 class Ids(Protocol):
     """A file's record ids with their line numbers (`genledger.ledger.idlist.IdList`)."""
 
-    lines: Iterable[int]  # each id's line, in order
+    @property
+    def lines(self) -> Iterable[int]:
+        """Each id's line, in order."""
+        ...
 
     def __len__(self) -> int: ...
 

@@ -1,11 +1,12 @@
-"""The rules evaluated row by row: the catalogue's conditions compiled to one function a table.
+"""The rules evaluated row by row: the catalogue's conditions compiled to one function a table,
+and the failures they find, counted with their first examples.
 
-This is how every refresh evaluates them (CLI, forked workers, Dagster assets alike), so the
-stats JSON and the asset checks come from the same code. It works on the token table's row
-tuples without pandas (importing pandas and pandera costs about a second, more than reading a
-1 % append). `rules.frame` evaluates the same conditions with the pandera models;
-tests/genledger/rules/test_rows.py proves both find the same failures on every defect and on
-generated tables.
+Every refresh evaluates them this way (CLI, forked workers, Dagster assets alike), so the stats
+JSON and the asset checks come from the same code: the token tables inside the books' one
+pass (`ledger.books`), the small tables (ids, files, folder, dataset) here. No pandas
+(importing pandas and pandera costs about a second, more than reading a 1 % append); the
+audit (`rules.audit`) evaluates the same conditions with pandera, and
+tests/genledger/rules/test_audit.py proves both fail the same rows.
 """
 
 from __future__ import annotations

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from genledger.tail.fingerprint import checksum
+from genledger.tail.fingerprint import Fingerprint, checksum
 from genledger.tail.roots import Handle
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """Position after the last complete line, plus what identifies the bytes before it."""
+    """Position after the last complete line, plus what identifies the bytes before it: the
+    file's fingerprint (its head: the first complete line, `\n` included; of a sealed file,
+    its first `HEAD_BYTES`) and a checksum of the window that ends at the offset."""
 
     offset: int = 0
     lines: int = 0
-    head_len: int = 0  # bytes of the first complete line, its `\n` included
-    head_sum: str | None = None
+    file: Fingerprint = field(default_factory=Fingerprint)
     tail_start: int = 0  # start of the re-checked window that ends at `offset`
     tail_sum: str | None = None
-    size: int = 0
-    mtime_ns: int = 0
-    device: int = 0
-    inode: int = 0
     unsettled: bool = False  # a sealed file whose stream ended early, not yet an error
     pending: int = 0  # a sealed file's decoded bytes after its last complete line
 
@@ -32,36 +29,46 @@ class Checkpoint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
-        """Inverse of `to_dict`, ignoring unknown keys."""
+        """Inverse of `to_dict`, ignoring unknown keys; a value of the wrong type raises
+        TypeError (a damaged state record is read again, never trusted)."""
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        for key, value in known.items():
+            if key != "file" and not _fits(getattr(START, key), value):
+                raise TypeError(f"checkpoint {key}: {value!r}")
+        if "file" in known:
+            known["file"] = Fingerprint.from_dict(known["file"])
         return cls(**known)
 
 
 START = Checkpoint()
 
 
-def identity_of(handle: Handle) -> tuple[int, int]:
-    """(device, inode) to keep in a checkpoint; (0, 0) where the file system has no inode
-    (the content fingerprint alone then says whether it is the same file)."""
-    return handle.identity or (0, 0)
+def _fits(default: Any, value: Any) -> bool:
+    """`value` has the type of the field whose default is `default`."""
+    if isinstance(default, bool):
+        return type(value) is bool
+    if isinstance(default, int):
+        return type(value) is int
+    return value is None or isinstance(value, str)  # the checksums
 
 
 def resume_decision(cp: Checkpoint, handle: Handle) -> tuple[int, str]:
     """Return (start offset, why): resume at `cp.offset`, or 0 when the file was replaced."""
+    seen = cp.file
     if cp.offset == 0:
-        return 0, "new" if cp.head_sum is None and cp.size == 0 else "from start"
-    if handle.identity is not None and handle.identity != (cp.device, cp.inode):
+        return 0, "new" if seen.head_sum is None and seen.size == 0 else "from start"
+    if handle.identity is not None and handle.identity != seen.node:
         return 0, "replaced (new inode)"
-    if handle.identity is None and (handle.size, handle.mtime_ns) == (cp.size, cp.mtime_ns):
+    if handle.identity is None and (handle.size, handle.mtime_ns) == (seen.size, seen.mtime_ns):
         # A remote file as it was (same size and mtime): no bytes spent re-checking it.
         return cp.offset, "unchanged"
     if handle.size < cp.offset:
         return 0, "truncated"
-    if checksum(handle.read_at(0, cp.head_len)) != cp.head_sum:
+    if checksum(handle.read_at(0, seen.head_len)) != seen.head_sum:
         return 0, "replaced (first line changed)"
     tail = handle.read_at(cp.tail_start, cp.offset - cp.tail_start)
     if checksum(tail) != cp.tail_sum:
         return 0, "rewritten (bytes before the checkpoint changed)"
-    if handle.size == cp.size and handle.mtime_ns == cp.mtime_ns:
+    if handle.size == seen.size and handle.mtime_ns == seen.mtime_ns:
         return cp.offset, "unchanged"
     return cp.offset, "appended"

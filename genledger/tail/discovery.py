@@ -1,4 +1,4 @@
-"""Find the datasets of a data root, and every file that is in none of them (docs/design.md §2).
+"""Find the datasets of a data root, and every file that is in none of them (docs/architecture.md).
 
 Each immediate subfolder holding a recognised file, at any depth, is a dataset; its files are
 named by their path relative to the dataset folder. Every other regular file that is not
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from genledger.config import Config, FilePatterns
-from genledger.tail.roots import DataRootError, FileInfo, LocalRoot, Source, open_root
+from genledger.config import Config, FilePatterns, is_url
+from genledger.tail.roots import DataRootError, FileInfo, LocalRoot, Source
 
 __all__ = ["DataFile", "DataRootError", "Dataset", "Survey", "discover", "survey"]
 
@@ -108,6 +108,15 @@ def ignored(path: str, patterns: FilePatterns) -> bool:
         fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(path, glob)
         for glob in patterns.ignore
     )
+
+
+def open_root(root: Path | str) -> LocalRoot | Any:
+    """The root a configured data root names: a local folder, or a remote URL."""
+    if is_url(root):
+        from genledger.tail.remote import RemoteRoot  # remote imports roots, never the reverse
+
+        return RemoteRoot.from_url(str(root))
+    return LocalRoot(Path(root))
 
 
 def survey(root: Path | str | Any, config: Config) -> Survey:

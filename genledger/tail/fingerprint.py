@@ -1,4 +1,9 @@
-"""Content fingerprints: how a checkpoint recognises the file it was taken on (Vector-style)."""
+"""File identity: how genledger recognises a file it has seen (Vector-style fingerprints).
+
+One type, `Fingerprint`, is what the tailer's checkpoints, the sealed files' marks and the
+Dagster sensor's cursor all keep of a file: its size and mtime, its (device, inode) where the
+file system has them (0 elsewhere: remote files), and a checksum of its first bytes.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import astuple, dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 TAIL_WINDOW = 4096  # bytes of the last complete line re-checked before resuming
 
@@ -37,3 +44,59 @@ def opened(path: Path | str) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+class Opened(Protocol):
+    """An open file as a root gives it (`genledger.tail.roots.Handle`)."""
+
+    size: int
+    mtime_ns: int
+    identity: tuple[int, int] | None
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """The bytes at [offset, offset+length)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What identifies a file without reading it all."""
+
+    size: int = 0
+    mtime_ns: int = 0
+    device: int = 0  # (device, inode): (0, 0) where the file system has no inode
+    inode: int = 0
+    head_len: int = 0  # bytes checksummed at the start
+    head_sum: str | None = None
+
+    @property
+    def node(self) -> tuple[int, int]:
+        """(device, inode)."""
+        return self.device, self.inode
+
+    def as_list(self) -> list[Any]:
+        """A JSON-able form (a sensor cursor keeps one per file)."""
+        return list(astuple(self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fingerprint:
+        """From `dataclasses.asdict` form; a value of the wrong type raises TypeError."""
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        for key, value in known.items():
+            fits = (
+                value is None or isinstance(value, str)
+                if key == "head_sum"
+                else (type(value) is int)
+            )
+            if not fits:
+                raise TypeError(f"fingerprint {key}: {value!r}")
+        return cls(**known)
+
+
+def fingerprint(handle: Opened, head_len: int, head: bytes | None = None) -> Fingerprint:
+    """The fingerprint of an open file with a checksum of its first `head_len` bytes (`head`:
+    those bytes, when the caller has them already)."""
+    if head is None:
+        head = handle.read_at(0, min(head_len, handle.size))
+    device, inode = handle.identity or (0, 0)
+    return Fingerprint(handle.size, handle.mtime_ns, device, inode, len(head), checksum(head))

@@ -1,4 +1,4 @@
-"""Split a byte stream into complete lines with the tailers' semantics (docs/design.md §4).
+"""Split a byte stream into complete lines with the tailers' semantics (docs/tailing.md).
 
 `\\n` is the only line end (raw U+2028, U+0085 or form feeds inside JSON strings are not),
 a trailing `\\r` is stripped, a UTF-8 BOM at file offset 0 is stripped, and bytes after the

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
-from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
-from genledger.tail.fingerprint import TAIL_WINDOW, checksum
+from genledger.tail.checkpoint import START, Checkpoint, resume_decision
+from genledger.tail.fingerprint import TAIL_WINDOW, Fingerprint, checksum
 from genledger.tail.lines import Block, Line, LineSplitter
 from genledger.tail.roots import Handle, LocalHandle, Source, open_source
 from genledger.tail.sealed import prefetched
@@ -117,7 +117,7 @@ class FileReader:
         # A piece numbers its lines from 0 and knows no head: the caller joins the pieces.
         cp = self._cp if self.start and self._span is None else START
         number = cp.lines
-        head_len, head_sum = cp.head_len, cp.head_sum
+        head_len, head_sum = cp.file.head_len, cp.file.head_sum
         position, end, size, seen = self.start, self._end(), self._chunk, self.start
         handle = self.handle
         last_data, last_at = b"", 0  # the latest read: the closing window is often inside it
@@ -154,19 +154,15 @@ class FileReader:
             tail = last_data[tail_start - last_at : position - last_at]
         else:
             tail = handle.read_at(tail_start, position - tail_start)
-        device, inode = identity_of(handle)
+        device, inode = handle.identity or (0, 0)
+        seen_file = Fingerprint(seen, handle.mtime_ns, device, inode, head_len, head_sum)
         self._result = ReadResult(
             checkpoint=Checkpoint(
                 offset=position,
                 lines=number,
-                head_len=head_len,
-                head_sum=head_sum,
+                file=seen_file,
                 tail_start=tail_start,
                 tail_sum=checksum(tail),
-                size=seen,
-                mtime_ns=handle.mtime_ns,
-                device=device,
-                inode=inode,
             ),
             restarted=self.restarted,
             reason=self.reason,
@@ -180,7 +176,7 @@ class FileReader:
     ) -> Generator[Block, None, tuple[int, int, int, int, str | None, bytes, int]]:
         """The blocks of a remote read: contiguous ranged reads, each byte fetched once, the
         next one in flight (a thread) while this one is parsed; a partial line is carried."""
-        head_len, head_sum = cp.head_len, cp.head_sum
+        head_len, head_sum = cp.file.head_len, cp.file.head_sum
         splitter, last_data, last_at = LineSplitter(position, number), b"", 0
         ranges = range(position, end, self._chunk)
         pieces = prefetched(handle.read_at(p, min(self._chunk, end - p)) for p in ranges)

@@ -1,36 +1,44 @@
-"""Remote data roots: `sftp://[user@]host[:port]/abs/path` (fsspec + sshfs) and
-`s3://bucket/prefix` (fsspec + s3fs), behind the calls of a local root (`tail.roots`).
+"""Remote data roots: `sftp://[user@]HOST[:port]/abs/path` and `s3://bucket/prefix`, behind the
+calls of a local root (`tail.roots`).
+
+An sftp:// root is reached the way the user's own `ssh` reaches HOST: OpenSSH's `ssh` carries
+the bytes (`tail.openssh`: their config's aliases, jump hosts, agent and known_hosts) and an
+SFTP client speaks over its pipes (`tail.sftp`). `GENLEDGER_SSH_TRANSPORT=asyncssh` chooses
+asyncssh instead (fsspec + sshfs: for machines without an `ssh` binary; it reads its own
+subset of the ssh config), never silently. An s3:// root goes through fsspec + s3fs with the
+standard AWS variables (`AWS_ENDPOINT_URL` for S3-compatible stores). `tail.links` holds the
+connections of both kinds; this module names the root, its calls and its failures.
 
 Plain files are read with ranged reads (a refresh transfers the new bytes, not the file);
 there is no inode, so the content fingerprint alone says whether a file is the one a
-checkpoint was taken on. Credentials come from the environment only, and never appear in a
-message: `GENLEDGER_SSH_KEY` (else the agent and ~/.ssh), `GENLEDGER_SSH_KNOWN_HOSTS` (else
-~/.ssh/known_hosts; an unknown or changed host key is refused), the standard AWS variables
-(`AWS_ENDPOINT_URL` for S3-compatible stores). Every failure to reach or read the root is a
-`DataRootError` with one line saying what and where: the refresh stops before it writes
-anything, so no checkpoint moves.
+checkpoint was taken on. Credentials come from the environment only and never appear in a
+message; a password in a URL is refused (`without_password`). Every failure to reach or read
+the root is a `DataRootError` with one line saying what and where: the refresh stops before
+it writes anything, so no checkpoint moves.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import posixpath
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 from typing import IO, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from genledger.config import ENV_SSH_CONFIG, ENV_SSH_KEY, ENV_SSH_TRANSPORT
+from genledger.config import ENV_SSH_KNOWN_HOSTS as ENV_KNOWN_HOSTS
+from genledger.tail.links import FsspecLink, Link, Ranged, SFTPLink, asyncssh_fs, s3_fs
 from genledger.tail.roots import DataRootError, FileInfo, RemoteFile
 
-ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
-ENV_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
-CONNECT_TIMEOUT_S = 10.0  # a host that does not answer is given up well within 15 s
-STREAM_BLOCK = 4 << 20
+CONNECT_TIMEOUT_S = 10  # connect, every hop, handshake and login: well within 15 s
+IDLE_TIMEOUT_S = 15  # a server silent this long while we wait for it is given up
+TRANSPORTS = ("openssh", "asyncssh")
 
 
 class Transfer:
@@ -46,8 +54,9 @@ class Transfer:
         return data
 
 
-# The threads a connection starts: fsspec's event loop, and the loop's default executor (name
-# lookups). Both wait idle unless a call of this process's main thread is in flight.
+# The threads an fsspec connection starts (S3, and SFTP through asyncssh): fsspec's event
+# loop, and the loop's default executor (name lookups). Both wait idle unless a call of this
+# process's main thread is in flight. OpenSSH's transport starts none.
 TRANSPORT_THREADS = ("fsspecIO", "asyncio_")
 
 
@@ -56,9 +65,48 @@ def transport_thread(thread: threading.Thread) -> bool:
     return thread.name.startswith(TRANSPORT_THREADS)
 
 
-# One connection per (root, credentials, process): a changed key or known_hosts reconnects.
-_FILESYSTEMS: dict[tuple[str, ...], Any] = {}
-CREDENTIAL_VARIABLES = (ENV_SSH_KEY, ENV_KNOWN_HOSTS, "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID")
+def without_password(url: str) -> str:
+    """`url` with the password of its user part taken out (`sftp://me:pw@host/p` becomes
+    `sftp://me@host/p`): how a URL is shown or stored anywhere a password could be in it."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a malformed authority: hide all of it, below
+    except ValueError:
+        return re.sub(r"(://)[^@]*@", r"\1...@", url, count=1)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+# What ssh takes as a host alias or name, and as a user; nothing that could be an option.
+HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._@-]*")
+
+
+# One connection per (root, settings, process): a changed key, config or transport reconnects.
+_LINKS: dict[tuple[str, ...], Link] = {}
+_CONNECTING = threading.Lock()
+_SPARES: dict[tuple[str, ...], Any] = {}  # (root, settings, process): its tail.openssh.Spares
+
+
+def _workers() -> int:
+    """The scan workers a refresh would fork (as `genledger.refresh.parallel` counts them)."""
+    configured = os.environ.get("GENLEDGER_WORKERS", "").strip()
+    if configured.isdigit():
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+SETTING_VARIABLES = (
+    ENV_SSH_KEY,
+    ENV_KNOWN_HOSTS,
+    ENV_SSH_CONFIG,
+    ENV_SSH_TRANSPORT,
+    "AWS_ENDPOINT_URL",
+    "AWS_ACCESS_KEY_ID",
+)
 
 
 @dataclass(frozen=True)
@@ -66,40 +114,55 @@ class RemoteRoot:
     """A remote folder of dataset folders; a plain picklable value (no connection inside)."""
 
     scheme: str  # "sftp" | "s3"
-    netloc: str  # [user@]host[:port] or the bucket
+    netloc: str  # host[:port] (no user) or the bucket
     base: str  # the folder's path on the filesystem: "/abs/path" or "bucket/prefix"
-    host: str = ""
+    host: str = ""  # as written: an alias of the ssh config, a name or an address
     port: int | None = None
     user: str | None = None
 
     @classmethod
     def from_url(cls, url: str) -> RemoteRoot:
-        """Parse a root URL; raises `DataRootError` on a malformed one."""
+        """Parse a root URL; raises `DataRootError` on a malformed one or one with a password."""
+        shown = without_password(url)
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as exc:
-            raise DataRootError(f"data root {url}: not a valid URL ({exc})") from exc
+            raise DataRootError(f"data root {shown}: not a valid URL ({exc})") from None
+        if parts.password is not None:
+            raise DataRootError(
+                f"data root {shown}: a password in the URL is refused (it would be stored "
+                "and shown): sign in with a key (the agent, the ssh config's IdentityFile "
+                f"or {ENV_SSH_KEY}) or, for S3, the AWS variables"
+            )
         path = unquote(parts.path).rstrip("/")
+        netloc = parts.netloc.rsplit("@", 1)[-1]
         if parts.scheme == "sftp":
-            if not parts.hostname or not parts.path.startswith("/"):
-                raise DataRootError(f"data root {url}: expected sftp://[user@]host[:port]/path")
-            netloc = parts.netloc.rsplit("@", 1)[-1]
-            user = unquote(parts.username) if parts.username else None
-            return cls("sftp", netloc, path or "/", parts.hostname, port, user)
+            return cls._sftp(shown, parts.path, path, netloc, port, parts.username)
         if parts.scheme == "s3":
             if not parts.netloc:
-                raise DataRootError(f"data root {url}: expected s3://bucket/prefix")
-            return cls("s3", parts.netloc, f"{parts.netloc}{path}")
-        raise DataRootError(f"data root {url}: only sftp:// and s3:// URLs are supported")
+                raise DataRootError(f"data root {shown}: expected s3://bucket/prefix")
+            return cls("s3", netloc, f"{netloc}{path}")
+        raise DataRootError(f"data root {shown}: only sftp:// and s3:// URLs are supported")
+
+    @classmethod
+    def _sftp(
+        cls, shown: str, raw: str, path: str, netloc: str, port: int | None, user: str | None
+    ) -> RemoteRoot:
+        host = netloc[1 : netloc.find("]")] if netloc.startswith("[") else netloc.split(":")[0]
+        if not host or not raw.startswith("/"):
+            raise DataRootError(f"data root {shown}: expected sftp://[user@]host[:port]/path")
+        name = unquote(user) if user else None
+        if not (HOST_NAME.fullmatch(host) or re.fullmatch(r"[0-9A-Fa-f:.]+", host)):
+            raise DataRootError(f"data root {shown}: {host!r} is not a host name ssh takes")
+        if name is not None and not USER_NAME.fullmatch(name):
+            raise DataRootError(f"data root {shown}: {name!r} is not a user name ssh takes")
+        return cls("sftp", netloc, path or "/", host, port, name)
 
     @property
     def url(self) -> str:
-        """The root as a URL (no password: none is ever taken from it)."""
-        who = f"{self.user}@" if self.user else ""
-        if self.scheme == "sftp":
-            return f"sftp://{who}{self.netloc}{self.base}"
-        return f"s3://{self.base}"
+        """The root as a URL (never with a password: none is taken)."""
+        return self.url_of(self.base) if self.scheme == "sftp" else f"s3://{self.base}"
 
     def url_of(self, path: str) -> str:
         """A remote path as a URL."""
@@ -107,22 +170,73 @@ class RemoteRoot:
         return f"sftp://{who}{self.netloc}{path}" if self.scheme == "sftp" else f"s3://{path}"
 
     def where(self) -> str:
-        """The host or bucket, for messages."""
+        """The host (as the URL names it) or bucket, for messages."""
         if self.scheme == "sftp":
-            return f"{self.host}:{self.port or 22}"
+            return self.netloc
         return f"bucket {self.netloc}"
 
     # -- the connection ---------------------------------------------------------------------
 
-    def filesystem(self) -> Any:
-        """This process's fsspec filesystem of the root (connected once, then reused)."""
-        key = (self.url, str(os.getpid()), *(os.environ.get(v, "") for v in CREDENTIAL_VARIABLES))
-        fs = _FILESYSTEMS.get(key)
-        if fs is None:
-            with self.errors("cannot connect"):
-                fs = _sftp(self) if self.scheme == "sftp" else _s3()
-            _FILESYSTEMS[key] = fs
-        return fs
+    def link(self) -> Link:
+        """This process's connection to the root (made once, then reused; a forked scan
+        worker takes one its parent started for it, where one is left)."""
+        key = self._key()
+        with _CONNECTING:  # threads of a Dagster process share one connection, not race to two
+            link = _LINKS.get(key)
+            if link is None:
+                with self.errors("cannot connect"):
+                    link = self._adopted() or self._connect()
+                _LINKS[key] = link
+        return link
+
+    def _key(self, pid: int | None = None) -> tuple[str, ...]:
+        settings = (os.environ.get(v, "") for v in SETTING_VARIABLES)
+        return (self.url, str(pid or os.getpid()), *settings)
+
+    def _openssh(self) -> bool:
+        transport = os.environ.get(ENV_SSH_TRANSPORT, "").strip() or "openssh"
+        return self.scheme == "sftp" and transport == "openssh"
+
+    def _adopted(self) -> Link | None:
+        spares = _SPARES.get(self._key(os.getppid()))
+        if spares is None or not self._openssh():
+            return None
+        connection = spares.take()
+        return None if connection is None else SFTPLink(connection)
+
+    def _offer_spares(self) -> Any:
+        """Start a connection for each scan worker a refresh may fork, beside this process's
+        own (`tail.openssh.Spares`); None where no worker would take one."""
+        count = _workers()
+        if count < 2 or not self._openssh():
+            return None
+        from genledger.tail.openssh import Spares, SSHConnection
+
+        def start() -> SSHConnection:
+            timeouts = (CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S)
+            return SSHConnection(self.host, self.user, self.port, *timeouts, wait=False)
+
+        spares = _SPARES.setdefault(self._key(), Spares())
+        spares.refill(count, start)
+        return spares
+
+    def _connect(self) -> Link:
+        if self.scheme == "s3":
+            return FsspecLink(s3_fs())
+        transport = os.environ.get(ENV_SSH_TRANSPORT, "").strip() or "openssh"
+        if transport == "openssh":
+            from genledger.tail.openssh import SSHConnection  # not loaded for local roots
+
+            connection = SSHConnection(
+                self.host, self.user, self.port, CONNECT_TIMEOUT_S, IDLE_TIMEOUT_S
+            )
+            return SFTPLink(connection)
+        if transport == "asyncssh":
+            return FsspecLink(asyncssh_fs(self.host, self.user, self.port, CONNECT_TIMEOUT_S))
+        raise DataRootError(
+            f"data root {self.url}: {ENV_SSH_TRANSPORT}={transport!r}: expected "
+            + " or ".join(TRANSPORTS)
+        )
 
     @contextmanager
     def errors(self, doing: str) -> Iterator[None]:
@@ -131,14 +245,22 @@ class RemoteRoot:
             yield
         except (DataRootError, _Vanished):
             raise
-        except Exception as exc:  # asyncssh, botocore and OS errors alike
+        except Exception as exc:  # ssh, SFTP, asyncssh, botocore and OS errors alike
             self.forget()  # a lost connection is not reused: the next call connects anew
             raise DataRootError(f"data root {self.url}: {explain(exc, self, doing)}") from None
 
     def forget(self) -> None:
-        """Drop this process's connection to the root."""
-        for key in [k for k in _FILESYSTEMS if k[0] == self.url]:
-            del _FILESYSTEMS[key]
+        """Close and drop this process's connection to the root (and its spares)."""
+        mine = str(os.getpid())
+        for key in [k for k in _LINKS if k[0] == self.url]:
+            link = _LINKS.pop(key)
+            if key[1] == mine:  # a parent's connection is the parent's to close
+                with contextlib.suppress(Exception):
+                    link.close()
+        for key in [k for k in _SPARES if k[0] == self.url and k[1] == mine]:
+            for connection in _SPARES.pop(key).started:
+                with contextlib.suppress(Exception):
+                    connection.close()
 
     # -- the root calls -----------------------------------------------------------------------
 
@@ -149,25 +271,21 @@ class RemoteRoot:
 
     def check(self) -> None:
         """Raise `DataRootError` unless the root is a folder we can list."""
-        fs = self.filesystem()
+        link = self.link()
         with self.errors("cannot list"):
-            info = fs.info(self.base)
-        if info.get("type") != "directory":
+            found = link.info(self.base)
+        if not found.is_dir:
             raise DataRootError(f"data root {self.url} is not a directory")
 
     def walk(self) -> list[FileInfo]:
         """Every regular file under the root, at any depth, sorted by path."""
+        spares = self._offer_spares()  # their handshakes run beside ours and the listing
         self.check()  # missing, or a file: said as such, not listed as nothing
-        fs = self.filesystem()
+        link = self.link()
         with self.errors("cannot list"):
-            found = fs.find(self.base, detail=True)
-        files = []
-        prefix = self.base.rstrip("/") + "/"
-        for path, info in found.items():
-            rel = path[len(prefix) :] if path.startswith(prefix) else path.lstrip("/")
-            if info.get("type") != "file" or any(p.startswith(".") for p in rel.split("/")[:-1]):
-                continue  # hidden folders are not walked, as on a local root
-            files.append(FileInfo(rel, int(info.get("size") or 0), _mtime_ns(info)))
+            files = link.files(self.base)
+        if spares is not None:
+            spares.settle()
         files.sort(key=lambda f: f.path)
         return files
 
@@ -177,22 +295,22 @@ class RemoteRoot:
 
     def stream(self, path: str) -> IO[bytes]:
         """The file for one sequential read (sealed files)."""
-        fs = self.filesystem()
+        link = self.link()
         with self._missing_passes("cannot open"):
-            if self.scheme == "sftp":
-                raw = fs.open(path, "rb")
-            else:
-                raw = fs.open(path, "rb", block_size=STREAM_BLOCK, cache_type="readahead")
+            raw = link.stream(path)
+        if raw is None:
+            ranged: IO[bytes] = RangedStream(self.open(path))  # type: ignore[assignment]
+            return ranged
         counted: IO[bytes] = _Counted(raw, self)  # type: ignore[assignment]
         return counted
 
     def stat(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns), or None when it cannot be seen."""
         try:
-            info = self.filesystem().info(path)
+            found = self.link().info(path)
         except Exception:
             return None
-        return int(info.get("size") or 0), _mtime_ns(info)
+        return found.size, found.mtime_ns
 
     @contextmanager
     def _missing_passes(self, doing: str) -> Iterator[None]:
@@ -205,7 +323,8 @@ class RemoteRoot:
                 except FileNotFoundError as exc:
                     raise _Vanished() from exc
         except _Vanished as gone:
-            raise FileNotFoundError(2, "No such file", str(gone.__cause__)) from None
+            path = getattr(gone.__cause__, "filename", None) or str(gone.__cause__)
+            raise FileNotFoundError(2, "No such file", path) from None
 
 
 class _Vanished(Exception):
@@ -213,19 +332,19 @@ class _Vanished(Exception):
 
 
 class RemoteHandle:
-    """A remote file for ranged reads: each read asks for exactly its bytes."""
+    """A remote file for ranged reads: each read asks for exactly its bytes (the file is
+    opened on the server at the first read: an unchanged file costs one stat)."""
 
     def __init__(self, root: RemoteRoot, path: str) -> None:
         self.root, self.path = root, path
-        fs = root.filesystem()
+        self.link = root.link()
         with root._missing_passes("cannot read"):
-            info = fs.info(path)
-            if info.get("type") == "directory":
-                raise IsADirectoryError(21, "Is a directory", path)
-        self.size = int(info.get("size") or 0)
-        self.mtime_ns = _mtime_ns(info)
+            found = self.link.info(path)
+        if found.is_dir:
+            raise IsADirectoryError(21, "Is a directory", path)
+        self.size, self.mtime_ns = found.size, found.mtime_ns
         self.identity: tuple[int, int] | None = None  # no inode: the fingerprint decides
-        self._file: Any = None
+        self._file: Ranged | None = None
 
     def read_at(self, offset: int, length: int) -> bytes:
         """Exactly the bytes at [offset, offset+length) (fewer past the end)."""
@@ -233,13 +352,10 @@ class RemoteHandle:
         if length == 0:
             return b""
         with self.root._missing_passes("cannot read"):
-            if self.root.scheme == "s3":
-                data = self.root.filesystem().cat_file(self.path, start=offset, end=offset + length)
-            else:
-                if self._file is None:
-                    self._file = self.root.filesystem().open(self.path, "rb")
-                data = self._file.read(length, offset)  # asyncssh: a pipelined ranged read
-        return Transfer.add(bytes(data))
+            if self._file is None:
+                self._file = self.link.open(self.path)
+            data = self._file.read(offset, length)
+        return Transfer.add(data)
 
     def read_some(self, offset: int, length: int) -> bytes:
         """Same as `read_at` (a remote read is one ranged request)."""
@@ -251,6 +367,45 @@ class RemoteHandle:
             with contextlib.suppress(Exception):  # a lost connection has nothing to close
                 self._file.close()
             self._file = None
+
+
+class RangedStream(io.RawIOBase):
+    """A remote file as a sequential, seekable stream of ranged reads (sealed files)."""
+
+    def __init__(self, handle: RemoteHandle) -> None:
+        self.handle, self.position = handle, 0
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def read(self, size: int | None = -1) -> bytes:
+        left = self.handle.size - self.position
+        data = self.handle.read_at(self.position, left if size is None or size < 0 else size)
+        self.position += len(data)
+        return data
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        start = (0, self.position, self.handle.size)[whence]
+        self.position = max(0, start + offset)
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.handle.close()
+        super().close()
 
 
 class _Counted:
@@ -291,115 +446,6 @@ class _Counted:
         self.close()
 
 
-def _mtime_ns(info: dict[str, Any]) -> int:
-    value = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
-    if isinstance(value, datetime):
-        return int(value.timestamp() * 1e9)
-    if isinstance(value, int | float):
-        return int(value * 1e9)
-    return 0
-
-
-# AES-GCM runs in OpenSSL with the CPU's AES instructions: 1.5x asyncssh's default
-# chacha20-poly1305 for a plain SFTP read (docs/performance.md); ours is the first choice.
-CIPHERS = (
-    "aes128-gcm@openssh.com",
-    "aes256-gcm@openssh.com",
-    "chacha20-poly1305@openssh.com",
-    "aes128-ctr",
-    "aes256-ctr",
-)
-
-
-def _sftp(root: RemoteRoot) -> Any:
-    from sshfs import SSHFileSystem
-
-    # asyncssh's connect and login timeouts each bound the TCP connect, SSH handshake and
-    # login together; `timeout` bounds sshfs's whole connect call (a silent host is given up
-    # after 10 s: tests/genledger/tail/test_remote.py).
-    options = {**ssh_options(root), "timeout": CONNECT_TIMEOUT_S + 2}
-    fs = SSHFileSystem(root.host, skip_instance_cache=True, **options)
-    quiet_about_losses(fs.loop)
-    return fs
-
-
-LOST_SENDS = "socket.send() raised exception."  # asyncio's note on each write after a loss
-
-
-def quiet_about_losses(loop: Any) -> None:
-    """A lost connection is said once, in our `DataRootError` line: asyncio would also print
-    a note for every pipelined SFTP request still sent, and a traceback for every one nobody
-    awaits any more. Other loop errors keep asyncio's default handling."""
-
-    def handler(loop: Any, context: dict[str, Any]) -> None:
-        if not _a_loss(context.get("exception")):
-            loop.default_exception_handler(context)
-
-    loop.set_exception_handler(handler)
-    import logging  # remote roots only: 3 ms of every local start otherwise
-
-    log = logging.getLogger("asyncio")
-    if _drop_lost_sends not in log.filters:
-        log.addFilter(_drop_lost_sends)
-
-
-def _drop_lost_sends(record: Any) -> bool:  # a logging.LogRecord
-    return record.msg != LOST_SENDS
-
-
-def _a_loss(exc: object) -> bool:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & {"DisconnectError", "SFTPError", "ConnectionError"})
-
-
-def ssh_options(root: RemoteRoot) -> dict[str, Any]:
-    """The asyncssh connection options of an sftp:// root (credentials from the environment)."""
-    import asyncssh
-
-    options: dict[str, Any] = {
-        "known_hosts": _known_hosts(asyncssh),
-        "connect_timeout": CONNECT_TIMEOUT_S,
-        "login_timeout": CONNECT_TIMEOUT_S,
-        "encryption_algs": list(CIPHERS),
-        "compression_algs": ["none"],  # JSONL would compress, but zlib costs more CPU than it saves
-    }
-    key = os.environ.get(ENV_SSH_KEY, "").strip()
-    if key:
-        options["client_keys"] = [os.path.expanduser(key)]
-    if root.user:
-        options["username"] = root.user
-    if root.port:
-        options["port"] = root.port
-    return options
-
-
-def _known_hosts(asyncssh: Any) -> Any:
-    """The trusted host keys: `GENLEDGER_SSH_KNOWN_HOSTS`, else ~/.ssh/known_hosts; none at all
-    means every host is unknown (refused), never "accept anything"."""
-    path = os.environ.get(ENV_KNOWN_HOSTS, "").strip() or str(Path.home() / ".ssh/known_hosts")
-    path = os.path.expanduser(path)
-    if os.path.isfile(path):
-        return path
-    return asyncssh.import_known_hosts("")
-
-
-def _s3() -> Any:
-    from s3fs import S3FileSystem
-
-    endpoint = os.environ.get("AWS_ENDPOINT_URL", "").strip() or None
-    config = {
-        "connect_timeout": 5,
-        "read_timeout": 10,
-        "retries": {"max_attempts": 2, "mode": "standard"},
-    }
-    return S3FileSystem(
-        endpoint_url=endpoint,
-        config_kwargs=config,
-        skip_instance_cache=True,
-        use_listings_cache=False,
-    )
-
-
 EXPLAINERS: list[tuple[str, Callable[[Exception, RemoteRoot], str]]] = [
     (
         "HostKeyNotVerifiable",
@@ -421,11 +467,20 @@ EXPLAINERS: list[tuple[str, Callable[[Exception, RemoteRoot], str]]] = [
 
 def explain(exc: Exception, root: RemoteRoot, doing: str) -> str:
     """One line for a transport failure, without secrets or a traceback."""
+    kind = getattr(exc, "kind", None)  # tail.openssh.SSHFailed: what ssh said, in one line
+    if kind == "timeout":
+        return f"{doing}: {root.where()} did not answer within {CONNECT_TIMEOUT_S} s"
+    if kind == "lost":
+        return f"{doing}: cannot reach {root.where()} ({exc})"
+    if kind is not None:
+        return f"{doing}: {exc}"
     names = {cls.__name__ for cls in type(exc).__mro__}
     for name, words in EXPLAINERS:
         if name in names:
             return words(exc, root)
     text = _first_line(exc)
+    if isinstance(exc, TimeoutError) and root.scheme == "sftp" and doing != "cannot connect":
+        return f"{doing}: {root.where()} did not answer within {IDLE_TIMEOUT_S} s"
     if isinstance(exc, PermissionError) or "Permission denied" in text:
         return EXPLAINERS[1][1](exc, root)
     if names & {"ConnectionLost", "SFTPConnectionLost", "SFTPNoConnection"} or (
@@ -435,7 +490,7 @@ def explain(exc: Exception, root: RemoteRoot, doing: str) -> str:
     if isinstance(exc, FileNotFoundError) or "NoSuchBucket" in text or "NoSuchKey" in text:
         return f"{doing}: no such {'bucket or prefix' if root.scheme == 's3' else 'path'}"
     if isinstance(exc, TimeoutError) or "timed out" in text.lower():
-        return f"{doing}: {root.where()} did not answer within {CONNECT_TIMEOUT_S:.0f} s"
+        return f"{doing}: {root.where()} did not answer within {CONNECT_TIMEOUT_S} s"
     if isinstance(exc, ConnectionRefusedError | ConnectionResetError | OSError):
         return f"{doing}: cannot reach {root.where()} ({text or type(exc).__name__})"
     return f"{doing}: {type(exc).__name__}: {text}"

@@ -3,7 +3,8 @@
 A root lists its regular files recursively (size, mtime, identity) and opens one of them
 for ranged reads (`Handle.read_at`) or for a sequential stream (sealed files). The local root
 keeps the fast path: `os.scandir`, a file descriptor and `os.pread`. Remote roots
-(`genledger.tail.remote`) put fsspec filesystems behind the same calls.
+(`genledger.tail.remote`, which imports this module, never the reverse) put SFTP and S3
+behind the same calls.
 
 A file to read is a `Source`: a local `Path`, or a `RemoteFile` (a remote root and a path in
 it); both are small, picklable values, so scan jobs can name files without opening them.
@@ -17,8 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
-
-from genledger.config import is_url
 
 
 class DataRootError(Exception):
@@ -96,7 +95,7 @@ class LocalHandle:
 class RemoteFile:
     """A file of a remote root: the root (a picklable description) and its full remote path."""
 
-    root: Any  # genledger.tail.remote.RemoteRoot (not imported here: fsspec loads lazily)
+    root: Any  # genledger.tail.remote.RemoteRoot (which imports this module)
     path: str
     listed: tuple[int, int] | None = field(default=None, compare=False)  # (size, mtime_ns)
 
@@ -196,15 +195,6 @@ class LocalRoot:
                     found.append(FileInfo(rel, st.st_size, st.st_mtime_ns))
             except OSError:
                 continue  # vanished while listed: the next refresh sees the new state
-
-
-def open_root(root: Path | str) -> LocalRoot | Any:
-    """The root a configured data root names: a local folder, or a remote URL."""
-    if is_url(root):
-        from genledger.tail.remote import RemoteRoot
-
-        return RemoteRoot.from_url(str(root))
-    return LocalRoot(Path(root))
 
 
 def iter_chunks(stream: IO[bytes], size: int) -> Iterator[bytes]:

@@ -1,7 +1,8 @@
 """Sealed files (gzip, zstd, Parquet): read whole when new or changed, never tailed
-(docs/design.md §2).
+(docs/architecture.md).
 
-A sealed file is known by its fingerprint: size, mtime, identity and a checksum of its head.
+A sealed file is known by its fingerprint (size, mtime, identity, a checksum of its head) and a
+checksum of its end.
 An unchanged fingerprint keeps the file's earlier counts; any change reads it again from the
 start and its new counts replace the old ones. A compressed stream that ends early (a writer
 still at work) yields the complete lines decoded so far; it becomes an error only once the
@@ -17,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from genledger.tail.checkpoint import Checkpoint, identity_of
-from genledger.tail.fingerprint import checksum
+from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.fingerprint import checksum, fingerprint
 from genledger.tail.lines import Block, LineSplitter
 from genledger.tail.roots import Handle, iter_chunks
 
@@ -33,33 +34,20 @@ class NotThisFormat(Exception):
     """The file does not start like its name says (not a gzip file, not a Parquet file)."""
 
 
-def fingerprint(handle: Handle) -> Checkpoint:
-    """What identifies a sealed file's content without reading it all: size, mtime, identity
-    and checksums of its first and last `HEAD_BYTES` (a compressed stream's end changes with
-    any change of its content)."""
+def mark_of(handle: Handle) -> Checkpoint:
+    """What identifies a sealed file's content without reading it all: its fingerprint (a
+    checksum of its first `HEAD_BYTES`) and a checksum of its last `HEAD_BYTES` (a compressed
+    stream's end changes with any change of its content)."""
     head = handle.read_at(0, HEAD_BYTES)
     tail_start = max(0, handle.size - HEAD_BYTES)
     tail = handle.read_at(tail_start, handle.size - tail_start) if tail_start else head
-    device, inode = identity_of(handle)
-    return Checkpoint(
-        head_len=len(head),
-        head_sum=checksum(head),
-        tail_start=tail_start,
-        tail_sum=checksum(tail),
-        size=handle.size,
-        mtime_ns=handle.mtime_ns,
-        device=device,
-        inode=inode,
-    )
+    seen = fingerprint(handle, HEAD_BYTES, head)
+    return Checkpoint(file=seen, tail_start=tail_start, tail_sum=checksum(tail))
 
 
 def same_file(old: Checkpoint, new: Checkpoint) -> bool:
-    """The fingerprint taken now matches the one the counts were made on."""
-
-    def key(cp: Checkpoint) -> tuple[object, ...]:
-        return (cp.size, cp.mtime_ns, cp.device, cp.inode, cp.head_sum, cp.tail_sum)
-
-    return key(old) == key(new)
+    """The mark taken now matches the one the counts were made on."""
+    return (old.file, old.tail_sum) == (new.file, new.tail_sum)
 
 
 def settled(mtime_ns: int, now: float, settle_seconds: float) -> bool:
@@ -175,22 +163,13 @@ class StreamTail:
     pending: int = 0
 
 
-_ZSTD_AHEAD = [True]
-
-
-def zstd_ahead(on: bool) -> None:
-    """Whether zstd streams decompress in a thread ahead of the parsing (see `lines_of`): the
-    parallel lever turns it off in workers that share the cores with other workers."""
-    _ZSTD_AHEAD[0] = on
-
-
-def lines_of(inflater: Inflater, tail: StreamTail) -> Iterator[Block]:
+def lines_of(inflater: Inflater, tail: StreamTail, zstd_ahead: bool = True) -> Iterator[Block]:
     """The blocks of complete lines of a decompressing stream. gzip's decompression runs ahead
     in a thread: zlib releases the GIL, so it overlaps the parsing on another core (a 311 MB
     stream: 1.49 -> 0.99 s). zstd's does only while a core would idle: python-zstandard holds
     the GIL while it decompresses, so a thread saves little wall time (1.09 -> 1.01 s) for
     0.27 s more CPU in GIL hand-offs, which busy workers pay in full (docs/performance.md)."""
-    ahead = inflater.form == "gzip" or _ZSTD_AHEAD[0]
+    ahead = inflater.form == "gzip" or zstd_ahead
     pieces = prefetched(iter(inflater)) if ahead else iter(inflater)
     splitter = LineSplitter()
     for piece in pieces:

@@ -13,8 +13,8 @@ import pytest
 from assets.spec import Location, load_location
 from definitions import build_defs
 from genledger.config import Config
-from genledger.demo.synth import write_sample_tree
 from genledger.refresh.collect import refresh
+from genledger.synth.tree import write_sample_tree
 
 
 def location_for(root: Path, scratch: Path) -> Location:

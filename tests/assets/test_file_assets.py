@@ -10,8 +10,9 @@ import dagster as dg
 from assets.naming import dataset_key
 from checks.asset_checks import families_for
 from definitions import build_defs
-from genledger.demo.synth import line, write_sample_tree
 from genledger.rules.catalogue import RULES_BY_NAME
+from genledger.synth.records import line
+from genledger.synth.tree import write_sample_tree
 
 from .conftest import Materialized, location_for, materialize_all
 

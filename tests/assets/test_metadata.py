@@ -33,3 +33,18 @@ def test_unknown_reasoning_is_not_plotted_as_zero(tmp_path: Path) -> None:
     metadata = file_asset_metadata(found, "responses", block["datasets"]["ds"], 0)
     assert "total_reasoning" not in metadata and "reasoning_share" not in metadata
     assert "total_cached_prompt" not in metadata
+
+
+def test_the_cost_is_plotted_and_unpriced_records_are_said(tmp_path: Path) -> None:
+    from tests.genledger.ledger.test_cost import chat
+    from tests.genledger.ledger.test_cost import collect as collect_records
+
+    records = [chat("a", "gpt-4o", 9_000, 700), chat("b", "no-such-model-xyz", 10, 10)]
+    block = collect_records(tmp_path, {"ds": records})["datasets"]["ds"]
+    (found,) = discover(tmp_path / "data", Config())
+    metadata = file_asset_metadata(found, "responses", block, failure_count=0)
+    assert metadata["cost_usd"] == dg.MetadataValue.float(block["cost_usd"])
+    assert metadata["cost/gpt-4o"] == dg.MetadataValue.float(block["cost_usd"])
+    assert metadata["cost_unpriced_records"] == dg.MetadataValue.int(1)
+    assert "no-such-model-xyz" in metadata["cost_unpriced"].value
+    assert "cost_projected_usd" not in metadata  # no expected total: nothing made up

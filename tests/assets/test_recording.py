@@ -26,7 +26,8 @@ from assets.signature import SIGNATURE_KEY
 from assets.spec import Location
 from definitions import build_defs
 from genledger.config import DagsterSettings
-from genledger.demo.synth import line, write_sample_tree
+from genledger.synth.records import line
+from genledger.synth.tree import write_sample_tree
 
 from .conftest import location_for
 

@@ -10,7 +10,7 @@ import dagster as dg
 import orjson
 
 from assets.spec import load_location
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 from .conftest import Materialized, location_for, materialize_all
 

@@ -8,7 +8,7 @@ import pytest
 
 from assets.spec import Location, load_location
 from genledger.config import Config, DagsterSettings
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 
 @pytest.fixture

@@ -20,7 +20,12 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from automation.notifications import CHECK_SENSOR, STALL_SENSOR, build_notification_sensors
+from automation.notifications import (
+    BUDGET_SENSOR,
+    CHECK_SENSOR,
+    STALL_SENSOR,
+    build_notification_sensors,
+)
 from genledger.config import Config, NotifySettings
 from genledger.refresh.collect import refresh
 
@@ -295,3 +300,47 @@ def test_with_the_real_assets_posts_name_every_error_dataset_and_no_clean_one(
     assert not clean & named
     if dump := os.environ.get("GENLEDGER_TEST_DUMP"):
         Path(dump).write_text(json.dumps(channels["http"].accepted("/hook"), indent=2))
+
+
+def test_the_budget_sensor_warns_on_the_projection_then_errs_on_the_spending_once_each(
+    channels: dict[str, Any], tmp_path: Path
+) -> None:
+    root = tmp_path / "data" / "ds"
+    root.mkdir(parents=True)
+    (root / "prompts.jsonl").write_text("".join(f'{{"p": {i}}}\n' for i in range(10)))
+    record = {
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 20_000, "output_tokens": 4_000},
+    }
+
+    def write(n: int) -> dict[str, Any]:
+        with (root / "raw_responses.jsonl").open("a") as out:
+            out.write(
+                "".join(json.dumps({**record, "id": f"r{time.time_ns()}"}) + "\n" for _ in range(n))
+            )
+        return refresh(config).stats
+
+    config = Config(
+        data_root=tmp_path / "data",
+        stats_path=tmp_path / "s.json",
+        state_dir=tmp_path / "st",
+        notify=NotifySettings(backoff_s=0.01),
+    )
+    per_record = write(2)["datasets"]["ds"]["cost_usd"] / 2
+    config = replace(config, budgets={"ds": per_record * 5.5})
+    with dg.instance_for_test() as instance:
+        harness = Harness(instance, config, tmp_path)
+        harness.tick(BUDGET_SENSOR)
+        harness.tick(BUDGET_SENSOR)
+        write(4)
+        harness.tick(BUDGET_SENSOR)
+        harness.tick(BUDGET_SENSOR)
+    bodies = channels["http"].accepted("/hook")
+    kinds = [(a["kind"], a["severity"]) for b in bodies for a in b["alerts"]]
+    assert kinds == [("projected_over_budget", "warn"), ("over_budget", "error")]
+    assert all(b["datasets"] == ["ds"] for b in bodies)
+    assert "budget" in bodies[-1]["text"] and "$" in bodies[-1]["text"]

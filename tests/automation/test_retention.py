@@ -12,7 +12,7 @@ from assets.recording import recorded_state
 from assets.refresh_job import build_refresh_job
 from assets.spec import Location
 from automation.retention import DAY_S, prune, runs_in_use
-from genledger.demo.synth import line
+from genledger.synth.records import line
 
 LATER = time.time() + 3 * DAY_S  # "now" three days on: every run made here is old
 

@@ -13,7 +13,7 @@ from assets.spec import Location, load_location
 from automation.schedule import CHANGED_TAG, SKIPPED_TAG, build_refresh_schedule
 from automation.settle import unsettled
 from genledger.config import DagsterSettings
-from genledger.demo.synth import line
+from genledger.synth.records import line
 
 
 def test_the_schedule_runs_every_five_minutes_by_default_and_starts_running(

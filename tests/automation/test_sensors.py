@@ -12,7 +12,7 @@ import pytest
 from assets.naming import SCOPE_TAG, dataset_key
 from assets.spec import Location, load_location
 from automation.sensors import build_file_sensor, changed_datasets
-from genledger.demo.synth import line
+from genledger.synth.records import line
 
 
 def tick(location: Location, instance: dg.DagsterInstance, cursor: str | None) -> dg.SensorResult:

@@ -68,7 +68,8 @@ def test_a_family_without_failures_passes_with_metadata() -> None:
 
 def test_role_failures_split_file_rules_by_the_role_of_the_file() -> None:
     broken = FileState("ds", "raw_responses.jsonl", "responses")
-    broken.tally = FileTally(records=2, failures={"malformed_lines": RuleTally(1, [example(3)])})
+    broken.tally = FileTally.of(records=2)
+    broken.tally.failures = {"malformed_lines": RuleTally(1, [example(3)])}
     empty = FileState("ds", "tokenized_data.jsonl", "tokenized")
     rules = DatasetState("sig", {"duplicate_ids": RuleTally(1, [example(2)])})
     record = DatasetRecord("ds", "/root", {f.name: f for f in (broken, empty)}, rules)

@@ -18,6 +18,7 @@ import pytest
 from .dagster_api import DagsterApi, Materialized
 from .harness import (
     ARTIFACTS,
+    BUDGET_DATASET,
     PROJECT,
     SCHEDULE_CRON,
     SENSOR_INTERVAL_S,
@@ -26,6 +27,7 @@ from .harness import (
     GrowingWriter,
     SimulatedWriter,
     WebhookReceiver,
+    budget_usd,
     free_port,
     start_dagster_dev,
     stop_dagster_dev,
@@ -73,15 +75,21 @@ def dagster_env(e2e_dir: Path, webhook: WebhookReceiver, dagster_port: int) -> d
     if project_yaml.is_file():
         shutil.copy(project_yaml, home / "dagster.yaml")
     settings = f'schedule_cron = "{SCHEDULE_CRON}"\nsensor_interval_s = {SENSOR_INTERVAL_S}\n'
-    return genledger_env(e2e_dir, home, settings, webhook, dagster_port)
+    budget = f'[datasets."{BUDGET_DATASET}"]\nbudget_usd = {budget_usd(e2e_dir)!r}\n'
+    return genledger_env(e2e_dir, home, settings, webhook, dagster_port, budget)
 
 
 def genledger_env(
-    workdir: Path, home: Path, dagster_settings: str, webhook: WebhookReceiver, port: int
+    workdir: Path,
+    home: Path,
+    dagster_settings: str,
+    webhook: WebhookReceiver,
+    port: int,
+    more_settings: str = "",
 ) -> dict[str, str]:
     """This environment without GENLEDGER_*/DAGSTER_* plus the session's: a fresh data root."""
     config = workdir / "genledger.toml"
-    config.write_text(f"[dagster]\n{dagster_settings}")
+    config.write_text(f"[dagster]\n{dagster_settings}{more_settings}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GENLEDGER_", "DAGSTER_"))}
     env.update(
         DAGSTER_HOME=str(home),

@@ -24,7 +24,8 @@ from typing import Any
 
 import psutil
 
-from genledger.demo import synth
+from genledger.synth.records import flat, line
+from genledger.synth.tree import write_sample_tree
 
 PROJECT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT / "test-artifacts"
@@ -290,10 +291,8 @@ class SimulatedWriter:
         for _ in range(count):
             self.serial += 1
             completion = self.rng.randint(5, 60)
-            record = synth.flat(
-                f"{prefix}-w{self.serial}", self.rng.randint(5, 40), completion, self.rng
-            )
-            lines.append(synth.line(record))
+            record = flat(f"{prefix}-w{self.serial}", self.rng.randint(5, 40), completion, self.rng)
+            lines.append(line(record))
             tokens += completion
         return lines, tokens
 
@@ -321,14 +320,56 @@ class SimulatedWriter:
         return Appended(count, tokens)
 
 
+# A dataset the budget test adds while dagster dev runs: every record priced alike by
+# genai-prices' table, a prompts file of BUDGET_PROMPTS lines, a budget of 5.5 records' cost.
+BUDGET_DATASET = "budget_api_run"
+BUDGET_PROMPTS = 10
+BUDGET_RECORDS = 5.5
+
+
+def budget_record(i: int) -> dict[str, Any]:
+    """One Anthropic message of the budget dataset (each costs the same)."""
+    return {
+        "id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 20_000, "output_tokens": 4_000},
+    }  # fmt: skip
+
+
+def write_budget_records(root: Path, first: int, count: int) -> Path:
+    """Append records `first`.. of the budget dataset (its prompts file written once)."""
+    folder = root / BUDGET_DATASET
+    folder.mkdir(parents=True, exist_ok=True)
+    prompts = folder / "prompts.jsonl"
+    if not prompts.exists():
+        prompts.write_bytes(b"".join(line({"p": i}) for i in range(BUDGET_PROMPTS)))
+    with (folder / "raw_responses.jsonl").open("ab") as out:
+        out.write(b"".join(line(budget_record(i)) for i in range(first, first + count)))
+    return folder
+
+
+def budget_usd(workdir: Path) -> float:
+    """The budget dataset's budget: `BUDGET_RECORDS` records' cost, as the engine prices one."""
+    from genledger.config import Config
+    from genledger.refresh.collect import refresh
+
+    root = workdir / "budget_probe"
+    write_budget_records(root, 0, 1)
+    config = Config(data_root=root, stats_path=workdir / "budget_probe.json",
+                    state_dir=workdir / "budget_probe_state")  # fmt: skip
+    cost = refresh(config).stats["datasets"][BUDGET_DATASET]["cost_usd"]
+    assert cost, "the budget record must be priced"
+    return float(cost) * BUDGET_RECORDS
+
+
 def write_e2e_tree(root: Path) -> Path:
     """The sample tree plus a dataset with an awkward name whose counts are all zero."""
-    synth.write_sample_tree(root)
+    write_sample_tree(root)
     rng = random.Random(5)
     folder = root / ODD_ERROR_DATASET
     folder.mkdir(parents=True)
-    records = [synth.flat(f"z{i}", rng.randint(5, 40), 0, rng) for i in range(12)]
-    (folder / "raw_responses.jsonl").write_bytes(b"".join(synth.line(r) for r in records))
+    records = [flat(f"z{i}", rng.randint(5, 40), 0, rng) for i in range(12)]
+    (folder / "raw_responses.jsonl").write_bytes(b"".join(line(r) for r in records))
     return root
 
 
@@ -368,8 +409,7 @@ def write_growing_tree(root: Path, count: int, records: int = 10, seed: int = 5)
 def clean_lines(dataset: str, count: int, rng: random.Random) -> bytes:
     """`count` clean records for one dataset, as JSONL."""
     return b"".join(
-        synth.line(synth.flat(f"{dataset}-{rng.random()}", 20, rng.randint(5, 60), rng))
-        for _ in range(count)
+        line(flat(f"{dataset}-{rng.random()}", 20, rng.randint(5, 60), rng)) for _ in range(count)
     )
 
 

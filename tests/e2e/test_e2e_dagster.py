@@ -6,6 +6,7 @@ root (append, then fix a broken file), so the read-only assertions come first.
 
 from __future__ import annotations
 
+import json
 import time
 from functools import partial
 from pathlib import Path
@@ -24,6 +25,7 @@ from .expect import (
     stats_now,
 )
 from .harness import (
+    BUDGET_DATASET,
     CLEAN_DATASET,
     DATASET_TAG,
     FIXABLE_DATASET,
@@ -41,6 +43,7 @@ from .harness import (
     ds_key,
     read_stats,
     wait_for,
+    write_budget_records,
 )
 
 pytestmark = [
@@ -52,6 +55,7 @@ pytestmark = [
 
 FILE_SENSOR = "dataset_files_changed"
 NOTIFY_TIMEOUT_S = 180.0
+BUDGET_CHECK = "cost_within_budget"
 
 
 def test_every_dataset_file_becomes_an_asset_in_its_own_group(dagster_api: DagsterApi) -> None:
@@ -258,6 +262,44 @@ def test_fixing_the_broken_file_passes_its_checks_and_sends_resolved(
         return FIXABLE_DATASET in text and "resolved" in text.lower()
 
     webhook.wait_for(resolved, NOTIFY_TIMEOUT_S)
+
+
+def _budget_alerts(webhook: WebhookReceiver) -> list[tuple[str, str]]:
+    """(kind, severity) of every budget alert posted for the budget dataset, in order."""
+    found = []
+    for post in webhook.snapshot():
+        body = json.loads(post.body)
+        for alert in body.get("alerts", []):
+            if (alert.get("dataset"), alert.get("check")) == (BUDGET_DATASET, BUDGET_CHECK):
+                found.append((alert["kind"], alert["severity"]))
+    return found
+
+
+def test_a_budget_warns_once_on_the_projection_then_errs_once_on_the_spending(
+    dagster_api: DagsterApi, materialized: Materialized, webhook: WebhookReceiver
+) -> None:
+    root = dagster_api.dev.data_root
+    write_budget_records(root, 0, 2)  # 2 of 10 spent: the projection is 10 records' worth
+    assert dagster_api.wait_for_run(dagster_api.launch([STATS_KEY])) == "SUCCESS"
+    warned = wait_for(
+        lambda: ("projected_over_budget", "warn") in _budget_alerts(webhook),
+        NOTIFY_TIMEOUT_S,
+        "the projected-over-budget warning",
+    )
+    assert warned and _budget_alerts(webhook) == [("projected_over_budget", "warn")]
+    write_budget_records(root, 2, 4)  # 6 records spent: over the 5.5 records' budget
+    assert dagster_api.wait_for_run(dagster_api.launch([STATS_KEY])) == "SUCCESS"
+    wait_for(
+        lambda: ("over_budget", "error") in _budget_alerts(webhook),
+        NOTIFY_TIMEOUT_S,
+        "the over-budget error",
+    )
+    time.sleep(3 * SENSOR_INTERVAL_S)  # more ticks of the budget sensor: nothing new to say
+    assert _budget_alerts(webhook) == [("projected_over_budget", "warn"), ("over_budget", "error")]
+    stats = stats_now(dagster_api)["datasets"][BUDGET_DATASET]
+    assert stats["cost_usd"] > 0 and stats["cost_unpriced"]["n_records"] == 0
+    error = [p for p in webhook.snapshot() if "over_budget" in p.text()][-1]
+    assert "spent $" in error.text() and "budget $" in error.text()
 
 
 def test_no_two_runs_for_one_dataset_ever_overlap(dagster_api: DagsterApi) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from genledger.demo import synth
+from genledger.synth.records import WRITERS, openai_chat, sglang_generate, tokenized
 
 RNG = random.Random(5)
 BIG = 10**30
@@ -21,8 +21,8 @@ def _dumps(record: Any) -> bytes:
     return orjson.dumps(record)
 
 
-SYNTH = [_dumps(w(f"id-{i}", 5 + i, 9 + i, RNG)) for i, w in enumerate(synth.WRITERS.values())]
-CHAT = synth.openai_chat("c1", 3, 4, RNG)
+SYNTH = [_dumps(w(f"id-{i}", 5 + i, 9 + i, RNG)) for i, w in enumerate(WRITERS.values())]
+CHAT = openai_chat("c1", 3, 4, RNG)
 # v2 formats: one line of each (docs/formats.md), their failures, stream pieces, odd counts
 V2_LINES: list[bytes] = [
     b'{"id": "resp_1", "object": "response", "status": "completed", "error": null, "output": '
@@ -92,7 +92,7 @@ V2_LINES: list[bytes] = [
 RESPONSE_LINES: list[bytes] = [
     *SYNTH,
     *V2_LINES,
-    _dumps([synth.sglang_generate(f"b{i}", 2, 3, RNG) for i in range(3)]),  # an SGLang batch
+    _dumps([sglang_generate(f"b{i}", 2, 3, RNG) for i in range(3)]),  # an SGLang batch
     b"[]",
     b'[{"completion_tokens": 1}, 5]',
     b'{"object": "text_completion", "choices": [{"text": "x</think>"}], "usage": '
@@ -159,7 +159,7 @@ RESPONSE_LINES: list[bytes] = [
     b'{"completion_tokens": NaN}',
 ]
 TOKENIZED_LINES: list[bytes] = [
-    _dumps(synth.tokenized(3, 4, RNG)),
+    _dumps(tokenized(3, 4, RNG)),
     b'{"input_ids": [[1, 2, 3]], "loss_mask": [[0, 1, 1]]}',
     b'{"input_ids": [[1, 2], [3]], "loss_mask": [0, 1, 1]}',
     b'{"input_ids": [[]], "loss_mask": []}',

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-from genledger.demo import synth
 from genledger.rules.catalogue import COUNTER_NAMES
+from genledger.synth.records import flat, no_tokens, sglang_generate
 
 GENLEDGER = Path(sys.executable).with_name("genledger")
 RNG = random.Random(11)
@@ -49,10 +49,10 @@ def build_clean(root: Path) -> None:
     ds = root / "clean run"
     ds.mkdir(parents=True)
     (ds / "prompts.jsonl").write_bytes(jl(*({"q": i} for i in range(10))) + b"\n")
-    shard0 = [synth.sglang_generate(f"s{i}", p, c, RNG) for i, (p, c) in enumerate(CLEAN_COUNTS)]
+    shard0 = [sglang_generate(f"s{i}", p, c, RNG) for i, (p, c) in enumerate(CLEAN_COUNTS)]
     (ds / "raw_responses_000.jsonl").write_bytes(jl(*shard0))
-    batch = [synth.sglang_generate(f"b{i}", p, c, RNG) for i, (p, c) in enumerate(BATCH_COUNTS)]
-    flats = [synth.flat(f"f{i}", p, c, RNG) for i, (p, c) in enumerate(FLAT_COUNTS)]
+    batch = [sglang_generate(f"b{i}", p, c, RNG) for i, (p, c) in enumerate(BATCH_COUNTS)]
+    flats = [flat(f"f{i}", p, c, RNG) for i, (p, c) in enumerate(FLAT_COUNTS)]
     (ds / "raw_responses_001.jsonl").write_bytes(jl(batch, *flats) + b'{"id": "torn", "comp')
     pre = root / "A1"
     pre.mkdir()
@@ -67,7 +67,7 @@ def build_clean(root: Path) -> None:
 
 
 def expected_clean() -> dict[str, dict[str, Any]]:
-    """The stats blocks docs/design.md §5 gives for `build_clean`, computed from the plan."""
+    """The stats blocks docs/stats-json.md gives for `build_clean`, computed from the plan."""
     responses = CLEAN_COUNTS + BATCH_COUNTS + FLAT_COUNTS
     total_comp = sum(c for _, c in responses)
     zero_quality = {name: 0 for name in COUNTER_NAMES}
@@ -146,7 +146,7 @@ def test_collect_exits_1_on_an_error_failure_and_still_writes_stats(tmp_path: Pa
     broken = root / "seed bug"
     broken.mkdir()
     (broken / "raw_responses.jsonl").write_bytes(
-        jl(*(synth.no_tokens(f"n{i}", 5, 9, RNG) for i in range(4))) + b"{oops\n"
+        jl(*(no_tokens(f"n{i}", 5, 9, RNG) for i in range(4))) + b"{oops\n"
     )
     out = tmp_path / "stats.json"
     done = run("collect", root, "-o", out, "--state", tmp_path / "state", cwd=tmp_path)
@@ -158,7 +158,7 @@ def test_collect_exits_1_on_an_error_failure_and_still_writes_stats(tmp_path: Pa
     assert quality["all_tokens_zero_or_missing"] == 1
     assert quality["status"] == "error"
     malformed = next(f for f in quality["failures"] if f["check"] == "malformed_lines")
-    size_before = sum(len(jl(synth.no_tokens(f"n{i}", 5, 9, RNG))) for i in range(4))
+    size_before = sum(len(jl(no_tokens(f"n{i}", 5, 9, RNG))) for i in range(4))
     assert malformed["examples"][0]["line"] == 5
     assert malformed["examples"][0]["offset"] == size_before
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("seed bug:")]
@@ -172,7 +172,7 @@ def test_collect_again_after_appends_equals_a_full_scan(tmp_path: Path) -> None:
     assert run("collect", root, "-o", out, "--state", state, cwd=tmp_path).returncode == 0
     shard = root / "clean run" / "raw_responses_001.jsonl"
     with shard.open("ab") as handle:
-        handle.write(b'letion_tokens": 5}\n' + jl(synth.flat("g", 2, 0, RNG)))
+        handle.write(b'letion_tokens": 5}\n' + jl(flat("g", 2, 0, RNG)))
     assert run("collect", root, "-o", out, "--state", state, cwd=tmp_path).returncode == 1
     incremental = orjson.loads(out.read_bytes())["datasets"]["clean run"]
     full_out = tmp_path / "full.json"
@@ -271,3 +271,16 @@ def test_quick_exit_flushes_and_skips_teardown_only_when_nothing_runs(
     assert done.stdout == "x" * 200_000 and done.stderr == "summary"
     assert (tmp_path / "thread").exists() == thread
     assert (tmp_path / "teardown").exists() == thread
+
+
+def test_a_bad_price_stops_collect_with_one_line_naming_the_file_and_key(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    build_clean(root)
+    config = tmp_path / "genledger.toml"
+    config.write_text('[prices."gpt-4o"]\ninput = -2.5\noutput = 10\n')
+    out = tmp_path / "stats.json"
+    done = run("collect", root, "-o", out, "--config", config, cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0] and 'prices."gpt-4o".input' in lines[0]
+    assert not out.exists()

@@ -82,3 +82,43 @@ def test_a_negative_or_non_numeric_dagster_duration_is_named(tmp_path: Path, lin
     file.write_text(f"[dagster]\n{line}\n")
     with pytest.raises(ConfigError, match=line.split(" ")[0]):
         load_config(file, env={})
+
+
+def test_prices_fleet_and_budgets_are_read_from_their_tables(tmp_path: Path) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text(
+        '[prices."org/model-7b"]\ninput = 0.2\noutput = 1\ncache_read = 0.05\n'
+        "[fleet]\ngpu_hour_usd = 2.4\ngpus = 16\n[budget]\nrun_usd = 5000\n"
+        '[datasets."A B"]\nbudget_usd = 12.5\nmodel = "kimi"\nprovider = "moonshotai"\n'
+    )
+    config = load_config(file, env={})
+    price = config.prices["org/model-7b"]
+    assert (price.input, price.output, price.cache_read, price.cache_write) == (0.2, 1, 0.05, None)
+    assert (config.fleet.gpu_hour_usd, config.fleet.gpus) == (2.4, 16)
+    assert config.budget.run_usd == 5000
+    assert (config.budgets, config.models) == ({"A B": 12.5}, {"A B": "kimi"})
+    assert config.providers == {"A B": "moonshotai"}
+
+
+@pytest.mark.parametrize(
+    ("toml", "named"),
+    [
+        ('[prices."m"]\ninput = -1\n', r'prices\."m"\.input'),
+        ('[prices."m"]\ninput = "cheap"\n', r'prices\."m"\.input'),
+        ('[prices."m"]\ninptu = 1\n', r"prices\.\"m\": unknown key 'inptu'"),
+        ('[prices."m"]\ncache_read = 1\n', r'prices\."m": give `input` or `output`'),
+        ("[prices]\nm = 3\n", r'prices\."m" must be a table'),
+        ("[fleet]\ngpus = 0\n", r"fleet\.gpus"),
+        ("[fleet]\ngpu_hour_usd = nan\n", r"fleet\.gpu_hour_usd"),
+        ("[budget]\nrun_usd = 0\n", r"budget\.run_usd must be a number > 0"),
+        ("[datasets.x]\nbudget_usd = -3\n", r"datasets\.x\.budget_usd"),
+    ],
+)
+def test_a_bad_price_fleet_or_budget_is_refused_naming_the_file_and_key(
+    tmp_path: Path, toml: str, named: str
+) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text(toml)
+    with pytest.raises(ConfigError, match=named) as refused:
+        load_config(file, env={})
+    assert str(file) in str(refused.value) and "\n" not in str(refused.value)

@@ -25,6 +25,7 @@ import psutil
 import pytest
 
 PREFIX = "genledger demo:"
+PROJECT = Path(__file__).resolve().parents[3]
 REFRESH = f"{PREFIX} refresh "
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 90.0
@@ -115,6 +116,8 @@ def test_demo_shows_only_its_own_lines_and_ctrl_c_stops_everything_cleanly(
     port = free_port()
     command = [*genledger_exe(), "demo", "--port", str(port), "--refresh", "2"]
     command += ["--rate", "60", "--records", "5000"]
+    # run elsewhere than the checkout: the code location must come from the workspace given
+    command += ["--workspace", str(PROJECT / "workspace.yaml")]
     proc = subprocess.Popen(
         command,
         env=env,
@@ -138,6 +141,8 @@ def test_demo_shows_only_its_own_lines_and_ctrl_c_stops_everything_cleanly(
         home = after(out.lines, "DAGSTER_HOME=")
         data_root = Path(after(out.lines, "simulated run in"))
         assert f"Dagster UI at http://127.0.0.1:{port}" in out.text()
+        assert after(out.lines, "Dagster workspace") == str(PROJECT / "workspace.yaml")
+        assert Path(home, "dagster.yaml").read_bytes() == (PROJECT / "dagster.yaml").read_bytes()
         assert data_root.is_dir() and data_root.is_relative_to(tmp_path)
 
         log_text = log.read_text(errors="replace")
@@ -218,3 +223,25 @@ def test_no_ui_demo_prints_summaries_and_sigterm_ends_it_with_the_goodbye(tmp_pa
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+@pytest.mark.timeout(60)
+def test_a_demo_started_outside_a_checkout_says_so_in_one_line_and_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GENLEDGER_", "DAGSTER_"))}
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run(
+        [*genledger_exe(), "demo", "--port", str(free_port())],
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"{PREFIX} no Dagster workspace at {tmp_path / 'workspace.yaml'}")
+    assert "--workspace" in line
+    assert list(tmp_path.iterdir()) == []  # no temp run, no log

@@ -19,11 +19,13 @@ from genledger.demo.run import (
     prepare,
     stop_group,
 )
+from genledger.demo.workspace import find_workspace
 from genledger.demo.writer import DemoWriter, demo_plan
 from genledger.refresh.collect import refresh
 from genledger.tail.discovery import discover
 
 N = 60
+PROJECT = Path(__file__).resolve().parents[3]
 
 
 def collect(root: Path, tmp_path: Path) -> dict:
@@ -108,13 +110,17 @@ def test_the_writer_thread_keeps_a_steady_pace_and_stops_when_told(tmp_path: Pat
     assert 20 <= written <= 400
 
 
-def test_prepare_gives_the_demo_a_dagster_home_with_the_projects_instance_config(
+def test_prepare_gives_the_demo_a_dagster_home_with_the_workspaces_instance_config(
     tmp_path: Path,
 ) -> None:
     paths = DemoPaths(tmp_path)
-    prepare(paths, DemoWriter(paths.data, demo_plan(N)))
+    instance = find_workspace(cwd=PROJECT).instance
+    prepare(paths, DemoWriter(paths.data, demo_plan(N)), instance=instance)
     assert (paths.dagster_home / "dagster.yaml").read_text().count("genledger/dataset") >= 1
     assert paths.env()["GENLEDGER_DATA_ROOT"] == str(paths.data)
+    bare = DemoPaths(tmp_path / "bare")
+    prepare(bare, DemoWriter(bare.data, demo_plan(N)), instance=None)
+    assert bare.dagster_home.is_dir() and not (bare.dagster_home / "dagster.yaml").exists()
 
 
 def test_refresh_gives_dagster_a_config_with_that_sensor_interval_and_only_then(

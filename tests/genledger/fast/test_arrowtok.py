@@ -44,7 +44,8 @@ def tally(path: Path) -> Any:
         for k, v in scan.delta.failures.items()
     }
     d = scan.delta
-    return d.records, d.counted, d.nonzero, d.total_tokens, d.total_loss_tokens, failures
+    keys = ("tokenized_records", "tokens_counted", "tokens_nonzero", "total_tokens")
+    return *(d[k] for k in keys), d["total_loss_tokens"], failures
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -17,9 +15,12 @@ from hypothesis import strategies as st
 
 from genledger.fast import lines as fastparse
 from genledger.fast import rawtext, vector
+from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
-from genledger.refresh.scan import line_facts
+from genledger.refresh.count import line_facts
+from genledger.refresh.reading import Reading
+from genledger.synth import corpus
 
 from ..hard_lines import (
     API_RESPONSES,
@@ -43,11 +44,14 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
         return ("malformed", str(exc))
 
 
-def assert_same(line: bytes, role: str) -> None:
-    """Every path, and the typed shapes alone when they take the line, give the general facts."""
-    expected = outcome(general_facts, line, role)
+def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> None:
+    """Every path, and the typed shapes alone when they take the line, give the general facts
+    (under `formats`: the typed shapes answer only under the built-in ones)."""
+    expected = outcome(lambda c, r: general_facts(c, r, formats), line, role)
     for flags in read_flags(line):  # the text lever's checks, both ways, and none
-        assert outcome(_with(flags), line, role) == expected, (line[:200], flags)
+        assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
+        if not formats.built_in_only and role == "responses":
+            continue
         typed = fastparse._Typed(
             fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
         )
@@ -58,7 +62,7 @@ def assert_same(line: bytes, role: str) -> None:
                 assert facts == expected, (line[:200], flags)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
     with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
-        assert fastparse._Decoder(role).decode(line) == expected, line[:200]
+        assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
 
 
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
@@ -72,8 +76,9 @@ def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
     ]
 
 
-def _with(flags: rawtext.ReadFlags) -> Any:
-    return lambda line, role: line_facts(line, role, flags)
+def _with(flags: rawtext.ReadFlags, formats: FormatSet = BUILT_IN_ONLY) -> Any:
+    reading = Reading(formats)
+    return lambda line, role: line_facts(line, role, flags, reading)
 
 
 @pytest.mark.parametrize("line", RESPONSE_LINES)
@@ -94,11 +99,11 @@ def test_a_response_line_read_as_tokenized_and_back_still_agrees(line: bytes) ->
 
 def test_the_fast_path_really_decodes_the_common_shapes() -> None:
     # Guards the lever itself: these must not fall back, or the speed-up silently vanishes.
-    decoder = fastparse._Decoder("responses")
+    decoder = fastparse._Decoder("responses", BUILT_IN_ONLY)
     for line in RESPONSE_LINES[:7]:
         if general_facts(line, "responses")[0].format is not None:  # a missing count is rare
             assert decoder.decode(line)
-    assert fastparse._Decoder("tokenized").decode(TOKENIZED_LINES[0])
+    assert fastparse._Decoder("tokenized", BUILT_IN_ONLY).decode(TOKENIZED_LINES[0])
 
 
 @settings(max_examples=300, deadline=None)
@@ -133,42 +138,31 @@ def test_near_misses_of_the_tokenized_shape_give_the_general_facts(line: bytes) 
 
 
 def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
-    # Guards the lever: the corpus' own records (and batches of them) must not fall back.
-    corpus = load_corpus_module()
+    # Guards the lever: every corpus shape's own records (and batches of them) must not fall
+    # back, each written as its shape writes it (orjson, or Python's json with spaces).
     rng = np.random.default_rng(3)
-    typed = fastparse._typed("responses")
-    makers = [
-        corpus.sglang,
-        corpus.flat,
-        corpus.chat,
-        corpus.batch,
-        corpus.wrapped,
-        corpus.tgi,
-        corpus.derived,
-        corpus.responses_api,
-        corpus.anthropic,
-        corpus.gemini,
-        corpus.cohere,
-        corpus.vllm_n4,
-        corpus.chat2,
-        corpus.wrapped2,
-        corpus.sglang2,
-        corpus.flat2,
-        corpus.batch2,
-    ]
-    for maker in makers:
-        records = [maker(f"r{i}", rng) for i in range(30)]
-        taken = 0
-        for record in [*records, records[:4]]:
-            # the second corpus' makers end in 2: Python's writer, ensure_ascii=False
-            line = corpus._dumps("second" if maker.__name__.endswith("2") else "x", record)
-            facts = typed.decode(line, read_flags(line)[-1])
-            taken += facts is not None
-            assert_same(line, "responses")
-        assert taken >= 25, maker.__name__  # a few failed requests and think leaks fall back
-    line = orjson.dumps(corpus.tokenized("t", rng), option=orjson.OPT_SERIALIZE_NUMPY)
-    tokenized = fastparse._typed("tokenized").decode(line, rawtext.NOTHING_PLAIN)
-    assert tokenized == general_facts(line, "tokenized")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    seen: set[tuple[corpus.Maker, bool]] = set()
+    for shape in corpus.SHAPES.values():
+        for maker in shape.makers("responses"):
+            if (maker, shape.python_writer) in seen:
+                continue
+            seen.add((maker, shape.python_writer))
+            records = [maker(f"r{i}", rng) for i in range(30)]
+            taken = 0
+            for record in [*records, records[:4]]:
+                line = shape.dumps(record)
+                facts = typed.decode(line, read_flags(line)[-1])
+                taken += facts is not None
+                assert_same(line, "responses")
+            # a few failed requests and think leaks fall back
+            assert taken >= 25, (shape.name, maker.__name__)
+        for maker in shape.makers("tokenized"):
+            line = shape.dumps(maker("t", rng))
+            tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(
+                line, rawtext.NOTHING_PLAIN
+            )
+            assert tokenized == general_facts(line, "tokenized"), (shape.name, maker.__name__)
 
 
 @settings(max_examples=400, deadline=None)
@@ -193,14 +187,8 @@ def test_generated_near_shape_tokenized_rows_give_the_general_facts(data: st.Dat
     assert_same(data.draw(encodings(record)), "tokenized")
 
 
-def _dumps(record: Any) -> bytes:
-    """A corpus record as the corpus writes it (numpy arrays as lists)."""
-    return orjson.dumps(record, option=orjson.OPT_SERIALIZE_NUMPY)
-
-
 def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
     # Guards the lever: the hosted APIs' shapes are in the typed tier, each taking its format.
-    corpus = load_corpus_module()
     rng = np.random.default_rng(4)
     formats = {
         corpus.responses_api: "openai_responses",
@@ -210,7 +198,7 @@ def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
         corpus.vllm_n4: "vllm_offline",
     }
     for maker, name in formats.items():
-        line = _dumps(maker("r", rng))
+        line = corpus.REFERENCE.dumps(maker("r", rng))
         for flags in read_flags(line):
             facts = fastparse._Typed(fastparse.RESPONSE_SHAPES).decode(line, flags)
             assert facts is not None and facts[0].format == name, maker.__name__
@@ -247,16 +235,6 @@ def test_a_read_with_many_angle_brackets_makes_every_line_search() -> None:
     assert not rawtext.plain_line(b'{"text": "a</think>"}', rawtext.ReadFlags(True, False, True))
     assert rawtext.plain_line(b'{"text": "a</think>"}', plain)  # not a tagged length: skipped
     assert not rawtext.plain_line(b"think>", rawtext.ReadFlags(True, False, True, frozenset({6})))
-
-
-def load_corpus_module() -> Any:
-    """benchmarks/corpus.py, which is not a package."""
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "corpus.py"
-    spec = importlib.util.spec_from_file_location("bench_corpus", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_lines_read_together_share_their_reads_flags() -> None:

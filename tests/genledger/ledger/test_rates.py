@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from genledger.config import Config
-from genledger.demo.synth import WRITERS, line
 from genledger.ledger.rates import MAX_SAMPLES, MIN_SPAN_S, WINDOW_S, total_rate, update_rates
 from genledger.ledger.records import DatasetRecord
 from genledger.refresh.collect import refresh
+from genledger.synth.records import WRITERS, line
 
 T0 = 1_800_000_000.0
 

@@ -1,4 +1,4 @@
-"""The stats JSON v1 fields (docs/design.md §5): expected totals, progress, averages, files."""
+"""The stats JSON v1 fields (docs/stats-json.md): expected totals, progress, averages, files."""
 
 from __future__ import annotations
 

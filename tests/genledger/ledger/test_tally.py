@@ -5,22 +5,24 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from genledger.demo import synth
-from genledger.ledger.account import responses_by_frame, tokenized_by_frame
+import pytest
+
+from genledger.ledger.books import account
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import response_facts
 from genledger.parse.table import TableBuilder
 from genledger.parse.tokenized import tokenized_facts
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
+from genledger.synth.records import WRITERS
 
 
 def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
     """Records of every writer, some zero, some invalid, some repeated ids."""
     rng = random.Random(seed)
-    kinds = sorted(synth.WRITERS)
+    kinds = sorted(WRITERS)
     records = []
     for i in range(n):
-        record = synth.WRITERS[kinds[i % len(kinds)]](f"r{i % 7}", 3, rng.randint(0, 9), rng)
+        record = WRITERS[kinds[i % len(kinds)]](f"r{i % 7}", 3, rng.randint(0, 9), rng)
         if i % 5 == 0:
             record["completion_tokens"] = "bad"  # a flat count; other formats win before it
         records.append(record)
@@ -32,7 +34,7 @@ def tally(records: list[dict[str, Any]], first_line: int = 1) -> FileTally:
     builder = TableBuilder("responses", "raw_responses.jsonl")
     for i, record in enumerate(records):
         builder.add(first_line + i, 100 * (first_line + i), 0, response_facts(record))
-    return responses_by_frame(builder.frame())
+    return FileTally.accounted(account("responses")(builder.rows))
 
 
 def test_two_halves_add_up_to_the_whole() -> None:
@@ -40,7 +42,7 @@ def test_two_halves_add_up_to_the_whole() -> None:
     whole = tally(records)
     halves = tally(records[:17]) + tally(records[17:], first_line=18)
     assert halves == whole
-    assert whole.records == 40 and whole.failures
+    assert whole["records"] == 40 and whole.failures
 
 
 def test_sum_from_an_empty_tally_is_the_tally() -> None:
@@ -73,7 +75,20 @@ def test_tokenized_tallies_merge_too() -> None:
         builder = TableBuilder("tokenized", "tokenized_data.jsonl")
         for i, row in enumerate(part):
             builder.add(first + i, 0, 0, tokenized_facts(row))
-        return tokenized_by_frame(builder.frame())
+        return FileTally.accounted(account("tokenized")(builder.rows))
 
     assert tok(rows[:4], 1) + tok(rows[4:], 5) == tok(rows, 1)
-    assert tok(rows, 1).total_tokens == sum(len(r["input_ids"]) for r in rows)
+    assert tok(rows, 1)["total_tokens"] == sum(len(r["input_ids"]) for r in rows)
+
+
+def test_a_tally_of_sums_refuses_a_key_the_books_do_not_have() -> None:
+    assert FileTally.of(prompt_lines=3)["prompt_lines"] == 3
+    with pytest.raises(KeyError, match="prompt_line"):
+        FileTally.of(prompt_line=3)
+
+
+def test_a_damaged_tally_raises_instead_of_counting_wrong() -> None:
+    good = tally(mixed_records(4, seed=5)).to_dict()
+    for damaged in ({**good, "sums": [1, 2]}, {**good, "sums": {"records": "abc"}}, {}):
+        with pytest.raises((ValueError, KeyError, TypeError, AttributeError)):
+            FileTally.from_dict(damaged)

@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 
 from genledger.config import Config
-from genledger.demo.synth import WRITERS, line
 from genledger.monitor.render import render
 from genledger.monitor.state import MonitorState
 from genledger.refresh.collect import refresh
+from genledger.synth.records import WRITERS, line
 
 T0 = 1_800_000_000.0
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

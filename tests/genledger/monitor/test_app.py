@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from genledger.demo.synth import write_sample_tree
+from genledger.synth.tree import write_sample_tree
 
 from .conftest import ANSI
 

@@ -152,3 +152,33 @@ def test_the_reasoning_share_shows_only_where_records_report_it(tmp_path: Path) 
     plain = collect(tmp_path / "other", sdk.vllm_dataset().lines)
     text = frame(_state(plain, T0, tmp_path / "stats.json"), width=200)
     assert " think " not in text.splitlines()[2]
+
+
+def test_the_cost_column_shows_spent_and_projected_and_marks_unpriced_records(
+    tmp_path: Path,
+) -> None:
+    from genledger.config import Config
+    from genledger.refresh.collect import refresh
+    from tests.genledger.conftest import jl
+    from tests.genledger.ledger.test_cost import chat
+
+    folder = tmp_path / "data" / "ds"
+    folder.mkdir(parents=True)
+    (folder / "prompts.jsonl").write_bytes(jl(*({"p": i} for i in range(8))))
+    records = [chat("a", "gpt-4o", 9_000, 700), chat("b", "gpt-4o", 2_000, 300)]
+    (folder / "raw_responses.jsonl").write_bytes(jl(*records))
+    config = Config(
+        data_root=tmp_path / "data", stats_path=tmp_path / "s.json", state_dir=tmp_path / "st"
+    )
+    stats = refresh(config).stats
+    block = stats["datasets"]["ds"]
+    text = frame(_state(stats, T0, tmp_path / "s.json"), width=200)
+    cell = f"{fmt.usd(block['cost_usd'])} / {fmt.usd(block['cost_projected_usd'])}"
+    assert "$ spent / projected" in text.splitlines()[2] and cell in row(text, "ds")
+    with (folder / "raw_responses.jsonl").open("ab") as out:
+        out.write(jl(chat("c", "no-such-model-xyz", 10, 10)))
+    stats = refresh(config).stats
+    text = frame(_state(stats, T0, tmp_path / "s.json"), width=200)
+    assert f"{fmt.usd(stats['datasets']['ds']['cost_usd'])}+ /" in row(text, "ds")
+    plain = frame(_state({"datasets": {"x": {"kind": "inference"}}}, T0, tmp_path / "s.json"))
+    assert "spent" not in plain

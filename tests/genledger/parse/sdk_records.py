@@ -1,7 +1,7 @@
 """Response records as real pipelines write them: built with each client library's own models and
 dumped the ways pipelines dump them; SGLang and vLLM records follow their source.
 
-Each builder returns a `Dataset`: the JSONL lines and the truth docs/design.md §3 gives for them.
+Each builder returns a `Dataset`: the JSONL lines and the truth docs/formats.md gives for them.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ Dump = Callable[[Any], bytes]
 
 @dataclass
 class Truth:
-    """What the stats JSON must say about a dataset (docs/design.md §3 and §5)."""
+    """What the stats JSON must say about a dataset (docs/formats.md and docs/stats-json.md)."""
 
     n_done: int
     total_comp: int
     total_prompt: int
     total_reasoning: int | None = None
     total_cached_prompt: int | None = None
+    total_cache_write: int | None = None  # Anthropic's cache_creation_input_tokens
     n_samples: int | None = None  # None: n_done (one completion per record)
     stream_chunks: int = 0
     counters: dict[str, int] = field(default_factory=dict)  # quality counters that are not 0
@@ -316,6 +317,7 @@ def anthropic_dataset(dump: Dump) -> Dataset:
             total_prompt=(300 + 8 + 2048) + (20 + 8 + 0),
             total_reasoning=328 + 1024,
             total_cached_prompt=2048,
+            total_cache_write=8 + 8,
             counters={"empty_outputs": 1},
             formats={"anthropic_message": 2},
         ),
@@ -357,6 +359,7 @@ def anthropic_batch_dataset(dump: Dump) -> Dataset:
             total_prompt=18,
             total_reasoning=5,
             total_cached_prompt=0,
+            total_cache_write=8,
             n_samples=1,
             counters={"failed_requests": 3},
             formats={"anthropic_batch": 4},

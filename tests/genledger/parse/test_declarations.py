@@ -13,13 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Config, ConfigError, load_config
-from genledger.parse.declarations import (
-    ACTIVE,
-    BUILT_IN,
-    declared,
-    use_formats,
-    user_declaration,
-)
+from genledger.parse.declarations import BUILT_IN, FormatSet, user_declaration
 from genledger.parse.formats import response_facts
 from genledger.parse.paths import PathError, parse_condition, parse_field, parse_path
 from genledger.refresh.collect import refresh
@@ -29,12 +23,9 @@ from ..hard_lines import INTS, RESPONSE_RECORDS, SHAPED_RESPONSES, TEXTS, encodi
 from ..test_cli_collect import run
 
 
-@pytest.fixture(autouse=True)
-def built_in_only() -> Any:
-    """Every test starts and ends with the built-in declarations alone."""
-    use_formats(())
-    yield
-    use_formats(())
+def formats(*tables: dict[str, Any]) -> FormatSet:
+    """The user's declarations of `tables`, then the built-in ones."""
+    return FormatSet(tuple(user_declaration(t, "test") for t in tables))
 
 
 @pytest.mark.parametrize(
@@ -113,21 +104,34 @@ def my_record(uid: str, n: int, text: str = "4") -> dict[str, Any]:
 
 
 def test_a_user_declaration_reads_every_declared_field() -> None:
-    use_formats([user_declaration(MY_PIPELINE, "test")])
-    facts = response_facts(my_record("u1", 10))
-    assert facts[:9] == ("u1", "my_pipeline", "int", 10, None, 7, 5, 3, 1)
+    mine = formats(MY_PIPELINE)
+    facts = response_facts(my_record("u1", 10), mine)
+    named = ("record_id", "format", "count_type", "completion_tokens", "count_raw")
+    named += ("prompt_tokens", "reasoning_tokens", "cached_tokens", "n_samples")
+    assert tuple(getattr(facts, n) for n in named) == (
+        "u1",
+        "my_pipeline",
+        "int",
+        10,
+        None,
+        7,
+        5,
+        3,
+        1,
+    )
     assert (facts.finish_reason, facts.empty_output) == ("eos", False)
-    assert response_facts(my_record("u2", 10, text="")).empty_output
+    assert response_facts(my_record("u2", 10, text=""), mine).empty_output
     for record in (my_record("u1", 10), my_record("u2", 10, text="")):
-        assert_same(orjson.dumps(record), "responses")
+        assert_same(orjson.dumps(record), "responses", mine)
 
 
 def test_user_declarations_are_tried_before_the_built_in_ones() -> None:
     record = {"completion_tokens": 5, "mine": {"n": 9}}
     assert response_facts(record).format == "flat"
-    use_formats([user_declaration({"name": "mine", "completion_tokens": "mine.n"}, "test")])
-    assert (response_facts(record).format, response_facts(record).completion_tokens) == ("mine", 9)
-    assert ACTIVE.user
+    mine = formats({"name": "mine", "completion_tokens": "mine.n"})
+    facts = response_facts(record, mine)
+    assert (facts.format, facts.completion_tokens) == ("mine", 9)
+    assert response_facts(record).format == "flat"  # a value, not a setting in force
 
 
 @pytest.mark.parametrize(
@@ -147,7 +151,7 @@ def test_a_bad_declaration_in_the_config_is_a_config_error_naming_it(
     entries = "".join(f"{k} = {orjson.dumps(v).decode()}\n" for k, v in table.items())
     config.write_text("[[formats]]\n" + entries)
     with pytest.raises(ConfigError, match=re.escape(message)):
-        declared(load_config(config, env={}))
+        load_config(config, env={})
 
 
 def test_an_unknown_shape_is_missing_and_its_reason_names_the_keys_it_saw(tmp_path: Path) -> None:
@@ -200,9 +204,8 @@ DECLARED = shaped(
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_declared_format_takes_the_fast_path_with_the_general_facts(data: st.DataObject) -> None:
-    use_formats([user_declaration(MY_PIPELINE, "test")])
     record = data.draw(st.one_of(DECLARED, SHAPED_RESPONSES, RESPONSE_RECORDS))
-    assert_same(data.draw(encodings(record)), "responses")
+    assert_same(data.draw(encodings(record)), "responses", formats(MY_PIPELINE))
 
 
 def test_new_declarations_read_every_file_again(tmp_path: Path) -> None:
@@ -223,8 +226,7 @@ def test_new_declarations_read_every_file_again(tmp_path: Path) -> None:
 
 def test_a_declared_failure_rule_makes_failed_requests() -> None:
     table = {**MY_PIPELINE, "failed_when": "result.status=error"}
-    use_formats([user_declaration(table, "test")])
     record = {**my_record("u1", 0), "result": {"status": "error", "gen": {"n_tokens": 0}}}
-    facts = response_facts(record)
+    facts = response_facts(record, formats(table))
     assert facts.failed_request and facts.request_detail == "failed_when result.status=error"
     assert (facts.format, facts.completion_tokens, facts.n_samples) == ("my_pipeline", 0, 0)

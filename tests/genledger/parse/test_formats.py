@@ -1,17 +1,13 @@
-"""docs/design.md §3 format table: which path gives the count, prompt count and finish reason."""
+"""docs/formats.md format table: which path gives the count, prompt count and finish reason."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import orjson
 import pytest
 
-from genledger.demo import synth
 from genledger.parse.formats import record_id, response_facts
-
-RNG = random.Random(3)
 
 
 def facts_of(text: str) -> Any:
@@ -101,28 +97,6 @@ def test_chat_completion_without_object_stays_openai_chat() -> None:
     record = orjson.loads(CHAT)
     del record["object"]
     assert response_facts(record).format == "openai_chat"
-
-
-def test_synth_writers_produce_the_format_they_are_named_for() -> None:
-    expected = {
-        "sglang_generate": "sglang_generate",
-        "flat": "flat",
-        "openai_chat": "openai_chat",
-        "openai_batch": "openai_batch",
-        "tgi": "tgi",
-        "think_leak": "openai_chat",
-        "openai_completion": "openai_completion",
-        "wrapped_openai": "wrapped_openai",
-        "vllm": "vllm_offline",
-    }
-    for writer, fmt in expected.items():
-        facts = response_facts(synth.WRITERS[writer]("r", 10, 17, RNG))
-        assert (facts.format, facts.completion_tokens) == (fmt, 17)
-        assert facts.think_leak is (writer == "think_leak")
-    failed = response_facts(synth.failed_batch("r", 10, 17, RNG))
-    assert (failed.format, failed.failed_request, failed.record_id) == ("openai_batch", True, "r")
-    missing = response_facts(synth.no_tokens("r", 10, 17, RNG))
-    assert (missing.format, missing.failed_request) == (None, False)
 
 
 def test_first_present_path_wins_over_later_ones() -> None:

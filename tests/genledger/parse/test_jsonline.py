@@ -37,7 +37,7 @@ def test_lines_that_are_not_records_are_malformed_with_a_reason(line: bytes, why
 
 
 def test_an_empty_array_line_holds_no_records_and_is_not_malformed() -> None:
-    # An array of objects with zero elements is still one (docs/design.md §4 reads it so).
+    # An array of objects with zero elements is still one (docs/tailing.md reads it so).
     assert records_of(b"[]") == []
 
 

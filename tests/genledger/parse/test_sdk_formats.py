@@ -52,6 +52,7 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
 
 FIELDS = (
     "n_done", "total_comp", "total_prompt", "total_reasoning", "total_cached_prompt",
+    "total_cache_write",
     "n_samples", "stream_chunks", "formats",
 )  # fmt: skip
 
@@ -77,6 +78,7 @@ def test_each_format_and_dump_mode_is_counted_exactly(name: str, tmp_path: Path)
         "total_prompt": truth.total_prompt,
         "total_reasoning": truth.total_reasoning,
         "total_cached_prompt": truth.total_cached_prompt,
+        "total_cache_write": truth.total_cache_write,
         "n_samples": truth.n_done if truth.n_samples is None else truth.n_samples,
         "stream_chunks": truth.stream_chunks,
         "formats": truth.formats,
@@ -112,7 +114,7 @@ TYPED = tuple(
 @pytest.mark.parametrize("name", sorted(TYPED))
 def test_the_typed_shapes_take_these_sdk_dumps(name: str) -> None:
     # Guards the lever: these must not fall to the stand-in tier (~10x slower) unnoticed.
-    typed = fastparse._typed("responses")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
     for line in DATASETS[name]().lines:
         facts = facts_of_line(line, "responses")
         if any(f.failed_request for f in facts):

@@ -1,4 +1,4 @@
-"""Tokenized samples: input_ids and loss_mask, [[...]] unwrapped once (docs/design.md §3)."""
+"""Tokenized samples: input_ids and loss_mask, [[...]] unwrapped once (docs/formats.md)."""
 
 from __future__ import annotations
 

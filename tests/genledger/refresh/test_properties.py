@@ -1,6 +1,6 @@
 """Property tests: incremental refresh == full scan after every step, and a model-based reader test.
 
-Detection contract exercised here (docs/design.md §4): a file is re-read from 0 when its inode
+Detection contract exercised here (docs/tailing.md): a file is re-read from 0 when its inode
 changed, it shrank below the checkpoint, its first complete line changed, or any of the last
 `TAIL_WINDOW` bytes before the checkpoint changed. Replacements below always change the first
 line (a generation marker), as the contract requires; truncations and torn appends are arbitrary.

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -20,18 +23,17 @@ from genledger.tail.checkpoint import Checkpoint
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
-    tally = FileTally(
-        records=2, counted=2, nonzero=2, total_comp=9, ids=IdList.of([(1, "a"), (2, "b")])
-    )
+    tally = FileTally.of(records=2, counted=2, nonzero=2, total_comp=9)
+    tally.ids = IdList.of([(1, "a"), (2, "b")])
     tally.failures["zero_tokens"] = RuleTally(1, [{"file": "f", "line": 1, "reason": "0"}])
     state = FileState(
         name, "raw_responses.jsonl", "responses", Checkpoint(offset=10, lines=2), tally
     )
-    return DatasetRecord(name, root, {state.name: state})
+    return DatasetRecord(name, root, {state.name: state}, signature="old")
 
 
 def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     store.save(record)
     assert store.load(record.name) == record
@@ -39,12 +41,12 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
 
 
 def test_a_full_reread_keeps_only_the_rate_history(tmp_path: Path) -> None:
-    store = StateStore(tmp_path, "/data")
+    store = StateStore(tmp_path, "/data", "old")
     record = a_record()
     record.history = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     store.save(record)
     fresh = store.load(record.name, history_only=True)
-    assert fresh == DatasetRecord(record.name, "/data", history=record.history)
+    assert fresh == DatasetRecord(record.name, "/data", history=record.history, signature="old")
     assert StateStore(tmp_path, "/other").load(record.name, history_only=True).history == []
 
 
@@ -52,7 +54,37 @@ def test_a_damaged_record_costs_a_full_reread_not_a_crash(tmp_path: Path) -> Non
     store = StateStore(tmp_path, "/data")
     store.save(a_record())
     store.path("ds ü/1").write_bytes(b'{"version": 1, "name": "ds')
-    assert store.load("ds ü/1") == DatasetRecord("ds ü/1", "/data")
+    loaded = store.load("ds ü/1")
+    assert (loaded.files, loaded.notice) == ({}, "state record damaged: read again")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw.update(files=[1, 2]),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["checkpoint"].update(offset="abc"),
+        lambda raw: raw["files"]["raw_responses.jsonl"]["tally"].update(sums=[3]),
+        lambda raw: raw.update(history=[["x"]]),
+        lambda raw: raw["rules"].update(failures={"zero_tokens": 5}),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_read_again_with_a_notice(
+    tmp_path: Path, damage: Any
+) -> None:
+    store = StateStore(tmp_path, "/data", "old")
+    store.save(a_record())
+    raw = orjson.loads(store.path("ds ü/1").read_bytes())
+    damage(raw)
+    store.path("ds ü/1").write_bytes(orjson.dumps(raw))
+    loaded = store.load("ds ü/1")
+    assert (loaded.files, loaded.notice) == ({}, "state record damaged: read again")
+
+
+def test_counts_made_under_another_counting_signature_are_read_again(tmp_path: Path) -> None:
+    StateStore(tmp_path, "/data", "old").save(a_record())
+    loaded = StateStore(tmp_path, "/data", "new").load("ds ü/1")
+    assert loaded.files == {} and loaded.notice is not None and "read again" in loaded.notice
+    assert StateStore(tmp_path, "/data", "new").load("ds ü/1", history_only=True).files == {}
 
 
 def test_a_record_of_another_data_root_or_version_is_ignored(tmp_path: Path) -> None:
@@ -166,3 +198,27 @@ def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
     assert caught.value.errno == 5
     assert not any(path.exists() for path, _ in files)
     assert _temps(tmp_path) == []
+
+
+SIGNATURE = """
+from genledger.ledger.records import counting_signature
+from genledger.parse.declarations import FormatSet, user_declaration
+table = {"name": "m", "completion_tokens": "a.b", "detect": "x & y & z", "float_counts": FLOATS}
+print(counting_signature(FormatSet((user_declaration(table, "t"),))))
+"""
+
+
+def _signature_in_a_new_process(seed: int, floats: bool) -> str:
+    code = SIGNATURE.replace("FLOATS", str(floats))
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_counting_signature_is_the_same_in_every_process_and_moves_with_a_declaration() -> None:
+    # String hashing differs between processes: a signature built on it would re-read
+    # every file on every refresh.
+    first = _signature_in_a_new_process(1, False)
+    assert _signature_in_a_new_process(2, False) == first
+    assert _signature_in_a_new_process(1, True) != first  # any field of a declaration counts

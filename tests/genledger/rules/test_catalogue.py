@@ -1,4 +1,4 @@
-"""The rule catalogue: docs/design.md §5 counter names, §6 severities, the shared check families."""
+"""The rule catalogue: stats JSON counter names, severities, the shared check families."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ DESIGN_COUNTERS = (
     "loss_mask_mismatch",
     "no_trainable_tokens",
 )
-# docs/design.md §6: ERROR for missing/zero/invalid/malformed/mismatched-loss-mask/aggregate zero.
+# docs/checks.md: ERROR for missing/zero/invalid/malformed/mismatched-loss-mask/aggregate zero.
 DESIGN_ERRORS = {
     "malformed_lines",
     "missing_tokens",

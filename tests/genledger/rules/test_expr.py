@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.parse.formats import ResponseFacts
+from genledger.parse.schema import RESPONSES
 from genledger.parse.table import TableBuilder
 from genledger.rules.catalogue import DERIVED, RULES, TABLE_COLUMNS, Table, rules_of
 from genledger.rules.expr import Expr, col, condition_function, evaluate, row_function
@@ -81,28 +81,26 @@ def test_any_condition_agrees_row_by_row_and_over_columns(
     assert by_row == over_columns
 
 
+# Values the rule conditions compare some columns with; every other column by its kind.
+SPECIAL = {
+    "format": st.one_of(st.none(), st.sampled_from(["flat", "derived", "openai_chat"])),
+    "count_type": st.one_of(st.none(), st.sampled_from(["int", "bigint", "bool", "float"])),
+    "output_len": st.one_of(st.none(), st.integers(0, 5)),
+    "n_samples": st.integers(0, 4),
+}
+BY_KIND = {
+    "count": INTS,
+    "int": st.integers(0, 4),
+    "bool": st.booleans(),
+    "str": st.one_of(st.none(), st.text(max_size=3), st.just("stop")),
+}
+
+
 def _response_rows() -> st.SearchStrategy[tuple[Any, ...]]:
-    reasons = st.one_of(st.none(), st.just("stop"))
+    """Rows of every column of the facts schema (a new column is generated too)."""
     return st.builds(
-        ResponseFacts,
-        record_id=st.one_of(st.none(), st.text(max_size=3)),
-        format=st.one_of(st.none(), st.sampled_from(["flat", "derived", "openai_chat"])),
-        count_type=st.one_of(st.none(), st.sampled_from(["int", "bigint", "bool", "float"])),
-        completion_tokens=INTS,
-        count_raw=st.one_of(st.none(), st.just("true")),
-        prompt_tokens=INTS,
-        reasoning_tokens=INTS,
-        cached_tokens=INTS,
-        n_samples=st.integers(0, 4),
-        finish_reason=reasons,
-        more_finishes=reasons,
-        output_len=st.one_of(st.none(), st.integers(0, 5)),
-        failed_request=st.booleans(),
-        request_detail=st.one_of(st.none(), st.just("status_code 400")),
-        think_leak=st.booleans(),
-        empty_output=st.booleans(),
-        stream_chunk=st.booleans(),
-        missing_detail=st.one_of(st.none(), st.just("no known format; keys: id")),
+        RESPONSES.facts_type,
+        **{c.name: SPECIAL.get(c.name, BY_KIND[c.kind]) for c in RESPONSES.facts},
     )
 
 

@@ -8,24 +8,23 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
-from genledger.parse.formats import ResponseFacts
-from genledger.parse.table import EMPTY_RESPONSE, EMPTY_TOKENIZED, TableBuilder
-from genledger.parse.tokenized import TokenizedFacts
-from genledger.rules import models as schemas
-from genledger.rules.validation import run
+from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
+from genledger.parse.table import TableBuilder
+from genledger.rules.audit import validate
+from genledger.rules.catalogue import Table
 
 
-def response(**facts: Any) -> ResponseFacts:
+def response(**facts: Any) -> Facts:
     """A response row: no path, no flags, with `facts` set."""
-    return EMPTY_RESPONSE._replace(**facts)
+    return RESPONSES.make(**facts)
 
 
-def counted(n: int | None, fmt: str = "flat", **facts: Any) -> ResponseFacts:
+def counted(n: int | None, fmt: str = "flat", **facts: Any) -> Facts:
     """A response whose count path matched with an int (or null completion for non-int)."""
     return response(**{"format": fmt, "count_type": "int", "completion_tokens": n, **facts})
 
 
-def response_frame(*rows: ResponseFacts | str) -> pd.DataFrame:
+def response_frame(*rows: Facts | str) -> pd.DataFrame:
     """A responses table; a string row is a malformed line with that parse error."""
     builder = TableBuilder("responses", "raw_responses.jsonl")
     for line, row in enumerate(rows, start=1):
@@ -36,7 +35,7 @@ def response_frame(*rows: ResponseFacts | str) -> pd.DataFrame:
     return builder.frame()
 
 
-def tokenized_frame(*rows: TokenizedFacts | str) -> pd.DataFrame:
+def tokenized_frame(*rows: Facts | str) -> pd.DataFrame:
     """A tokenized table; a string row is a malformed line."""
     builder = TableBuilder("tokenized", "tokenized_data.jsonl")
     for line, row in enumerate(rows, start=1):
@@ -47,9 +46,9 @@ def tokenized_frame(*rows: TokenizedFacts | str) -> pd.DataFrame:
     return builder.frame()
 
 
-def failing_rows(model: type[pa.DataFrameModel], frame: pd.DataFrame, rule: str) -> list[int]:
+def failing_rows(table: Table, frame: pd.DataFrame, rule: str) -> list[int]:
     """Row positions failing `rule` after lazy validation."""
-    return run(model, frame).failing.get(rule, pd.Series([], dtype=int)).tolist()
+    return validate(table, frame).failing.get(rule, pd.Series([], dtype=int)).tolist()
 
 
 RESPONSE_CASES = {
@@ -105,45 +104,45 @@ RESPONSE_CASES = {
 @pytest.mark.parametrize("rule", sorted(RESPONSE_CASES))
 def test_each_response_rule_passes_fails_and_fails_with_nulls(rule: str) -> None:
     passing, failing, with_nulls = RESPONSE_CASES[rule]
-    assert failing_rows(schemas.ResponseTable, response_frame(*passing), rule) == []
+    assert failing_rows(Table.RESPONSES, response_frame(*passing), rule) == []
     frame = response_frame(*passing, *failing)
     expected = list(range(len(passing), len(passing) + len(failing)))
-    assert failing_rows(schemas.ResponseTable, frame, rule) == expected
+    assert failing_rows(Table.RESPONSES, frame, rule) == expected
     # The head row has every optional fact null and passes every rule.
     nulls = response_frame(counted(5), *with_nulls)
-    assert failing_rows(schemas.ResponseTable, nulls, rule) == list(range(1, len(with_nulls) + 1))
+    assert failing_rows(Table.RESPONSES, nulls, rule) == list(range(1, len(with_nulls) + 1))
 
 
 def test_missing_tokens_is_the_only_rule_of_a_record_without_a_path() -> None:
-    failing = run(schemas.ResponseTable, response_frame(response())).failing
+    failing = validate(Table.RESPONSES, response_frame(response())).failing
     assert set(failing) == {"missing_tokens"}
 
 
 def test_failed_request_is_not_missing_tokens() -> None:
-    failing = run(schemas.ResponseTable, response_frame(response(failed_request=True))).failing
+    failing = validate(Table.RESPONSES, response_frame(response(failed_request=True))).failing
     assert set(failing) == {"failed_requests"}
 
 
 def test_malformed_line_is_only_malformed() -> None:
-    failing = run(schemas.ResponseTable, response_frame("invalid JSON: x")).failing
+    failing = validate(Table.RESPONSES, response_frame("invalid JSON: x")).failing
     assert set(failing) == {"malformed_lines"}
 
 
 def test_counted_column_marks_valid_counts_only() -> None:
     frame = response_frame(counted(0), counted(4), counted(-2), response(), "bad")
-    table = run(schemas.ResponseTable, frame).table
+    table = validate(Table.RESPONSES, frame).table
     assert table["counted"].tolist() == [True, True, False, False, False]
 
 
 def test_a_fact_outside_the_schema_raises_instead_of_counting() -> None:
     frame = response_frame(response(format="flat", count_type="mystery", completion_tokens=1))
     with pytest.raises(pa.errors.SchemaErrors):
-        run(schemas.ResponseTable, frame)
+        validate(Table.RESPONSES, frame)
 
 
-def tok(n: int | None, loss_len: int | None = None, loss_sum: int | None = None) -> TokenizedFacts:
+def tok(n: int | None, loss_len: int | None = None, loss_sum: int | None = None) -> Facts:
     """A tokenized row."""
-    return EMPTY_TOKENIZED._replace(n_tokens=n, loss_len=loss_len, loss_sum=loss_sum)
+    return TOKENIZED.make(n_tokens=n, loss_len=loss_len, loss_sum=loss_sum)
 
 
 TOKENIZED_CASES = {
@@ -166,12 +165,12 @@ TOKENIZED_CASES = {
 @pytest.mark.parametrize("rule", sorted(TOKENIZED_CASES))
 def test_each_tokenized_rule_passes_fails_and_fails_with_nulls(rule: str) -> None:
     passing, failing, with_nulls = TOKENIZED_CASES[rule]
-    assert failing_rows(schemas.TokenizedTable, tokenized_frame(*passing), rule) == []
+    assert failing_rows(Table.TOKENIZED, tokenized_frame(*passing), rule) == []
     frame = tokenized_frame(*passing, *failing)
     expected = list(range(len(passing), len(passing) + len(failing)))
-    assert failing_rows(schemas.TokenizedTable, frame, rule) == expected
+    assert failing_rows(Table.TOKENIZED, frame, rule) == expected
     nulls = tokenized_frame(tok(None, None, None), *with_nulls)
-    got = failing_rows(schemas.TokenizedTable, nulls, rule)
+    got = failing_rows(Table.TOKENIZED, nulls, rule)
     assert got == ([0] if rule == "tokenized_missing_tokens" else []) + list(
         range(1, len(with_nulls) + 1)
     )
@@ -189,20 +188,20 @@ def id_frame(ids: list[str], files: list[str] | None = None) -> pd.DataFrame:
 
 
 def test_unique_ids_pass_and_every_repeat_after_the_first_fails() -> None:
-    assert failing_rows(schemas.IdTable, id_frame(["a", "b", "c"]), "duplicate_ids") == []
+    assert failing_rows(Table.IDS, id_frame(["a", "b", "c"]), "duplicate_ids") == []
     frame = id_frame(["a", "b", "a", "a", "b"])
-    assert failing_rows(schemas.IdTable, frame, "duplicate_ids") == [2, 3, 4]
+    assert failing_rows(Table.IDS, frame, "duplicate_ids") == [2, 3, 4]
 
 
 def test_an_empty_id_table_has_no_duplicates() -> None:
-    assert failing_rows(schemas.IdTable, id_frame([]), "duplicate_ids") == []
+    assert failing_rows(Table.IDS, id_frame([]), "duplicate_ids") == []
 
 
 def test_a_null_id_is_rejected_by_the_schema_not_counted() -> None:
     frame = id_frame(["a"])
     frame.loc[0, "record_id"] = None
     with pytest.raises(pa.errors.SchemaErrors):
-        run(schemas.IdTable, frame)
+        validate(Table.IDS, frame)
 
 
 def file_frame(rows: list[tuple[str, int, str | None]]) -> pd.DataFrame:
@@ -221,10 +220,10 @@ def test_file_rules_flag_unreadable_and_empty_files_separately() -> None:
     frame = file_frame(
         [("responses", 3, None), ("tokenized", 0, None), ("responses", 0, "vanished")]
     )
-    assert failing_rows(schemas.FileTable, frame, "unreadable_files") == [2]
-    assert failing_rows(schemas.FileTable, frame, "empty_files") == [1]
+    assert failing_rows(Table.FILES, frame, "unreadable_files") == [2]
+    assert failing_rows(Table.FILES, frame, "empty_files") == [1]
     clean = file_frame([("responses", 1, None)])
-    assert run(schemas.FileTable, clean).failing == {}
+    assert validate(Table.FILES, clean).failing == {}
 
 
 def dataset_frame(n_done: int, n_nonzero: int) -> pd.DataFrame:
@@ -241,24 +240,18 @@ def test_dataset_fails_when_records_exist_without_a_nonzero_count(
     n_done: int, n_nonzero: int, fails: bool
 ) -> None:
     rows = failing_rows(
-        schemas.DatasetTable, dataset_frame(n_done, n_nonzero), "all_tokens_zero_or_missing"
+        Table.DATASET, dataset_frame(n_done, n_nonzero), "all_tokens_zero_or_missing"
     )
     assert rows == ([0] if fails else [])
 
 
-def test_each_model_declares_exactly_its_tables_rule_columns() -> None:
-    from genledger.rules.catalogue import rules_of
-    from genledger.rules.frame import MODELS
+def test_each_schema_declares_exactly_its_tables_rule_columns() -> None:
+    from genledger.rules.catalogue import RULES, rules_of
+    from genledger.rules.models import schema_of
 
-    for table, model in MODELS.items():
-        declared = set(model.to_schema().columns)
+    for table in Table:
+        declared = set(schema_of(table).columns)
         wanted = {rule.name for rule in rules_of(table)}
         assert wanted <= declared, (table, wanted - declared)
-        other_rules = {r.name for r in rules_of_any()} & declared - wanted
+        other_rules = {r.name for r in RULES} & declared - wanted
         assert not other_rules, (table, other_rules)
-
-
-def rules_of_any() -> tuple:
-    from genledger.rules.catalogue import RULES
-
-    return RULES

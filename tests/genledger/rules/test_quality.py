@@ -1,4 +1,4 @@
-"""docs/design.md §3 counting rules end to end: real files, real collect, counters and examples."""
+"""docs/formats.md counting rules end to end: real files, real collect, counters and examples."""
 
 from __future__ import annotations
 

@@ -76,12 +76,13 @@ class SSHServer:
     wrong_known_hosts: Path  # the right host, another host key
     config: Path
     proc: subprocess.Popen[bytes] | None = None
+    command: list[str] | None = None  # how to start it (default: sshd listening on `port`)
 
     def start(self) -> None:
         """Start (or restart) sshd with the same config, port and keys."""
         log = open(self.config.parent / "sshd.log", "ab")  # noqa: SIM115 - kept by the process
         self.proc = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.config)],
+            self.command or [SSHD, "-D", "-e", "-f", str(self.config)],
             stdout=subprocess.DEVNULL,
             stderr=log,
             start_new_session=True,
@@ -112,38 +113,145 @@ class SSHServer:
             **extra,
         }
 
+    @property
+    def log(self) -> str:
+        """What sshd logged so far."""
+        return (self.config.parent / "sshd.log").read_text(errors="replace")
+
 
 @contextlib.contextmanager
-def sshd(base: Path) -> Iterator[SSHServer]:
-    """An OpenSSH server on 127.0.0.1 serving this machine's files over SFTP."""
+def sshd(base: Path, extra: str = "", authorized: Path | None = None) -> Iterator[SSHServer]:
+    """An OpenSSH server on 127.0.0.1 serving this machine's files over SFTP; `extra`:
+    more sshd_config lines; `authorized`: the public key it accepts (else its own user key's)."""
+    with _running(_sshd_setup(base, free_port(), extra, authorized)) as server:
+        yield server
+
+
+def _sshd_setup(base: Path, port: int, extra: str, authorized: Path | None) -> SSHServer:
     if not os.path.exists(SSHD):
         raise RuntimeError("sshd is missing: install openssh-server (.ci/run does)")
     base.mkdir(parents=True, exist_ok=True)
     host_key, user_key = keygen(base / "host_key"), keygen(base / "user_key")
     other_host, other_key = keygen(base / "other_host_key"), keygen(base / "other_key")
-    (base / "authorized_keys").write_text(user_key.with_suffix(".pub").read_text())
-    port = free_port()
+    accepted = authorized or user_key.with_suffix(".pub")
+    (base / "authorized_keys").write_text(accepted.read_text())
     config = base / "sshd_config"
-    config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {base}/sshd.pid\n"
+    config.write_text(  # `extra` first: sshd keeps the first value of each keyword
+        f"{extra}\nPort {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"
+        f"PidFile {base}/sshd.pid\n"
         f"AuthorizedKeysFile {base}/authorized_keys\nStrictModes no\nUsePAM no\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
         "PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
         "MaxStartups 100\nMaxSessions 100\n"
     )
     Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # sshd's privilege-separation dir
-    host_pub = host_key.with_suffix(".pub").read_text().split()[:2]
-    other_pub = other_host.with_suffix(".pub").read_text().split()[:2]
     known = base / "known_hosts"
-    known.write_text(f"[127.0.0.1]:{port} {' '.join(host_pub)}\n")
+    known.write_text(known_line(port, host_key))
     wrong = base / "wrong_known_hosts"
-    wrong.write_text(f"[127.0.0.1]:{port} {' '.join(other_pub)}\n")
-    server = SSHServer(port, getpass.getuser(), user_key, known, other_key, wrong, config)
+    wrong.write_text(known_line(port, other_host))
+    return SSHServer(port, getpass.getuser(), user_key, known, other_key, wrong, config)
+
+
+def known_line(port: int, host_key: Path) -> str:
+    """The known_hosts line of a host key served on 127.0.0.1:`port`."""
+    key = " ".join(host_key.with_suffix(".pub").read_text().split()[:2])
+    return f"[127.0.0.1]:{port} {key}\n"
+
+
+@contextlib.contextmanager
+def _running(server: SSHServer) -> Iterator[SSHServer]:
     try:
         server.start()
         yield server
     finally:
         server.stop()
+
+
+# The only way in to a host behind a jump host: this gate accepts on 127.0.0.1 and hands a
+# connection to `sshd -i` (inetd mode: no sshd listens anywhere) only when the connecting
+# socket belongs to the jump sshd or one of its sessions; any other connection is closed.
+GATE = """
+import socket, subprocess, sys
+import psutil
+port, jump, sshd, config, log = int(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:]
+server = socket.create_server(("127.0.0.1", port))
+def jumps(peer):
+    # None: the connecting socket is gone already (its owner closed it), so nobody is let in
+    # and nobody is blamed: under load a short-lived session may close before it is looked at.
+    for conn in psutil.net_connections("tcp4"):
+        if tuple(conn.laddr) == peer and conn.raddr and conn.raddr[1] == port and conn.pid:
+            try:
+                chain = [conn.pid, *(p.pid for p in psutil.Process(conn.pid).parents())]
+            except psutil.NoSuchProcess:
+                return None
+            return jump in chain
+    return None
+while True:
+    conn, peer = server.accept()
+    found = jumps(peer)
+    if found:
+        with open(log, "ab") as out:
+            subprocess.Popen([sshd, "-i", "-e", "-f", config], stdin=conn, stdout=conn, stderr=out)
+    else:
+        with open(log, "a") as out:
+            why = "not from the jump host" if found is False else "its socket was gone"
+            out.write(f"gate: {'refused' if found is False else 'closed'} {peer}, {why}\\n")
+    conn.close()
+"""
+
+
+@contextlib.contextmanager
+def sshd_behind(base: Path, jump: SSHServer, authorized: Path) -> Iterator[SSHServer]:
+    """An OpenSSH server on 127.0.0.1 that only `jump`'s sshd can reach (`GATE`), accepting
+    the public key `authorized`."""
+    server = _sshd_setup(base, free_port(), "", authorized)
+    assert jump.proc is not None
+    server.command = [
+        *(sys.executable, "-c", GATE, str(server.port), str(jump.proc.pid), SSHD),
+        *(str(server.config), str(base / "sshd.log")),
+    ]
+    with _running(server):
+        yield server
+
+
+@contextlib.contextmanager
+def ssh_agent(base: Path, *keys: Path) -> Iterator[str]:
+    """An ssh-agent of its own (its process group, stopped by pid) holding `keys`, whose files
+    are then deleted: the agent alone has them. Yields its SSH_AUTH_SOCK."""
+    base.mkdir(parents=True, exist_ok=True)
+    sock = base / "agent.sock"
+    proc = subprocess.Popen(
+        ["ssh-agent", "-D", "-a", str(sock)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not sock.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("ssh-agent did not start")
+            time.sleep(0.02)
+        for key in keys:
+            env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+            subprocess.run(["ssh-add", "-q", str(key)], env=env, check=True, timeout=30)
+            key.unlink()
+        yield str(sock)
+    finally:
+        stop(proc)
+
+
+def client_config(path: Path, known_hosts: list[Path], hosts: dict[str, dict[str, str]]) -> Path:
+    """An ssh_config at `path`: the known_hosts files for every host, then one `Host` block
+    per alias with its settings."""
+    trusted = "".join(p.read_text() for p in known_hosts)
+    (path.parent / "client_known_hosts").write_text(trusted)
+    lines = [f'UserKnownHostsFile "{path.parent / "client_known_hosts"}"']
+    for alias, settings in hosts.items():
+        lines.append(f"Host {alias}")
+        lines += [f"    {key} {value}" for key, value in settings.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 # Accepts every connection and holds it open, saying nothing (or only an SSH banner): a host

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from genledger.tail.checkpoint import START, Checkpoint, resume_decision
-from genledger.tail.fingerprint import TAIL_WINDOW, checksum, read_at
+from genledger.tail.fingerprint import TAIL_WINDOW, Fingerprint, checksum, read_at
 from genledger.tail.reader import FileReader
 from genledger.tail.roots import LocalHandle
 
@@ -27,7 +27,8 @@ def decide(path: Path, cp: Checkpoint) -> tuple[int, str]:
 
 
 def test_checkpoint_round_trips_through_its_dict() -> None:
-    cp = Checkpoint(offset=9, lines=2, head_len=4, head_sum="ab", tail_sum="cd", inode=7)
+    seen = Fingerprint(inode=7, head_len=4, head_sum="ab")
+    cp = Checkpoint(offset=9, lines=2, file=seen, tail_sum="cd")
     assert Checkpoint.from_dict(cp.to_dict()) == cp
     assert Checkpoint.from_dict({}) == START
 
@@ -36,8 +37,8 @@ def test_the_fingerprint_is_a_checksum_of_the_first_complete_line(tmp_path: Path
     path = tmp_path / "f"
     path.write_bytes(b"head line\nrest\n")
     cp = checkpoint_of(path)
-    assert cp.head_len == len(b"head line\n")
-    assert cp.head_sum == checksum(b"head line\n")
+    assert cp.file.head_len == len(b"head line\n")
+    assert cp.file.head_sum == checksum(b"head line\n")
 
 
 def test_an_unchanged_file_resumes_where_it_stopped(tmp_path: Path) -> None:

@@ -164,8 +164,8 @@ def test_torn_writes_during_refreshes_never_count_as_malformed_and_end_exact(
 
 PIECES_COLLECT = """
 import sys
-from genledger.fast import parallel
-from genledger.fast import split
+from genledger.refresh import parallel
+from genledger.refresh import split
 from genledger.cli import main
 parallel.MIN_PARALLEL_BYTES, split.PIECE_BYTES = 0, 4096  # every refresh: forked, in pieces
 sys.exit(main(sys.argv[1:]))

@@ -55,7 +55,7 @@ def test_a_partial_first_line_leaves_the_checkpoint_at_zero(tmp_path: Path) -> N
     path = tmp_path / "f.jsonl"
     path.write_bytes(b'{"a"')
     got, r1 = read(path)
-    assert got == [] and r1.checkpoint.offset == 0 and r1.checkpoint.head_sum is None
+    assert got == [] and r1.checkpoint.offset == 0 and r1.checkpoint.file.head_sum is None
     append(path, b":1}\n")
     assert read(path, r1.checkpoint)[0] == [b'{"a":1}']
 

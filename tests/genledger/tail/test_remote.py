@@ -20,13 +20,12 @@ import orjson
 import pytest
 
 from genledger.config import Config, Switches
-from genledger.fast import parallel
+from genledger.refresh import parallel
 from genledger.refresh.collect import refresh
-from genledger.refresh.scan import scan_job
 from genledger.tail.remote import Transfer
 
 from ..conftest import comparable
-from ..fast.test_parallel import rerun_alone
+from ..refresh.test_parallel import rerun_alone
 from ..shards import encode, gzip_being_written, jsonl, parquet, write
 from .servers import S3Server, SSHServer, free_port, moto_s3, silent_host, sshd
 
@@ -171,12 +170,13 @@ def _spy_on_workers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     forked: list[dict[str, Any]] = []
     real = parallel.scan_all
-    monkeypatch.setattr(
-        "genledger.refresh.collect.scan_all",
-        lambda jobs, scan, workers, *more: (
-            forked.append(real(jobs, scan, workers, *more)) or forked[-1]
-        ),
-    )
+
+    def spy(jobs: list[parallel.ScanJob], workers: int | None) -> parallel.Scans:
+        scans = real(jobs, workers)
+        forked.append(scans.done)
+        return scans
+
+    monkeypatch.setattr("genledger.refresh.collect.scan_all", spy)
     return forked
 
 
@@ -211,7 +211,7 @@ def test_a_thread_other_than_the_transports_keeps_remote_reads_in_process(
     other = threading.Thread(target=stop.wait, name="someone-elses")
     other.start()
     try:
-        assert parallel.scan_all(jobs, scan_job, workers=2) == {}  # forking now is not safe
+        assert not parallel.scan_all(jobs, workers=2).done  # forking now is not safe
     finally:
         stop.set()
         other.join()
@@ -449,7 +449,7 @@ def test_a_connection_lost_mid_refresh_fails_it_and_the_next_refresh_is_exact(
 LOSE_MIDWAY = """
 import os, signal, sys
 import psutil
-from genledger.fast import parallel
+from genledger.refresh import parallel
 from genledger.tail.remote import Transfer
 from genledger.cli import main
 

@@ -13,12 +13,11 @@ from genledger.tail.sealed import (
     Inflater,
     NotThisFormat,
     StreamTail,
-    fingerprint,
     lines_of,
+    mark_of,
     prefetched,
     same_file,
     settled,
-    zstd_ahead,
 )
 
 from ..shards import gz, gzip_being_written, zst, zstd_being_written
@@ -28,18 +27,20 @@ COMPRESS = {"gzip": gz, "zstd": zst}
 BEING_WRITTEN = {"gzip": gzip_being_written, "zstd": zstd_being_written}
 
 
+AHEAD = [True]  # zstd decompressed in a thread ahead of the lines, or inline (busy workers)
+
+
 @pytest.fixture(autouse=True, params=[True, False], ids=["zstd-ahead", "zstd-inline"])
 def ahead(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every case with zstd decompressed in a thread ahead of the lines and inline (as busy
-    forked workers do)."""
-    zstd_ahead(request.param)
+    """Every case with zstd decompressed ahead of the lines and inline."""
+    AHEAD[0] = request.param
     yield
-    zstd_ahead(True)
+    AHEAD[0] = True
 
 
 def decode(data: bytes, form: str) -> tuple[list[bytes], Inflater, StreamTail]:
     inflater, tail = Inflater(io.BytesIO(data), form), StreamTail()
-    lines = [row[2] for block in lines_of(inflater, tail) for row in block.rows()]
+    lines = [row[2] for block in lines_of(inflater, tail, AHEAD[0]) for row in block.rows()]
     return lines, inflater, tail
 
 
@@ -105,13 +106,13 @@ def test_the_fingerprint_changes_with_any_rewrite_of_the_bytes(tmp_path: Path) -
     path = tmp_path / "a.jsonl.gz"
     path.write_bytes(gz(DATA))
     handle = LocalHandle(path)
-    before = fingerprint(handle)
+    before = mark_of(handle)
     handle.close()
     with path.open("r+b") as f:  # same size, same inode, a byte changed near the end
         f.seek(-3, 2)
         f.write(b"\x00\x00\x00")
     handle = LocalHandle(path)
-    after = fingerprint(handle)
+    after = mark_of(handle)
     handle.close()
     assert not same_file(before, after)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -13,11 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from genledger.config import Config, Switches
-from genledger.fast import parallel, split
-from genledger.fast.parallel import ScanJob, scan_all
+from genledger.refresh import parallel, split
 from genledger.refresh.collect import refresh
-from genledger.refresh.scan import scan_file, scan_job
-from genledger.refresh.sealed import scan_parquet_groups
+from genledger.refresh.parallel import ScanJob, scan_all
+from genledger.refresh.scan import scan_file
 
 from ..conftest import comparable
 from ..hard_lines import RESPONSE_LINES, TOKENIZED_LINES
@@ -82,12 +82,12 @@ def stats_with(root: Path, where: Path, switches: Switches) -> dict:
     return comparable(refresh(config).stats)
 
 
-@pytest.mark.parametrize("rules", ["rows", "pandera"])
+@pytest.mark.parametrize("audit", [False, True])
 def test_forked_workers_give_the_same_stats_as_one_process(
     root: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    rules: str,
+    audit: bool,
     request: pytest.FixtureRequest,
 ) -> None:
     if rerun_alone(request):
@@ -98,15 +98,13 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     real = parallel.scan_all
     monkeypatch.setattr(
         "genledger.refresh.collect.scan_all",
-        lambda jobs, scan, workers, *more: (
-            used.append(real(jobs, scan, workers, *more)) or used[-1]
-        ),
+        lambda jobs, workers: used.append(real(jobs, workers)) or used[-1],
     )
-    forked = stats_with(root, tmp_path / "p", Switches(workers=2, rules=rules))
-    assert used and all(used)  # both refreshes really went through the workers
+    forked = stats_with(root, tmp_path / "p", Switches(workers=2, audit=audit))
+    assert used and all(u.done for u in used)  # both refreshes really went through workers
     # Restore the file for the serial run (it was appended to above).
     write_root(root)
-    serial = stats_with(root, tmp_path / "s", Switches(workers=1, rules=rules))
+    serial = stats_with(root, tmp_path / "s", Switches(workers=1, audit=audit))
     assert forked == serial
     assert forked["totals"]["quality"]["malformed_lines"] > 0
 
@@ -125,7 +123,7 @@ def test_scan_all_equals_scan_file_for_every_file(
     ]
     jobs.append(ScanJob("gone", root / "gone.jsonl", "gone.jsonl", "responses", None))
     assert any(split.plan(job.path, None) for job in jobs) == (piece_bytes < 1000)
-    scans = scan_all(jobs, scan_job, workers=2)
+    scans = scan_all(jobs, workers=2).done
     assert set(scans) == {job.key for job in jobs}
     for job in jobs:
         alone = scan_file(job.path, job.name, job.role, job.checkpoint)
@@ -136,8 +134,8 @@ def test_scan_all_equals_scan_file_for_every_file(
 
 def test_small_reads_stay_in_process(root: Path) -> None:
     jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
-    assert scan_all(jobs, scan_job, workers=2) == {}  # under MIN_PARALLEL_BYTES: not worth a fork
-    assert scan_all(jobs, scan_job, workers=1) == {}
+    assert not scan_all(jobs, workers=2).done  # under MIN_PARALLEL_BYTES: not worth a fork
+    assert not scan_all(jobs, workers=1).done
 
 
 TOKENS = [
@@ -171,7 +169,7 @@ def test_parquet_row_group_pieces_equal_the_whole_read(
         (tmp_path / name).write_bytes(data)
         jobs.append(ScanJob(name, tmp_path / name, name, role, None))
     assert all(len(parallel._group_pieces(job, 1) or ()) > 10 for job in jobs)
-    scans = scan_all(jobs, scan_job, 2, scan_parquet_groups)
+    scans = scan_all(jobs, 2).done
     for job in jobs:
         alone = scan_file(job.path, job.name, job.role, job.checkpoint)
         assert scans[job.key].delta.to_dict() == alone.delta.to_dict()
@@ -195,4 +193,43 @@ def test_a_parquet_corrupt_in_one_piece_is_left_to_the_whole_read(
     path.write_bytes(bytes(data))
     job = ScanJob("t", path, path.name, "tokenized", None)
     # The whole read stops at the corrupt row group; later pieces would count rows after it.
-    assert "t" not in scan_all([job], scan_job, 2, scan_parquet_groups)
+    assert "t" not in scan_all([job], 2).done
+
+
+REAL_SCAN = parallel._scan
+DIE_MARK = "GENLEDGER_TEST_DIE_MARK"
+
+
+def dies_once(piece: parallel._Piece) -> tuple[str, int, object]:
+    """A worker's scan; the first worker to take a piece dies as the OOM killer kills (SIGKILL,
+    no goodbye), the others scan as usual."""
+    mark = Path(os.environ[DIE_MARK])
+    try:
+        mark.touch(exist_ok=False)
+    except FileExistsError:
+        return REAL_SCAN(piece)
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")
+
+
+def test_a_worker_killed_mid_scan_is_noticed_and_its_pieces_scanned_in_process(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if rerun_alone(request):
+        return
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(split, "PIECE_BYTES", 700)
+    roles = {"raw": "responses", "tok": "tokenized", "pro": "prompts"}
+    jobs = [
+        ScanJob(str(p), p, p.name, roles[p.name[:3]], None) for p in sorted(root.glob("*/*.jsonl"))
+    ]
+    expected = scan_all(jobs, workers=2)
+    assert expected.done and not expected.notices
+    monkeypatch.setenv(DIE_MARK, str(tmp_path / "died"))
+    monkeypatch.setattr(parallel, "_scan", dies_once)
+    done = scan_all(jobs, workers=2)
+    assert (tmp_path / "died").exists()  # a worker really was killed
+    assert done.notices == [parallel.WORKER_DIED]
+    assert {k: v.delta.to_dict() for k, v in done.done.items()} == {
+        k: v.delta.to_dict() for k, v in expected.done.items()
+    }

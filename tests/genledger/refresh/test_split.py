@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from genledger.fast import split
-from genledger.ledger.filescan import FileScan
+from genledger.refresh import split
+from genledger.refresh.filescan import FileScan
 from genledger.refresh.scan import scan_file
 from genledger.tail.checkpoint import Checkpoint
 

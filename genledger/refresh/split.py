@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
-from genledger.tail.checkpoint import START, Checkpoint, identity_of, resume_decision
+from genledger.refresh.filescan import FileScan
+from genledger.tail.checkpoint import START, Checkpoint, resume_decision
 from genledger.tail.reader import ReadResult, Span
 from genledger.tail.roots import Handle, Source, open_source
 
@@ -55,7 +55,7 @@ def plan(path: Source, checkpoint: Checkpoint | None, piece_bytes: int = 0) -> P
         return None
     edges = [start, *cuts]
     spans = [Span(a, b) for a, b in pairwise(edges)] + [Span(edges[-1])]
-    return Plan(cp, start, reason, tuple(spans), identity_of(handle))
+    return Plan(cp, start, reason, tuple(spans), handle.identity or (0, 0))
 
 
 def _cuts(handle: Handle, start: int, size: int, piece_bytes: int) -> list[int]:
@@ -81,7 +81,7 @@ def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
     done: list[ReadResult] = [read for read in reads if read is not None]
     first, last = done[0].checkpoint, done[-1].checkpoint
     # A file replaced since the plan (a rotation) would be read at the old file's cuts.
-    if any((r.checkpoint.device, r.checkpoint.inode) != plan_.file_id for r in done):
+    if any(r.checkpoint.file.node != plan_.file_id for r in done):
         return None
     for span, read in zip(plan_.spans[:-1], done[:-1], strict=True):
         if read.checkpoint.offset != span.stop or read.pending_bytes:
@@ -91,11 +91,8 @@ def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
     for scan, read in zip(scans, done, strict=True):
         delta = delta + scan.delta.shifted(lines)
         lines += read.checkpoint.lines
-    head = (
-        (first.head_len, first.head_sum)
-        if plan_.start == 0
-        else (plan_.checkpoint.head_len, plan_.checkpoint.head_sum)
-    )
-    checkpoint = replace(last, lines=lines, head_len=head[0], head_sum=head[1])
+    head = first.file if plan_.start == 0 else plan_.checkpoint.file
+    seen = replace(last.file, head_len=head.head_len, head_sum=head.head_sum)
+    checkpoint = replace(last, lines=lines, file=seen)
     read = replace(done[-1], checkpoint=checkpoint, restarted=plan_.start == 0, reason=plan_.reason)
     return FileScan(delta, read)

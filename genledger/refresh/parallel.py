@@ -1,17 +1,19 @@
 """Scan many files at once in forked workers (the parallel lever).
 
-Each worker runs the scan it is given (`refresh.scan.scan_job`) on a piece of a file
-(`genledger.fast.split`: big reads are cut at line starts, so the cores stay evenly busy) or on
-a whole small one — parse with the fast decoder, tally with the row evaluation of the rules —
-and sends back only the compact FileScan, so the parent stays small; joined, the pieces give
-the result the same call gives in-process; a big local Parquet file goes in pieces of whole
-row groups (`scan_groups`). Forking happens before pandas is imported, and only when it pays:
-enough new bytes, 2+ usable cores, a single-threaded process (forking a threaded one, such as
-a Dagster server, is not safe) — a remote root's idle transport threads aside.
+Each worker scans the piece it is given (`refresh.split`: big reads are cut at line starts,
+so the cores stay evenly busy) or a whole small file, and sends back only the compact
+FileScan, so the parent stays small; joined, the pieces give the result the same call gives
+in-process; a big local Parquet file goes in pieces of whole row groups. Forking happens
+before pandas is imported, and only when it pays: enough new bytes, 2+ usable cores, a
+single-threaded process (forking a threaded one, such as a Dagster server, is not safe) — a
+remote root's idle transport threads aside.
 
 Remote files are forked too, whole (no pieces: cutting them would fetch bytes twice): each
 worker opens its own connection, so transfer and parsing run on both cores instead of taking
 turns on one interpreter lock (benchmarks/remote.py, docs/performance.md).
+
+A worker that dies (the OOM killer's SIGKILL) breaks the pool: the pieces it left undone are
+scanned in this process instead, with a notice — the parent never waits for ever.
 """
 
 from __future__ import annotations
@@ -19,28 +21,30 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
 
-from genledger.config import Switches
 from genledger.fast import vector
-from genledger.fast.split import PIECE_BYTES, Plan, join, plan
-from genledger.ledger.filescan import FileScan
 from genledger.ledger.tally import FileTally
+from genledger.refresh.filescan import FileScan
+from genledger.refresh.reading import DEFAULT_READING, Reading
+from genledger.refresh.scan import scan_file
+from genledger.refresh.sealed import scan_sealed
+from genledger.refresh.split import PIECE_BYTES, Plan, join, plan
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.parquet import group_bytes
 from genledger.tail.reader import Span
 from genledger.tail.remote import transport_thread
 from genledger.tail.roots import RemoteFile, Source, stat_source
-from genledger.tail.sealed import zstd_ahead
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 # Stored bytes of a Parquet piece at most: one file (HF `datasets` writes one) keeps 2 cores
 # busy, and pieces stay big enough that opening the file again for each costs nothing.
 PARQUET_PIECE_BYTES = 32 << 20
 SEALED_WEIGHT = 4  # a compressed or Parquet byte is worth about this many plain ones
-SETTLE_SECONDS = 300.0  # default of `[files] settle_seconds` (genledger.config)
+WORKER_DIED = "a scan worker died (killed by a signal: out of memory?); scanned in process"
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,8 @@ class ScanJob:
     name: str
     role: str
     checkpoint: Checkpoint | None
-    switches: Switches = field(default_factory=Switches)
+    reading: Reading = DEFAULT_READING
     now: float | None = None  # for sealed files: has an early end of stream settled?
-    settle_seconds: float = SETTLE_SECONDS
 
     @property
     def sealed(self) -> bool:
@@ -71,10 +74,19 @@ class ScanJob:
         size, mtime_ns = found
         cp = self.checkpoint
         if self.sealed:  # all or nothing; decoding costs several times the stored bytes
-            unchanged = cp is not None and (cp.size, cp.mtime_ns) == (size, mtime_ns)
+            unchanged = cp is not None and (cp.file.size, cp.file.mtime_ns) == (size, mtime_ns)
             return 0 if unchanged else size * SEALED_WEIGHT
         done = cp.offset if cp is not None else 0
         return size - done if size >= done else size
+
+
+def scan_job(job: ScanJob, span: Span | None = None, groups: range | None = None) -> FileScan:
+    """Scan one job: the whole read, a `span` of it, or some row `groups` of a Parquet file
+    (rows numbered as in the whole file, the checkpoint the whole file's)."""
+    if groups is not None:
+        now = job.now if job.now is not None else 0.0
+        return scan_sealed(job.path, job.name, job.role, job.checkpoint, now, job.reading, groups)
+    return scan_file(job.path, job.name, job.role, job.checkpoint, span, job.reading, job.now)
 
 
 def workers_wanted(configured: int | None = None) -> int:
@@ -99,18 +111,12 @@ def _only_idle_threads() -> bool:
     return all(t is main or transport_thread(t) for t in threading.enumerate())
 
 
-Scan = Callable[[ScanJob, Span | None], FileScan]  # a module-level function: it is pickled
-GroupScan = Callable[[ScanJob, range], FileScan]  # a Parquet file's row groups, likewise
-
-
 @dataclass(frozen=True)
 class _Piece:
     job: ScanJob
     index: int
     span: Span | None  # None: the whole read, from the job's checkpoint
-    scan: Scan
-    groups: range | None = None  # a Parquet piece: these row groups, by `scan_groups`
-    scan_groups: GroupScan | None = None
+    groups: range | None = None  # a Parquet piece: these row groups
     stored: int = 0  # a Parquet piece's stored bytes
 
     def size(self) -> int:
@@ -121,57 +127,49 @@ class _Piece:
         stop = self.span.stop if self.span.stop is not None else self.span.start + PIECE_BYTES
         return stop - self.span.start
 
+    def scan(self) -> FileScan:
+        return scan_job(self.job, self.span, self.groups)
+
 
 def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
-    if piece.groups is not None and piece.scan_groups is not None:
-        return piece.job.key, piece.index, piece.scan_groups(piece.job, piece.groups)
-    return piece.job.key, piece.index, piece.scan(piece.job, piece.span)
+    return piece.job.key, piece.index, piece.scan()
 
 
-def scan_all(
-    jobs: list[ScanJob],
-    scan: Scan,
-    workers: int | None = None,
-    scan_groups: GroupScan | None = None,
-) -> dict[str, FileScan]:
-    """Scan `jobs` across processes when it pays; an empty dict means: scan them in place.
-    A job missing from the result (its file changed while it was read in pieces) is to be
-    scanned in place too. `scan_groups`: how to scan row groups of a Parquet file (without
-    it, each Parquet file is read whole by one worker)."""
+@dataclass
+class Scans:
+    """What the parallel lever scanned, by job key; `notices`: what went wrong on the way."""
+
+    done: dict[str, FileScan]
+    notices: list[str]
+
+
+def scan_all(jobs: list[ScanJob], workers: int | None = None) -> Scans:
+    """Scan `jobs` across processes when it pays; none done means: scan them in place. A job
+    missing from the result (its file changed while it was read in pieces) is to be scanned
+    in place too."""
     workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
-        return {}
+        return Scans({}, [])
     plans = {job.key: None if _whole(job) else plan(job.path, job.checkpoint) for job in jobs}
     total = sum(job.new_bytes() for job in jobs) // SEALED_WEIGHT
     cut = max(1, min(PARQUET_PIECE_BYTES, total // (4 * workers)))
-    groups = {job.key: _group_pieces(job, cut) if scan_groups else None for job in jobs}
+    groups = {job.key: _group_pieces(job, cut) for job in jobs}
     pieces = []
     for job in jobs:
         split_groups = groups[job.key]
         if split_groups is not None:
             pieces += [
-                _Piece(job, index, None, scan, part, scan_groups, stored)
+                _Piece(job, index, None, part, stored)
                 for index, (part, stored) in enumerate(split_groups)
             ]
             continue
-        pieces += [
-            _Piece(job, index, span, scan) for index, span in enumerate(_spans(plans[job.key]))
-        ]
+        pieces += [_Piece(job, index, span) for index, span in enumerate(_spans(plans[job.key]))]
     # Biggest first, so the last piece to finish is a small one.
     pieces.sort(key=lambda piece: piece.size(), reverse=True)
-    # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
-    # of imported by each of them.
-    vector.load()
-    if any(form_of(job.name) == "parquet" for job in jobs):
-        import pyarrow.compute
-        import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
-    parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
-    context = multiprocessing.get_context("fork")
     # zstd decompresses in a thread only where a core would otherwise idle (tail.sealed)
-    idle = len(pieces) < workers
-    with context.Pool(min(workers, len(pieces)), zstd_ahead, (idle,)) as pool:
-        for key, index, result in pool.imap_unordered(_scan, pieces):
-            parts[key][index] = result
+    if len(pieces) >= workers:
+        pieces = [replace(p, job=replace(p.job, reading=_no_ahead(p.job.reading))) for p in pieces]
+    parts, notices = _run(pieces, workers, jobs)
     scans: dict[str, FileScan] = {}
     for key, done in parts.items():
         ordered = [done[index] for index in sorted(done)]
@@ -182,7 +180,43 @@ def scan_all(
             joined = ordered[0] if plan_ is None else join(plan_, ordered)
         if joined is not None:
             scans[key] = joined
-    return scans
+    return Scans(scans, notices)
+
+
+def _no_ahead(reading: Reading) -> Reading:
+    return replace(reading, zstd_ahead=False)
+
+
+def _run(
+    pieces: list[_Piece], workers: int, jobs: list[ScanJob]
+) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
+    """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
+    here."""
+    # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
+    # of imported by each of them.
+    vector.load()
+    if any(form_of(job.name) == "parquet" for job in jobs):
+        import pyarrow.compute
+        import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
+    parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
+    notices: list[str] = []
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(min(workers, len(pieces)), mp_context=context)
+    try:
+        futures: list[tuple[_Piece, Future[tuple[str, int, FileScan]]]] = [
+            (piece, pool.submit(_scan, piece)) for piece in pieces
+        ]
+        for piece, future in futures:
+            try:
+                key, index, result = future.result()
+            except BrokenProcessPool:
+                if not notices:
+                    notices.append(WORKER_DIED)
+                key, index, result = _scan(piece)
+            parts[key][index] = result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return parts, notices
 
 
 def _whole(job: ScanJob) -> bool:
