@@ -59,20 +59,24 @@ def prune(
     keep_days: float,
     now: float,
     clock: Callable[[], float] = time.monotonic,
+    batch: int = BATCH,
 ) -> str:
-    """Delete finished runs created before `now - keep_days`, oldest first, for TIME_BOX_S."""
+    """Delete up to `batch` finished runs created before `now - keep_days`, oldest first, for
+    TIME_BOX_S."""
     if keep_days <= 0:
         return "dagster.keep_runs_days = 0: every run is kept"
     cutoff = datetime.fromtimestamp(now - keep_days * DAY_S, UTC)
+    in_use = runs_in_use(instance, specs)
+    # The oldest runs are often the kept ones (datasets that stopped growing long ago): fetch
+    # past them, or they would fill every batch and nothing newer would ever go.
     old = instance.get_run_records(
         filters=dg.RunsFilter(statuses=FINISHED, created_before=cutoff),
-        limit=BATCH,
+        limit=batch + len(in_use),
         order_by="create_timestamp",
         ascending=True,
     )
     if not old:
         return f"no finished run older than {keep_days:g} days"
-    in_use = runs_in_use(instance, specs)
     started, deleted, kept = clock(), 0, 0
     for record in old:
         if clock() - started >= TIME_BOX_S:

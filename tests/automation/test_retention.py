@@ -93,3 +93,15 @@ def test_a_tick_stops_when_its_time_is_spent(sample_location: Location, home: Pa
         note = prune(instance, sample_location.specs, 2, LATER, clock=lambda: next(ticks))
         assert "deleted 1 run(s)" in note
         assert len(instance.get_runs()) == 3
+
+
+def test_old_runs_holding_the_current_state_do_not_keep_newer_old_runs(
+    sample_location: Location, home: Path
+) -> None:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        first = refresh(sample_location, instance)  # holds the quiet datasets' records
+        second = refresh(sample_location, instance)
+        refresh(sample_location, instance)  # the latest stats_json
+        note = prune(instance, sample_location.specs, keep_days=2, now=LATER, batch=1)
+        assert instance.get_run_by_id(second) is None, note
+        assert instance.get_run_by_id(first) is not None
