@@ -1,16 +1,19 @@
 """Benchmark: time to signal and Dagster's work per minute while many datasets grow at once.
 
     python benchmarks/live_scale.py [--datasets 10 100 300] [--trials 5] [--warmup 60]
-        [--every 3] [--records 5] [--dir /tmp/genledger-live]
+        [--every 3] [--records 5] [--postgres] [--dir /tmp/genledger-live]
 
 For each size, a live `dagster dev` (the project's dagster.yaml, default genledger settings,
-SQLite under a temp DAGSTER_HOME) watches a data root whose datasets ALL grow, each by
-`--records` clean records every `--every` seconds, with a loopback webhook receiving the
-notifications. After `--warmup` seconds, each trial waits a random phase (0-5 s, the file
-sensor's interval), appends 20 records without token counts to a dataset not broken before and
-times the first webhook POST naming it. Prints the median and worst time to signal, runs and
-Dagster events per minute over the trials, the seconds between refresh runs, and how long ago
-each growing dataset's file assets were last recorded (the record lag).
+SQLite under a temp DAGSTER_HOME; with `--postgres`, deploy/dagster.yaml against a throwaway
+PostgreSQL server started for the size, as tests/e2e/postgres.py does) watches a data root
+whose datasets ALL grow, each by `--records` clean records every `--every` seconds, with a
+loopback webhook receiving the notifications. After `--warmup` seconds, each trial waits a
+random phase (0-5 s, the file sensor's interval), appends 20 records without token counts to a
+dataset not broken before and times the first webhook POST naming it. Prints the median and
+worst time to signal, runs and Dagster events per minute over the trials, events per refreshed
+dataset (a run's events over the datasets it refreshed: every one grows), the seconds between
+refresh runs, and how long ago each growing dataset's file assets were last recorded (the
+record lag).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from tests.e2e.harness import (  # noqa: E402
     stop_dagster_dev,
     write_growing_tree,
 )
+from tests.e2e.postgres import start_postgres, stop_postgres  # noqa: E402
 
 SENSOR_PHASE_S = 5.0  # the file sensor's default interval
 BAD_RECORDS = 20
@@ -67,16 +71,23 @@ class Result:
     runs_per_minute: float
     events_per_minute: float
     events_per_run: float
+    events_per_dataset: float  # a run's events over the datasets it refreshed
     cycle_s: float
     record_lag_s: list[float]
 
 
-def environment(base: Path, root: Path, webhook: WebhookReceiver, port: int) -> dict[str, str]:
-    """The default settings: no genledger.toml, the project's dagster.yaml, temp paths."""
+def environment(
+    base: Path, root: Path, webhook: WebhookReceiver, port: int, pg_url: str | None
+) -> dict[str, str]:
+    """The default settings: no genledger.toml, the project's dagster.yaml (deploy/'s with
+    `pg_url`), temp paths."""
     home = base / "dagster_home"
     home.mkdir()
-    shutil.copy(ROOT / "dagster.yaml", home / "dagster.yaml")
+    instance = ROOT / "deploy" / "dagster.yaml" if pg_url else ROOT / "dagster.yaml"
+    shutil.copy(instance, home / "dagster.yaml")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GENLEDGER_", "DAGSTER_"))}
+    if pg_url:
+        env["DAGSTER_PG_URL"] = os.environ["DAGSTER_PG_URL"] = pg_url  # this process reads it too
     env.update(
         DAGSTER_HOME=str(home),
         GENLEDGER_DATA_ROOT=str(root),
@@ -106,7 +117,12 @@ def run_size(args: argparse.Namespace, size: int, base: Path) -> Result:
         webhook.thread.start()
         stack.callback(webhook.server.shutdown)
         port = free_port()
-        env = environment(base, root, webhook, port)
+        pg_url = None
+        if args.postgres:
+            server = start_postgres(free_port())
+            stack.callback(stop_postgres, server)
+            pg_url = server.url
+        env = environment(base, root, webhook, port, pg_url)
         dev = start_dagster_dev(port, env, base / "dagster-dev.log")
         stack.callback(stop_dagster_dev, dev)
         DagsterApi(dev).wait_until_loaded()
@@ -158,6 +174,7 @@ def measure(
         runs_per_minute=len(runs) / minutes,
         events_per_minute=events / minutes,
         events_per_run=events / max(1, len(runs)),
+        events_per_dataset=events / max(1, len(runs)) / size,
         cycle_s=statistics.median(gaps) if gaps else float("nan"),
         record_lag_s=sorted(lag.values()),
     )
@@ -184,7 +201,8 @@ def report(result: Result) -> str:
         f"{result.datasets:4d} growing datasets: time to signal median "
         f"{statistics.median(seconds):5.1f} s, worst {max(seconds):5.1f} s "
         f"({', '.join(f'{s:.1f}' for s in seconds)}); {result.runs_per_minute:4.1f} runs/min, "
-        f"{result.events_per_minute:6.0f} events/min ({result.events_per_run:.0f} a run), "
+        f"{result.events_per_minute:6.0f} events/min ({result.events_per_run:.0f} a run, "
+        f"{result.events_per_dataset:.2f} a refreshed dataset), "
         f"a refresh run every {result.cycle_s:.1f} s; record lag median "
         f"{statistics.median(lag or [0]):.0f} s, max {max(lag or [0]):.0f} s, "
         f"{never} never recorded"
@@ -198,12 +216,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=60.0)
     parser.add_argument("--every", type=float, default=3.0)
     parser.add_argument("--records", type=int, default=5)
+    parser.add_argument("--postgres", action="store_true", help="PostgreSQL, not SQLite")
     parser.add_argument("--dir", type=Path, default=None)
     args = parser.parse_args()
     base = Path(args.dir or tempfile.mkdtemp(prefix="genledger-live-"))
     print(
-        f"default settings, SQLite; every dataset gains {args.records} records every "
-        f"{args.every} s; {args.trials} trials a size; {base}"
+        f"default settings, {'PostgreSQL' if args.postgres else 'SQLite'}; every dataset gains "
+        f"{args.records} records every {args.every} s; {args.trials} trials a size; {base}"
     )
     results = []
     for size in args.datasets:
