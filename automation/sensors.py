@@ -24,6 +24,7 @@ from assets.refresh_job import build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import Location
 from automation.settle import any_run_busy, newest_run, unsettled
+from automation.ticks import tick_every
 from genledger.tail.discovery import DataRootError, Dataset, discover
 from genledger.tail.fingerprint import Fingerprint
 
@@ -192,7 +193,7 @@ def build_file_sensor(
 
     @dg.sensor(
         name=SENSOR_NAME,
-        minimum_interval_seconds=location.config.dagster.sensor_interval_s,
+        minimum_interval_seconds=tick_every(location.config.dagster.sensor_interval_s),
         job=job or build_refresh_job(location),
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=(

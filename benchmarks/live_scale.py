@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the Dagster layer and the e2e harness, from the checkout
 
 import dagster as dg  # noqa: E402
+from dagster._core.definitions.run_request import InstigatorType  # noqa: E402
 
 from tests.e2e.dagster_api import DagsterApi  # noqa: E402
 from tests.e2e.harness import (  # noqa: E402
@@ -73,6 +74,7 @@ class Result:
     events_per_run: float
     events_per_dataset: float  # a run's events over the datasets it refreshed
     cycle_s: float
+    sensor_ticks_s: dict[str, float]  # median seconds between ticks, by sensor
     record_lag_s: list[float]
 
 
@@ -176,8 +178,22 @@ def measure(
         events_per_run=events / max(1, len(runs)),
         events_per_dataset=events / max(1, len(runs)) / size,
         cycle_s=statistics.median(gaps) if gaps else float("nan"),
+        sensor_ticks_s=tick_spacing(instance, start, end),
         record_lag_s=sorted(lag.values()),
     )
+
+
+def tick_spacing(instance: dg.DagsterInstance, start: float, end: float) -> dict[str, float]:
+    """Median seconds between the ticks of each sensor within [start, end] (the daemon
+    evaluates them one after another, so one slow sensor spaces the others)."""
+    spacing = {}
+    for state in instance.all_instigator_state(instigator_type=InstigatorType.SENSOR):
+        ticks = instance.get_ticks(state.instigator_origin_id, state.selector_id, end, start)
+        times = sorted(t.timestamp for t in ticks)
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        if gaps:
+            spacing[state.instigator_name] = statistics.median(gaps)
+    return spacing
 
 
 def _utc(ts: float) -> Any:
@@ -205,7 +221,8 @@ def report(result: Result) -> str:
         f"{result.events_per_dataset:.2f} a refreshed dataset), "
         f"a refresh run every {result.cycle_s:.1f} s; record lag median "
         f"{statistics.median(lag or [0]):.0f} s, max {max(lag or [0]):.0f} s, "
-        f"{never} never recorded"
+        f"{never} never recorded; sensors tick every "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(result.sensor_ticks_s.items()))
     )
 
 
