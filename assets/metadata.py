@@ -7,7 +7,6 @@ from typing import Any
 
 import dagster as dg
 
-from assets.columns import column_schema
 from genledger.tail.discovery import Dataset
 
 
@@ -91,7 +90,6 @@ def file_asset_metadata(
         "forms": dg.MetadataValue.json(_forms(dataset, role)),
         "compression": _compression(dataset, role),
         "dagster/row_count": dg.MetadataValue.int(int(numbers["records"] or 0)),
-        "dagster/column_schema": column_schema(role),
     }
     for name, value in numbers.items():
         number = _number(value)
