@@ -82,7 +82,9 @@ def build_dataset_assets(spec: DatasetSpec, config: Config) -> dg.AssetsDefiniti
             key = spec.asset_key(role)
             if key in context.selected_asset_keys:
                 families = {c.name for c in selected if c.asset_key == key}
-                result = role_result(spec, dataset, role, block, record, signature, families)
+                result = role_result(
+                    spec, dataset, role, block, record, signature, config, families
+                )
                 yield dg.MaterializeResult(asset_key=key, metadata=result.metadata)
                 yield from result.checks
 

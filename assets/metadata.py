@@ -26,6 +26,16 @@ def _role_files(block: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
     return {name: f for name, f in block["files"].items() if f.get("role") == role}
 
 
+# Each usage bucket and the stat that sums it (null where no record reports it).
+BUCKET_STATS = {
+    "input_uncached": "total_input_uncached",
+    "input_cache_read": "total_cached_prompt",
+    "input_cache_write": "total_cache_write",
+    "output_visible": "total_output_visible",
+    "output_reasoning": "total_reasoning",
+}
+
+
 def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
     if role == "responses":
         return {
@@ -39,18 +49,54 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             # null (not plotted) when no record reports them, never a made-up 0
             "total_reasoning": block.get("total_reasoning"),
             "total_cached_prompt": block.get("total_cached_prompt"),
+            "total_cache_write": block.get("total_cache_write"),
             "reasoning_share": _share(block.get("total_reasoning"), block["total_comp"]),
+            # the usage buckets (docs/formats.md), plotted side by side
+            **{f"bucket/{name}": block.get(stat) for name, stat in BUCKET_STATS.items()},
             "n_samples": block.get("n_samples"),
             "stream_chunks": block.get("stream_chunks"),
             "failed_requests": block["quality"].get("failed_requests"),
             "empty_outputs": block["quality"].get("empty_outputs"),
+            "usage_inconsistent": block["quality"].get("usage_inconsistent"),
+            **health_numbers(block),
         }
     return {
         "records": block["n_tokenized"],
         "total_tokens": block["total_tokens"],
         "avg_tokens": block["avg_tokens"],
         "total_loss_tokens": block["total_loss_tokens"],
+        "supervised_share": block.get("supervised_share"),
+        "prompt_not_masked": block["quality"].get("prompt_not_masked"),
+        "over_length": block["quality"].get("over_length"),
     }
+
+
+WINDOW_NUMBERS = ("truncated_share", "empty_share", "failed_share", "refusal_share",
+                  "median_output_tokens")  # fmt: skip
+
+
+def health_numbers(block: dict[str, Any]) -> dict[str, float | None]:
+    """Run health as numbers the UI plots over materializations: truncation, output-length
+    quantiles, duplicates, each share of the first and the latest window (drift), and the
+    prompts still to run (docs/stats-json.md)."""
+    health = block.get("health") or {}
+    quantiles = health.get("output_tokens") or {}
+    numbers: dict[str, float | None] = {
+        "truncated": health.get("truncated"),
+        "truncated_share": health.get("truncated_share"),
+        "duplicate_outputs": health.get("duplicate_outputs"),
+        "duplicate_share": health.get("duplicate_share"),
+        **{f"output_tokens_{q}": quantiles.get(q) for q in ("p50", "p90", "p99", "max")},
+    }
+    for side in ("first", "latest"):
+        window = health.get(f"{side}_window") or {}
+        for name in WINDOW_NUMBERS:
+            numbers[f"{side}_window/{name}"] = window.get(name)
+    numbers["drift_moves"] = len(health.get("drift") or [])
+    prompts = block.get("prompts") or {}
+    for name in ("answered", "failed", "missing"):
+        numbers[f"prompts_{name}"] = prompts.get(name)
+    return numbers
 
 
 COMPRESSION = {"gzip": "gzip", "zstd": "zstd"}
@@ -133,6 +179,10 @@ def cost_metadata(block: dict[str, Any]) -> dict[str, Any]:
                 metadata[f"cost/{name}"] = number
     if block.get("prices"):
         metadata["prices"] = dg.MetadataValue.json(block["prices"])
+        drift = (block.get("health") or {}).get("drift")
+        metadata["drift"] = dg.MetadataValue.md("\n".join(f"- {d}" for d in drift or []) or "none")
+        if block.get("prompts_unjoinable"):
+            metadata["prompts_unjoinable"] = block["prompts_unjoinable"]
     return metadata
 
 

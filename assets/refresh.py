@@ -85,6 +85,7 @@ def record_datasets(
             blocks[s.name],
             result.records[s.name],
             signatures[s.key],
+            location.config,
         )
         for s in specs
         if s.name in blocks and s.name in result.records

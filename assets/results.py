@@ -16,8 +16,10 @@ import dagster as dg
 from assets.metadata import file_asset_metadata
 from assets.signature import SIGNATURE_KEY
 from assets.spec import DatasetSpec
-from checks.asset_checks import Rows, families_for, family_result, role_failures
+from checks.asset_checks import Rows, families_for, family_result, role_failures, rules_for
+from genledger.config import Config
 from genledger.ledger.records import DatasetRecord
+from genledger.notify.wording import detail
 from genledger.tail.discovery import Dataset
 
 
@@ -37,11 +39,12 @@ def role_result(
     block: dict[str, Any],
     record: DatasetRecord,
     signature: str,
+    config: Config,
     families: Collection[str] | None = None,
 ) -> RoleResult:
     """The results of one role's file asset; `families`: only those checks (None: all)."""
     key = spec.asset_key(role)
-    failures = role_failures(record, role)
+    failures = role_failures(record, role, block)
     records = block["n_done"] if role == "responses" else block["n_tokenized"]
     malformed = failures["malformed_lines"].count if "malformed_lines" in failures else 0
     files = sum(1 for f in block["files"].values() if f.get("role") == role)
@@ -52,8 +55,19 @@ def role_result(
     metadata = file_asset_metadata(dataset, role, block, failure_count)
     metadata[SIGNATURE_KEY] = signature
     reasons = _reasons(block)
+    settings = _Settings(config)
     checks = [
-        family_result(key, role, family, failures, spec.name, rows, reasons, items)
+        family_result(
+            key,
+            role,
+            family,
+            failures,
+            spec.name,
+            rows,
+            reasons,
+            items,
+            detail([r.name for r in rules_for(role) if r.family == family], block, settings),
+        )
         for family in families_for(role)
         if families is None or family in families
     ]
@@ -66,9 +80,19 @@ def dataset_results(
     block: dict[str, Any],
     record: DatasetRecord,
     signature: str,
+    config: Config,
 ) -> list[RoleResult]:
     """Every role's results of one dataset (all its checks)."""
-    return [role_result(spec, dataset, r, block, record, signature) for r in spec.roles]
+    return [role_result(spec, dataset, r, block, record, signature, config) for r in spec.roles]
+
+
+class _Settings:
+    """The thresholds a check's wording names."""
+
+    def __init__(self, config: Config) -> None:
+        self.truncated_share = config.health.truncated_share
+        self.duplicate_share = config.health.duplicate_share
+        self.max_seq_len = config.max_seq_len
 
 
 def _reasons(block: dict[str, Any]) -> dict[str, dict[str, int]]:

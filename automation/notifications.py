@@ -167,7 +167,7 @@ def outcome_from_evaluation(evaluation: dg.AssetCheckEvaluation, run_id: str) ->
         rows_checked=_int(meta.get("rows_checked"), None),
         examples=clip_examples([_example(e) for e in examples if e.strip()]),
         run_id=run_id,
-        reasons=_reasons(meta.get("reasons")),
+        reasons=str(meta.get("detail") or "")[:300] or _reasons(meta.get("reasons")),
         items=_items(meta.get("items")),
     )
 

@@ -60,11 +60,12 @@ class Sample:
     cpu: float = 0.0  # user + system CPU seconds of the process and its reaped children
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> Sample:
-    """Run `cmd` and time it; sample the tree's RSS every 10 ms; wait4 gives the max RSS."""
+def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:
+    """Run `cmd` (in `cwd`) and time it; sample the tree's RSS every 10 ms; wait4 gives the
+    max RSS."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
         peak = [0]
         done = threading.Event()
         sampler = threading.Thread(target=_sample_tree, args=(proc.pid, peak, done), daemon=True)
@@ -178,23 +179,50 @@ def scratch(args: argparse.Namespace, scale: float, what: str, tok: bool = False
 
 
 def commands(root: Path, tok: Path | None, args: argparse.Namespace, scale: float) -> Commands:
-    """What each series runs: collect (cold and incremental), the peers, the tokenized alone."""
+    """What each series runs: collect (cold and incremental), the peers, the tokenized alone;
+    with `--baseline`, that tree's cold collects too (`base-*`, their own stats and state)."""
     collect = [*GENLEDGER, "collect", str(root), "-o", str(scratch(args, scale, "stats"))]
     collect += ["--state", str(scratch(args, scale, "state")), "-q"]
     runs = {"cold": [*collect, "--full"], "noop": collect}
-    runs |= {peer: [PY, str(HERE / "peers.py"), peer, str(root)] for peer in PEERS}
+    if args.baseline:
+        runs["base-cold"] = [*GENLEDGER, "collect", str(root), "--full", "-q"]
+        runs["base-cold"] += ["-o", str(args.dir / "stats_base.json")]
+        runs["base-cold"] += ["--state", str(args.dir / "state_base")]
+    runs |= {peer: [PY, str(HERE / "peers.py"), peer, str(root)] for peer in args.peers}
     if tok is not None:
         stats, state = scratch(args, scale, "stats", True), scratch(args, scale, "state", True)
         runs["tok-cold"] = [*GENLEDGER, "collect", str(tok), "-o", str(stats)]
         runs["tok-cold"] += ["--state", str(state), "-q", "--full"]
+        if args.baseline:
+            runs["base-tok-cold"] = [*GENLEDGER, "collect", str(tok), "--full", "-q"]
+            runs["base-tok-cold"] += ["-o", str(args.dir / "stats_tok_base.json")]
+            runs["base-tok-cold"] += ["--state", str(args.dir / "state_tok_base")]
         runs["tok-duckdb"] = [PY, str(HERE / "peers.py"), "duckdb-tokenized", str(tok)]
     return runs
+
+
+def environment(name: str, args: argparse.Namespace) -> dict[str, str]:
+    """The environment of one series: the baseline tree first on the path for `base-*`."""
+    env = dict(os.environ)
+    if name.startswith("base-"):
+        paths = [str(args.baseline), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
 
 
 def mismatch(
     name: str, sample: Sample, args: argparse.Namespace, scale: float
 ) -> dict[str, Any] | None:
-    """DuckDB's totals where they differ from those of the collect run just before it."""
+    """DuckDB's totals (or the baseline tree's) where they differ from those of our collect
+    run before it in the round."""
+    if name in ("base-cold", "base-tok-cold"):
+        tok = name == "base-tok-cold"
+        base = args.dir / ("stats_tok_base.json" if tok else "stats_base.json")
+        ours, theirs = (
+            (tokenized_totals(p) if tok else our_totals(p))
+            for p in (scratch(args, scale, "stats", tok), base)
+        )
+        return None if ours == theirs else {name: theirs, "ours": ours}
     if name not in ("duckdb", "tok-duckdb"):
         return None
     tok = name == "tok-duckdb"
@@ -217,9 +245,13 @@ def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
     for rnd in range(args.repeats):
         mb = corpus_mb(root)
         for name in cold:
-            sample = measure(runs[name], env)
+            # `python -m` puts the working folder first on the path: the baseline's runs start
+            # in its tree, so its package is the one imported
+            where = args.baseline if name.startswith("base-") else None
+            sample = measure(runs[name], environment(name, args), where)
             series[name].samples.append(sample)
-            series[name].mb.append(corpus_mb(tok) if name.startswith("tok-") and tok else mb)
+            tokenized = tok is not None and name.startswith(("tok-", "base-tok-"))
+            series[name].mb.append(corpus_mb(tok) if tok is not None and tokenized else mb)
             print(f"  round {rnd + 1} {name:10s} {sample.seconds:6.2f} s", flush=True)
             if (found := mismatch(name, sample, args, scale)) is not None:
                 mismatches.append({"round": rnd + 1, **found})
@@ -237,10 +269,12 @@ def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
 
 LABELS = {
     "cold": "genledger collect --full (cold)",
+    "base-cold": "baseline tree: collect --full",
     "duckdb": "DuckDB read_json (explicit cols)",
     "orjson": "orjson.loads line loop",
     "json": "json.loads line loop",
     "tok-cold": "tokenized alone: collect --full",
+    "base-tok-cold": "tokenized alone: baseline tree",
     "tok-duckdb": "tokenized alone: DuckDB query",
     "noop": "genledger collect (no-op)",
     "append": "genledger collect (+1 % appended)",
@@ -269,16 +303,26 @@ def report(result: dict[str, Any]) -> list[str]:
             f"{x.tree_rss_mb:12.0f}"
         )
     for peer in PEERS:
+        if peer not in s:
+            continue
         wall, cpu = ratio(s[peer], cold)
         lines.append(f"cold collect vs {peer}: {wall:.2f}x throughput, {cpu:.2f}x in CPU s.")
-    wall, cpu = ratio(s["duckdb"], cold)
-    checks = [
-        (f"cold >= {VS_DUCKDB:g}x DuckDB in wall time ({wall:.2f}x)", wall >= VS_DUCKDB),
-        (f"cold >= {VS_DUCKDB:g}x DuckDB in CPU seconds ({cpu:.2f}x)", cpu >= VS_DUCKDB),
-    ]
+        if "base-cold" in s:
+            wall, cpu = ratio(s[peer], s["base-cold"])
+            lines.append(f"  (baseline tree vs {peer}: {wall:.2f}x, {cpu:.2f}x in CPU s.)")
+    checks = []
+    if "duckdb" in s:
+        wall, cpu = ratio(s["duckdb"], cold)
+        checks += [
+            (f"cold >= {VS_DUCKDB:g}x DuckDB in wall time ({wall:.2f}x)", wall >= VS_DUCKDB),
+            (f"cold >= {VS_DUCKDB:g}x DuckDB in CPU seconds ({cpu:.2f}x)", cpu >= VS_DUCKDB),
+        ]
     if "tok-cold" in s:
         wall, cpu = ratio(s["tok-duckdb"], s["tok-cold"])
         lines.append(f"tokenized alone vs DuckDB: {wall:.2f}x throughput, {cpu:.2f}x in CPU s.")
+        if "base-tok-cold" in s:
+            bw, bc = ratio(s["tok-duckdb"], s["base-tok-cold"])
+            lines.append(f"  (baseline tree: {bw:.2f}x throughput, {bc:.2f}x in CPU s.)")
         checks += [
             (f"tokenized >= {TOKENIZED_VS_DUCKDB:g}x DuckDB in wall time ({wall:.2f}x)",
              wall >= TOKENIZED_VS_DUCKDB),
@@ -290,7 +334,7 @@ def report(result: dict[str, Any]) -> list[str]:
         (f"1% append costs {beyond:.1%} of cold beyond no-op (<= 5%)", beyond <= 0.05),
         (f"no-op {s['noop'].seconds:.2f} s (<= 1.0 s)", s["noop"].seconds <= 1.0),
         (f"cold peak RSS {cold.tree_rss_mb:.0f} MB (<= 300 MB)", cold.tree_rss_mb <= 300),
-        ("totals equal DuckDB's", not result["mismatches"]),
+        ("totals equal DuckDB's (and the baseline tree's ours)", not result["mismatches"]),
     ]
     lines += [f"[{'PASS' if ok else 'FAIL'}] {text}" for text, ok in checks]
     for m in result["mismatches"]:
@@ -325,6 +369,18 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/genledger-bench"))
     parser.add_argument("--json", type=Path, help="also write the medians here")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another genledger tree (a checkout's root) whose cold collects run in the same "
+        "rounds, for before/after tables",
+    )
+    parser.add_argument(
+        "--peers",
+        type=lambda text: [p for p in text.split(",") if p],
+        default=list(PEERS),
+        help=f"comma-separated, of {','.join(PEERS)} (DuckDB's needed for its targets)",
+    )
+    parser.add_argument(
         "--shape",
         choices=sorted(SHAPES),
         default="reference",
@@ -336,8 +392,9 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     # As an installed package would be: compiled once (PYTHONDONTWRITEBYTECODE would otherwise
     # make every measured start recompile the modules).
-    for package in ("genledger", "checks"):
-        compileall.compile_dir(str(HERE.parent / package), quiet=1)
+    for tree in (HERE.parent, *([args.baseline] if args.baseline else [])):
+        for package in ("genledger", "checks"):
+            compileall.compile_dir(str(tree / package), quiet=1)
     header = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {machine()}"
     results = [run_scale(args, float(x)) for x in args.scales.split(",")]
     print("\n" + header)

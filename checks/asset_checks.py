@@ -22,15 +22,21 @@ EVERY_DATASET_PRESENT = "every_dataset_present"
 EVERY_FILE_RECOGNISED = "every_file_recognised"
 FILE_RULES = ("unreadable_files", "empty_files")
 ROLE_TABLES = {
-    "responses": (Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET),
+    "responses": (
+        Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET, Table.ANSWERS,
+        Table.WINDOWS,
+    ),
     "tokenized": (Table.TOKENIZED, Table.FILES, Table.FOLDER),
-}
+}  # fmt: skip
 # Rules about a whole dataset: checked on its responses asset, or on its tokenized one when
 # it has no responses (a pretokenized dataset).
 DATASET_LEVEL = {
-    "responses": {Table.IDS, Table.DATASET, Table.FOLDER},
+    "responses": {Table.IDS, Table.DATASET, Table.FOLDER, Table.ANSWERS, Table.WINDOWS},
     "tokenized": {Table.FOLDER},
 }
+# Rules weighed over the whole dataset (a share against `[health]`, or the drift of its
+# windows): their verdict is the stats block's (`genledger.ledger.health.weighed`).
+WEIGHED = ("truncated_outputs", "duplicate_outputs", "output_drift")
 
 
 def rules_for(role: str) -> tuple[Rule, ...]:
@@ -59,8 +65,11 @@ def check_specs(asset_key: dg.AssetKey, role: str) -> list[dg.AssetCheckSpec]:
     ]
 
 
-def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
-    """The failing rules of one role's files, from the committed record of their dataset."""
+def role_failures(
+    record: DatasetRecord, role: str, block: dict[str, Any] | None = None
+) -> dict[str, RuleTally]:
+    """The failing rules of one role's files, from the committed record of their dataset;
+    the rules weighed over the dataset take the verdict of its stats `block`."""
     files = [f for f in record.files.values() if f.role == role]
     failures: dict[str, RuleTally] = {}
     for state in files:
@@ -73,6 +82,12 @@ def role_failures(record: DatasetRecord, role: str) -> dict[str, RuleTally]:
         for name, tally in record.rules.failures.items():
             if DATASET_LEVEL[role].intersection(RULES_BY_NAME[name].tables):
                 failures = merge_failures(failures, {name: tally})
+    if block is not None:
+        failures = {k: v for k, v in failures.items() if k not in WEIGHED}
+        ours = {r.name for r in rules_for(role)}
+        for failure in block["quality"]["failures"]:
+            if failure["check"] in WEIGHED and failure["check"] in ours:
+                failures[failure["check"]] = RuleTally(failure["count"], failure["examples"])
     return failures
 
 
@@ -91,7 +106,7 @@ def _rows_checked(rule: Rule, rows: Rows) -> int:
         return rows.files
     if Table.FOLDER in rule.tables:
         return rows.folder
-    if Table.DATASET in rule.tables:
+    if Table.DATASET in rule.tables or Table.WINDOWS in rule.tables:
         return 1
     return rows.lines if rule.name == "malformed_lines" else rows.records
 
@@ -110,10 +125,12 @@ def family_result(
     rows: Rows,
     reasons: dict[str, dict[str, int]] | None = None,
     items: Sequence[str] = (),
+    detail: str = "",
 ) -> dg.AssetCheckResult:
     """Pass/fail, severity and metadata of one family on one file asset; `reasons`: failing
     rows by reason for the rules that have them (failed requests, empty outputs); `items`:
-    every failing thing by name (unrecognised paths), so notifications can tell a new one."""
+    every failing thing by name (unrecognised paths), so notifications can tell a new one;
+    `detail`: the run-health rules' line (genledger.notify.wording)."""
     rules = _family_rules(role, family)
     failing = [r for r in rules if r.name in failures and failures[r.name].count > 0]
     severity = (
@@ -138,6 +155,8 @@ def family_result(
         metadata["note"] = "no records yet: nothing to check (files_have_records says so)"
     if failing and items:
         metadata["items"] = dg.MetadataValue.json(list(items))
+    if failing and detail:
+        metadata["detail"] = detail
     return dg.AssetCheckResult(
         asset_key=asset_key,
         check_name=family,

@@ -1,4 +1,4 @@
-"""`genledger` command line: collect, monitor, demo. Imports stay lazy so start-up is cheap."""
+"""`genledger` command line: collect, missing, monitor, demo (imports stay lazy)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,20 @@ def _parser() -> argparse.ArgumentParser:
     collect.add_argument("--full", action="store_true", help="ignore checkpoints, read all")
     collect.add_argument("--config", type=Path, help="config file (genledger.toml)")
     collect.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
+
+    missing = sub.add_parser(
+        "missing",
+        help="write the prompt lines with no successful response (missing or failed)",
+    )
+    missing.add_argument(
+        "data_root", type=_root_arg, help="a folder, sftp://... or s3://... (as for collect)"
+    )
+    missing.add_argument("dataset", nargs="?", help="one dataset (default: every one)")
+    missing.add_argument(
+        "-o", "--output", type=Path, required=True, help="the file to write ('-': stdout)"
+    )
+    missing.add_argument("--config", type=Path, help="config file (genledger.toml)")
+    missing.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
 
     monitor = sub.add_parser("monitor", help="live terminal dashboard of a stats JSON")
     monitor.add_argument(
@@ -135,6 +149,8 @@ def quick_exit(code: int) -> NoReturn:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "collect":
         return collect_command(args)
+    if args.command == "missing":
+        return missing_command(args)
     if args.command == "monitor":
         from genledger.monitor.app import monitor_command
 
@@ -167,6 +183,41 @@ def collect_command(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(render(result.stats), file=sys.stderr)
     return EXIT_FAILURES if result.has_errors else EXIT_OK
+
+
+def missing_command(args: argparse.Namespace) -> int:
+    """`genledger missing`: exit 0 written, 2 on bad usage, an unreachable root, a bad config
+    or prompts that cannot be joined to the responses."""
+    from genledger.config import ConfigError, load_config
+    from genledger.refresh.missing import MissingError, find_missing, write_lines
+    from genledger.tail.discovery import DataRootError
+
+    output = None if str(args.output) == "-" else args.output
+    try:
+        config = load_config(args.config).with_paths(data_root=args.data_root)
+        _outside_root(output, config.data_root)
+        found = find_missing(config, args.dataset)
+        write_lines(found.lines, output)
+    except (ConfigError, DataRootError, MissingError) as exc:
+        print(f"genledger missing: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"genledger missing: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.quiet:
+        for line in found.summary():
+            print(line, file=sys.stderr)
+    return EXIT_OK
+
+
+def _outside_root(output: Path | None, root: Path | str | None) -> None:
+    """Refuse an output inside a local data root (data roots are read-only to us)."""
+    from genledger.refresh.missing import MissingError
+
+    if output is None or not isinstance(root, Path):
+        return
+    if output.resolve().is_relative_to(root.resolve()):
+        raise MissingError(f"{output} is inside the data root {root}: write it elsewhere")
 
 
 if __name__ == "__main__":

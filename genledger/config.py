@@ -126,6 +126,24 @@ class BudgetSettings:
 
 
 @dataclass(frozen=True)
+class HealthSettings:
+    """`[health]`: when the run-health rules warn (docs/stats-json.md), and the window size."""
+
+    truncated_share: float = 0.05  # truncated_outputs: share of records cut at the limit
+    duplicate_share: float = 0.01  # duplicate_outputs: share of records repeating an answer
+    window: int = 1000  # records in the first and the latest window (output_drift)
+
+
+@dataclass(frozen=True)
+class DatasetKeys:
+    """`[datasets."X"] prompt_key / response_key`: the paths of the id prompts and responses
+    are joined on (None: the prompt's custom_id, key or id; the response's record id)."""
+
+    prompt_key: str | None = None
+    response_key: str | None = None
+
+
+@dataclass(frozen=True)
 class Switches:
     """How a refresh computes (never what): the speed levers and the rule evaluation.
 
@@ -135,13 +153,14 @@ class Switches:
 
     typed_shapes: bool = True  # GENLEDGER_FASTSHAPES=0: no typed msgspec shapes
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
+    lift: bool = True  # GENLEDGER_LIFT=0: long id arrays decoded, not counted from their bytes
     audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
     workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
 
     @property
     def fast(self) -> bool:
         """Some fast decoder is on."""
-        return self.typed_shapes or self.stand_ins
+        return self.typed_shapes or self.stand_ins or self.lift
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Switches:
@@ -157,6 +176,7 @@ class Switches:
         return cls(
             typed_shapes=env.get("GENLEDGER_FASTSHAPES", "1") != "0",
             stand_ins=env.get("GENLEDGER_FASTPARSE", "1") != "0",
+            lift=env.get("GENLEDGER_LIFT", "1") != "0",
             audit=audit == "1",
             workers=int(workers) if workers else None,
         )
@@ -184,6 +204,9 @@ class Config:
     budgets: dict[str, float] = field(default_factory=dict)  # `[datasets."X"] budget_usd`
     models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
     providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
+    health: HealthSettings = field(default_factory=HealthSettings)
+    max_seq_len: int | None = None  # `[tokenized] max_seq_len`: over_length when set
+    keys: dict[str, DatasetKeys] = field(default_factory=dict)  # join keys, by dataset
 
     def __post_init__(self) -> None:
         if any(not isinstance(f, Declaration) for f in self.formats):
@@ -193,6 +216,16 @@ class Config:
     def format_set(self) -> FormatSet:
         """The declarations records are read with: the user's, then the built-in ones."""
         return FormatSet(self.formats)
+
+    def dataset_keys(self, dataset: str) -> DatasetKeys:
+        """The join keys of one dataset (`[datasets."X"]`)."""
+        return self.keys.get(dataset, NO_KEYS)
+
+    def counting_settings(self) -> str:
+        """A text that changes when a setting that changes a file's counts changes (kept in
+        state records with the counting signature: a change reads every file again)."""
+        keys = sorted((name, k.prompt_key, k.response_key) for name, k in self.keys.items())
+        return repr((self.max_seq_len, self.health.window, keys))
 
     def with_paths(self, **paths: Path | str | None) -> Config:
         """A copy with the given paths set (None values are ignored)."""
@@ -206,6 +239,9 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
         key = f"{_abs(self.data_root)}\0{_abs(self.stats_path)}".encode()
         return base / "genledger" / "state" / hashlib.sha1(key).hexdigest()[:16]
+
+
+NO_KEYS = DatasetKeys()
 
 
 def _declarations(tables: Any, source: Path | None) -> tuple[Declaration, ...]:
@@ -308,12 +344,15 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         settle_seconds=_settle(files, where, default.settle_seconds),
     )
     n_prompts: dict[str, int] = {}
+    keys: dict[str, DatasetKeys] = {}
     for name, section in raw.get("datasets", {}).items():
         value = section.get("n_prompts") if isinstance(section, dict) else None
         if value is not None:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ConfigError(f"{where}: datasets.{name}.n_prompts must be an int >= 0")
             n_prompts[name] = value
+        if isinstance(section, dict) and ("prompt_key" in section or "response_key" in section):
+            keys[name] = _join_keys(section, f"{where}: datasets.{name}")
     budgets, models, providers = _dataset_costs(raw.get("datasets", {}), where)
     try:
         dagster = DagsterSettings(**_tuples(raw.get("dagster", {})))
@@ -321,6 +360,9 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from exc
     return Config(
+        health=_health(raw.get("health", {}), where),
+        max_seq_len=_max_seq_len(raw.get("tokenized", {}), where),
+        keys=keys,
         formats=_declarations(raw.get("formats", []), source),
         data_root=_root(raw["data_root"]) if _nonempty(raw.get("data_root")) else None,
         stats_path=_path(raw.get("stats_path")),
@@ -409,6 +451,65 @@ def _dataset_costs(raw: Any, where: str) -> tuple[dict[str, float], dict[str, st
                     raise ConfigError(f"{where}: datasets.{name}.{key} must be a non-empty string")
                 found[name] = value
     return budgets, models, providers
+
+
+def _health(section: Any, where: str) -> HealthSettings:
+    """`[health]`: shares in [0, 1], a window of 10 to 100,000 records."""
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: [health] must be a table")
+    unknown = sorted(set(section) - {"truncated_share", "duplicate_share", "window"})
+    if unknown:
+        raise ConfigError(
+            f"{where}: health.{unknown[0]} is no setting "
+            "(known: truncated_share, duplicate_share, window)"
+        )
+    default = HealthSettings()
+    shares = {}
+    for key in ("truncated_share", "duplicate_share"):
+        value = section.get(key, getattr(default, key))
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ConfigError(f"{where}: health.{key} must be a number from 0 to 1")
+        shares[key] = float(value)
+    window = section.get("window", default.window)
+    if isinstance(window, bool) or not isinstance(window, int) or not 10 <= window <= 100_000:
+        raise ConfigError(f"{where}: health.window must be a whole number from 10 to 100000")
+    return HealthSettings(window=window, **shares)
+
+
+def _max_seq_len(section: Any, where: str) -> int | None:
+    """`[tokenized] max_seq_len`: a whole number >= 1, or unset."""
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: [tokenized] must be a table")
+    unknown = sorted(set(section) - {"max_seq_len"})
+    if unknown:
+        raise ConfigError(f"{where}: tokenized.{unknown[0]} is no setting (known: max_seq_len)")
+    value = section.get("max_seq_len")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: tokenized.max_seq_len must be a whole number >= 1")
+    return value
+
+
+def _join_keys(section: dict[str, Any], where: str) -> DatasetKeys:
+    """`prompt_key` / `response_key`: dotted paths (`id`, `metadata.request_id`)."""
+    from genledger.parse.paths import parse_path
+
+    found: dict[str, str] = {}
+    for key in ("prompt_key", "response_key"):
+        value = section.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}.{key} must be a non-empty string (a dotted path)")
+        try:
+            path = parse_path(value.strip())
+        except PathError as exc:
+            raise ConfigError(f"{where}.{key} = {value!r}: {exc}") from None
+        if path.length or any(each for _, each in path.steps):
+            raise ConfigError(f"{where}.{key} = {value!r}: a plain dotted path (no [] or len)")
+        found[key] = value.strip()
+    return DatasetKeys(**found)
 
 
 def _settle(files: dict[str, Any], where: str, default: float) -> float:

@@ -25,12 +25,16 @@ RESPONSE_CHECKS = [
     "files_recognised",
     "json_lines_parse",
     "no_think_tag_leaks",
+    "outputs_not_drifting",
+    "outputs_not_repeated",
+    "outputs_not_truncated",
     "record_ids_unique",
     "requests_succeeded",
     "responses_have_nonzero_token_counts",
     "responses_have_valid_token_counts",
     "responses_have_visible_output",
     "token_counts_match_output_ids",
+    "usage_numbers_agree",
 ]
 TOKENIZED_CHECKS = [
     "files_have_records",
@@ -38,6 +42,8 @@ TOKENIZED_CHECKS = [
     "files_recognised",
     "json_lines_parse",
     "loss_masks_match_input_ids",
+    "prompts_masked",
+    "samples_fit_max_seq_len",
     "samples_have_trainable_tokens",
     "tokenized_rows_have_tokens",
 ]

@@ -252,6 +252,13 @@ def _written_stats(tmp_path: Path) -> dict:
     root = write_sample_tree(tmp_path / "data", records=12)
     (root / "clean_chat_then_flat" / "notes.txt").write_text("x")
     (root / "loose.csv").write_text("x")
+    joined = root / "joined"  # prompts joined to responses: one answered, one failed, one not
+    joined.mkdir()
+    (joined / "prompts.jsonl").write_text("".join(f'{{"custom_id": "{i}"}}\n' for i in "abc"))
+    (joined / "raw_responses.jsonl").write_text(
+        '{"custom_id": "a", "completion_tokens": 3}\n'
+        '{"custom_id": "b", "error": {"message": "overloaded"}}\n'
+    )
     config = Config(
         data_root=root,
         stats_path=tmp_path / "s.json",
@@ -275,7 +282,7 @@ def test_every_stats_field_written_is_documented_and_every_documented_one_is_wri
     assert not undocumented, f"docs/stats-json.md does not document: {undocumented}"
     schema = FENCE.findall(page)[0]
     documented = set(re.findall(r'"(\w+)"', schema)) - {"inference", "pretokenized"}
-    documented -= {"ok", "warn", "error"}
+    documented -= {"ok", "warn", "error"} | {r.name for r in RULES}  # a rule's name: a field too
     phantom = sorted(documented - written)
     assert not phantom, f"docs/stats-json.md documents fields nothing writes: {phantom}"
 

@@ -24,10 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from genledger.config import ENV_CONFIG, ENV_DATA_ROOT, ENV_STATE_DIR, ENV_STATS_PATH, Config
+from genledger.config import (
+    ENV_CONFIG,
+    ENV_DATA_ROOT,
+    ENV_STATE_DIR,
+    ENV_STATS_PATH,
+    Config,
+    HealthSettings,
+)
 from genledger.demo.watch import StatsWatch
 from genledger.demo.workspace import Workspace, WorkspaceError, find_workspace
-from genledger.demo.writer import DemoWriter, demo_plan
+from genledger.demo.writer import DEMO_WINDOW, DemoWriter, demo_plan
 
 EXIT_USAGE = 2
 STOP_GRACE_S = 20.0
@@ -100,15 +107,26 @@ def prepare(
     paths.dagster_home.mkdir(parents=True, exist_ok=True)
     if instance is not None:
         shutil.copy(instance, paths.dagster_home / "dagster.yaml")
+    settings = f"[health]\nwindow = {DEMO_WINDOW}\n"  # drift shows within the demo's run
     if refresh_s is not None:
-        paths.config.write_text(f"[dagster]\nsensor_interval_s = {refresh_s}\n")
+        settings += f"[dagster]\nsensor_interval_s = {refresh_s}\n"
+        paths.config.write_text(settings)
+    else:
+        paths.config.with_name(OWN_CONFIG).write_text(settings)
+
+
+OWN_CONFIG = "genledger.demo.toml"  # the demo's settings, used when the user has none
 
 
 def dagster_env(paths: DemoPaths) -> dict[str, str]:
-    """The environment of `dagster dev`: ours, pointed at the demo (and its config, if any)."""
+    """The environment of `dagster dev`: ours, pointed at the demo (and its config: the
+    `--refresh` one, else the user's `GENLEDGER_CONFIG`, else the demo's own settings)."""
     env = {**os.environ, **paths.env()}
+    own = paths.config.with_name(OWN_CONFIG)
     if paths.config.is_file():
         env[ENV_CONFIG] = str(paths.config)
+    elif not env.get(ENV_CONFIG) and own.is_file():
+        env[ENV_CONFIG] = str(own)
     return env
 
 
@@ -214,7 +232,12 @@ def collect_loop(paths: DemoPaths, stop: threading.Event, interval_s: float) -> 
     from genledger.ledger.summary import render
     from genledger.refresh.collect import refresh
 
-    config = Config(data_root=paths.data, stats_path=paths.stats, state_dir=paths.state)
+    config = Config(
+        data_root=paths.data,
+        stats_path=paths.stats,
+        state_dir=paths.state,
+        health=HealthSettings(window=DEMO_WINDOW),
+    )
     while not stop.is_set():
         print(render(refresh(config).stats), flush=True)
         stop.wait(interval_s)

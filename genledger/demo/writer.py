@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from genledger.synth.records import WRITERS, line, tokenized
+from genledger.synth.records import WRITERS, line, openai_chat, tokenized
 
 RESPONSES, TOKENIZED = "raw_responses.jsonl", "tokenized_data.jsonl"
 
@@ -26,6 +26,12 @@ class DemoDataset:
     kinds: tuple[tuple[float, str], ...] = ((1.0, "openai_chat"),)  # (until fraction, writer)
     leak_every: int = 0  # every n-th record leaks a </think> (0: never)
     prompts: bool = True
+    # run health: from this fraction on, `truncate_every`-th records stop at the limit
+    truncate_from: float = 1.0
+    truncate_every: int = 0
+    repeat_every: int = 0  # every n-th record repeats an earlier answer (0: never)
+    unmasked_every: int = 0  # every n-th tokenized sample trains on its prompt (0: never)
+    skip_every: int = 0  # every n-th prompt never gets a response (0: none is skipped)
 
     def kind(self, index: int) -> str:
         """The generator of record `index`: the format switches at the given fractions."""
@@ -35,8 +41,13 @@ class DemoDataset:
         return next((k for until, k in self.kinds if fraction < until), self.kinds[-1][1])
 
 
+DEMO_WINDOW = 100  # `[health] window` of the demo's config: drift shows within minutes
+
+
 def demo_plan(n_prompts: int = 600) -> list[DemoDataset]:
-    """The demo datasets: a format switch, think-tag leaks, the seed's bug, pre-tokenized data."""
+    """The demo datasets: a format switch, think-tag leaks, the seed's bug, pre-tokenized data;
+    and the run-health ones: truncation that rises mid-run, repeated answers, unmasked prompts
+    (with prompts that never ran)."""
     return [
         DemoDataset("B2_opencodeinstruct", n_prompts, kinds=((0.5, "openai_chat"), (1.0, "flat"))),
         DemoDataset(
@@ -48,7 +59,25 @@ def demo_plan(n_prompts: int = 600) -> list[DemoDataset]:
         DemoDataset("D4_seed_bug", n_prompts, kinds=((1.0, "no_tokens"),)),
         DemoDataset("E5_batch_api", n_prompts // 2, kinds=((1.0, "openai_batch"),)),
         DemoDataset("A1_pretokenized", n_prompts, file=TOKENIZED, prompts=False),
+        DemoDataset("F6_truncation_rises", n_prompts, truncate_from=0.5, truncate_every=3),
+        DemoDataset("G7_repeated_answers", n_prompts, repeat_every=4, skip_every=10),
+        DemoDataset(
+            "H8_unmasked_prompts", n_prompts, file=TOKENIZED, prompts=False, unmasked_every=5
+        ),
     ]
+
+
+def _prompt(ds: DemoDataset, index: int) -> int:
+    """The prompt the `index`-th response answers: with `skip_every`, some prompts are
+    skipped (they never ran: `genledger missing` lists them)."""
+    if not ds.skip_every:
+        return index
+    return index + index // (ds.skip_every - 1)
+
+
+def prompt_count(ds: DemoDataset) -> int:
+    """Prompts the dataset's prompts file holds (more than responses when some are skipped)."""
+    return _prompt(ds, ds.n_prompts - 1) + 1 if ds.skip_every else ds.n_prompts
 
 
 @dataclass
@@ -80,7 +109,7 @@ class DemoWriter:
                 (folder / "prompts.jsonl").write_bytes(
                     b"".join(
                         line({"id": f"{ds.name}-{i}", "prompt": "Solve it."})
-                        for i in range(ds.n_prompts)
+                        for i in range(prompt_count(ds))
                     )
                 )
             (folder / ds.file).touch()
@@ -113,9 +142,28 @@ class DemoWriter:
     def _record(self, ds: DemoDataset, index: int) -> bytes:
         prompt, completion = self.rng.randint(20, 400), self.rng.randint(30, 1200)
         if ds.file == TOKENIZED:
-            return line(tokenized(prompt, completion, self.rng))
+            sample = tokenized(prompt, completion, self.rng)
+            if ds.unmasked_every and index % ds.unmasked_every == 0:
+                sample["loss_mask"] = [1] * len(sample["loss_mask"])  # the prompt is trained on
+            return line(sample)
+        rid = f"{ds.name}-{_prompt(ds, index)}"
+        if ds.truncate_every or ds.repeat_every:
+            return line(self._health_record(ds, index, rid, prompt, completion))
         writer = WRITERS[ds.kind(index)]
-        return line(writer(f"{ds.name}-{index}", prompt, completion, self.rng))
+        return line(writer(rid, prompt, completion, self.rng))
+
+    def _health_record(
+        self, ds: DemoDataset, index: int, rid: str, prompt: int, completion: int
+    ) -> dict[str, object]:
+        """A chat completion that may stop at the limit, or repeat the first answer."""
+        late = index >= ds.truncate_from * ds.n_prompts
+        if ds.truncate_every and late and index % ds.truncate_every == 0:
+            return openai_chat(rid, prompt, 4096, self.rng, finish_reason="length")
+        if ds.repeat_every and index % ds.repeat_every == ds.repeat_every - 1:
+            return openai_chat(
+                rid, prompt, completion, self.rng, content="I cannot help with that."
+            )
+        return openai_chat(rid, prompt, completion, self.rng)
 
     def _append(self, ds: DemoDataset, count: int, torn: bool) -> int:
         state = self.progress[ds.name]

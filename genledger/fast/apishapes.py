@@ -1,8 +1,9 @@
-"""Typed shapes of the hosted APIs' records (the v2 formats of docs/formats.md).
+"""Typed shapes of the hosted APIs' records and batch output lines (docs/formats.md).
 
 OpenAI Responses, Anthropic messages and the Message Batch lines that succeeded, Gemini (REST /
 `by_alias` camelCase and the google-genai SDK's snake_case dumps) and its Batch output lines
-that succeeded, Cohere v2 chat and vLLM offline `RequestOutput` dumps with n samples, each
+that succeeded, Cohere v2 chat, vLLM offline `RequestOutput` dumps with n samples, and the
+Bedrock (a Claude body) and Vertex AI batch output lines that succeeded, each
 declared key by key like `genledger.fast.shapes` (whose helpers and rules they share): a line
 that decodes into one of them has a known structure, and its facts are written down from the
 declaration's paths (`genledger.parse.declarations`) the way `formats.response_facts` reads
@@ -20,6 +21,7 @@ import msgspec
 
 from genledger.fast.shapes import (
     NO_TEXT,
+    USAGE,
     Finish,
     Int64,
     Text,
@@ -29,10 +31,12 @@ from genledger.fast.shapes import (
     _Shape,
     _shows_text,
     _think_close_in,
+    answer_key,
 )
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
+from genledger.parse.usage import settle
 
 Empty = Annotated[list[None], msgspec.Meta(max_length=0)]  # a list the shape allows only empty
 EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact integer written
@@ -70,15 +74,15 @@ def _completion(value: int | None) -> int:
 # No output_ids in these shapes, no failed request (raised before), no think leak (none of
 # these formats declares `messages`).
 _facts = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output",
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
+    "n_samples", "finish_reason", "more_finishes", "empty_output", "answer_hash",
     count_type="int",
 )  # fmt: skip
 # Formats that name their model (and their time): the same facts and those.
 _named_facts = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "empty_output", "model",
-    "created", count_type="int",
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
+    "n_samples", "finish_reason", "more_finishes", "empty_output", "model", "created",
+    "answer_hash", count_type="int",
 )  # fmt: skip
 
 
@@ -112,6 +116,7 @@ class _ROutput(_Shape):
 
 class _RInputDetails(_Shape):
     cached_tokens: Int64 | None = None
+    cache_write_tokens: Int64 | None = None
 
 
 class _ROutputDetails(_Shape):
@@ -161,30 +166,40 @@ class Responses(_Shape):
             raise Unusual  # a failure rule: `status=failed`
         _texts(plain, self.instructions)
         visible = False
+        texts, refusals, arguments = [], [], []
         for item in self.output or ():
             _texts(plain, item.arguments)
             visible = visible or _shows_text(item.arguments)  # output[].arguments
+            arguments.append(item.arguments)
             for part in item.content or ():
                 _texts(plain, part.text, part.refusal)
                 visible = visible or _shows_text(part.text) or _shows_text(part.refusal)
+                texts.append(part.text)
+                refusals.append(part.refusal)
             for summary in item.summary or ():
                 _texts(plain, summary.text)
         usage = self.usage
         inputs, outputs = usage.input_tokens_details, usage.output_tokens_details
         reason = self.incomplete_details.reason if self.incomplete_details is not None else None
+        cached = None if inputs is None else inputs.cached_tokens
+        written = None if inputs is None else inputs.cache_write_tokens
+        reasoning = None if outputs is None else outputs.reasoning_tokens
+        total = usage.total_tokens
         return _named_facts(
             self.id or None,  # no declared id: custom_id, then id (a non-empty string)
             "openai_responses",
-            usage.output_tokens,
-            usage.input_tokens,
-            None if outputs is None else outputs.reasoning_tokens,
-            None if inputs is None else inputs.cached_tokens,
+            *settle(usage.input_tokens, usage.output_tokens, reasoning, cached, written, total),
+            cached,
+            written,
+            total,
             1,
             reason if reason is not None else self.status,  # incomplete_details.reason | status
             None,
             self.output is not None and not visible,  # the answer's place is `output`
             text_value(self.model),
             time_value(self.created_at),
+            # the answer paths in order: output[].content[].text, .refusal, output[].arguments
+            answer_key(plain, *texts, *refusals, *arguments),
         )
 
 
@@ -223,9 +238,8 @@ class _AUsage(_Shape):
 
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
 _ANTHROPIC = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "cache_write_tokens", "finish_reason", "empty_output", "model",
-    count_type="int", n_samples=1,
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "finish_reason",
+    "empty_output", "model", "answer_hash", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -257,21 +271,27 @@ class Anthropic(_Shape):
         for part in self.content or ():
             _texts(plain, part.text, part.thinking)
             visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
+        texts = [part.text for part in self.content or ()]
         usage = self.usage
         details = usage.output_tokens_details
+        read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
         return _ANTHROPIC(
             record_id,
             fmt,
-            usage.output_tokens,
-            _sum(  # input + cache_creation_input + cache_read_input tokens
-                usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+            *settle(
+                _sum(usage.input_tokens, written, read),  # cache reads and writes beside it
+                usage.output_tokens,
+                None if details is None else details.thinking_tokens,
+                read,
+                written,
+                None,
             ),
-            None if details is None else details.thinking_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
+            read,
+            written,
             self.stop_reason,
             self.content is not None and not visible,
             text_value(self.model),
+            answer_key(plain, *texts),
         )
 
 
@@ -293,6 +313,24 @@ class AnthropicBatch(_Shape):
         """The response facts of this record: the message's, named by the batch."""
         # the declared id `custom_id` (a non-empty string); the message's own id is not read
         return self.result.message.read(plain, self.custom_id or None, "anthropic_batch")
+
+
+class BedrockBatch(_Shape, rename={"record_id": "recordId", "model_input": "modelInput",
+                                   "model_output": "modelOutput"}):  # fmt: skip
+    """A Bedrock batch inference output line with a Claude body: `{"recordId", "modelInput",
+    "modelOutput": <an Anthropic message>}`."""
+
+    FORMATS: ClassVar = (("anthropic_message", "modelOutput"),)
+    MAKER: ClassVar = _ANTHROPIC
+
+    record_id: str  # the detect: `recordId & modelOutput`
+    model_output: Anthropic  # read as `anthropic_message`, the first inner format
+    model_input: msgspec.Raw = msgspec.Raw()  # the request: skipped
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record: the body's, named by the batch."""
+        # the declared id `recordId` (a non-empty string); no `error` key (a failure rule)
+        return self.model_output.read(plain, self.record_id or None, "bedrock_batch")
 
 
 # --- Gemini: REST / by_alias (camelCase) and the Python SDK's default dumps (snake_case) ------
@@ -354,30 +392,44 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish = False, None
+    visible, finish, contents, texts = False, None, False, []
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
         content = candidate.content
+        contents = contents or content is not None
         for part in (content.parts if content is not None else None) or ():
             _texts(plain, part.text)
             # parts[].text; a `"thought": true` part is reasoning, no answer
             visible = visible or (part.thought is not True and _shows_text(part.text))
+            if part.thought is not True:
+                texts.append(part.text)
+    if finish is None and contents:
+        raise Unusual  # a streamed chunk before the last: a fragment
     usage = record.usage_metadata
-    thoughts = usage.thoughts_token_count
+    thoughts, cached = usage.thoughts_token_count, usage.cached_content_token_count
+    total = usage.total_token_count
     return _named_facts(
         record_id,
         fmt,
-        _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
-        usage.prompt_token_count,
-        thoughts,
-        usage.cached_content_token_count,
+        *settle(
+            _sum(usage.prompt_token_count, usage.tool_use_prompt_token_count),  # tool use: input
+            _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
+            thoughts,
+            cached,
+            None,
+            total,
+        ),
+        cached,
+        None,
+        total,
         1,
         finish,
         None,
         record.candidates is not None and not visible,
         text_value(record.model_version),
         time_value(record.create_time),
+        answer_key(plain, *texts),
     )
 
 
@@ -457,6 +509,40 @@ def _gemini_shapes(rename: Rename) -> tuple[Any, Any]:
 
 Gemini, GeminiBatch = _gemini_shapes("camel")
 GeminiSnake, GeminiBatchSnake = _gemini_shapes(None)
+NULL = b"null"
+
+
+class _VertexBatchLine(_Shape):
+    """Base of the Vertex AI batch prediction output line shapes: `{"status": "", "request",
+    "response": <a Gemini response>}` that succeeded (their keys: `_vertex_shape`)."""
+
+    FORMATS: ClassVar = (("gemini", "response"),)
+    MAKER: ClassVar = _named_facts
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record: the response's, named by the batch."""
+        status, request = self.status, self.request  # type: ignore[attr-defined]
+        if status or bytes(request) == NULL:
+            raise Unusual  # a failure rule (`status != ""`), or no request: another format
+        # no declared id, and no custom_id / id at the top
+        return _gemini_facts(self.response, plain, None, "vertex_batch")  # type: ignore[attr-defined]
+
+
+def _vertex_shape(response: Any) -> Any:
+    """The Vertex batch line shape around one spelling's Gemini response."""
+    return msgspec.defstruct(
+        "VertexBatch",
+        [
+            ("status", str),  # the detect: `has(status) & request & has(response)`
+            ("request", msgspec.Raw),  # the request: skipped (but present and not null)
+            ("response", response),  # read as `gemini`
+            ("processed_time", str | None, None),
+        ],
+        bases=(_VertexBatchLine,),
+    )
+
+
+VertexBatch, VertexBatchSnake = _vertex_shape(Gemini), _vertex_shape(GeminiSnake)
 
 
 # --- Cohere v2 chat ----------------------------------------------------------------------------
@@ -484,6 +570,7 @@ class _CTokens(_Shape):
 class _CUsage(_Shape):
     tokens: _CTokens
     billed_units: _CTokens | None = None
+    cached_tokens: float | None = None  # a part of the input tokens
 
 
 def _float_count(value: float | None) -> int | None:
@@ -510,25 +597,35 @@ class Cohere(_Shape):
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
-        visible = False
+        visible, texts = False, []
         message = self.message
         if message is not None:
             _texts(plain, message.tool_plan)
             for part in message.content or ():
                 _texts(plain, part.text, part.thinking)
                 visible = visible or _shows_text(part.text)  # message.content[].text
+                texts.append(part.text)
         tokens = self.usage.tokens
+        cached = _float_count(self.usage.cached_tokens)
         return _facts(
             self.id or None,
             "cohere_chat",
-            _completion(_float_count(tokens.output_tokens)),
-            _float_count(tokens.input_tokens),
+            *settle(
+                _float_count(tokens.input_tokens),
+                _completion(_float_count(tokens.output_tokens)),
+                None,
+                cached,
+                None,
+                None,
+            ),
+            cached,
             None,
             None,
             1,
             self.finish_reason,
             None,
             message is not None and not visible,
+            answer_key(plain, *texts),
         )
 
 
@@ -581,21 +678,23 @@ class VLLM(_Shape):
         # the detect: outputs[].token_ids & (request_id | prompt_token_ids)
         if completion is None or (self.request_id is None and prompt is None):
             raise Unusual
+        cached = self.num_cached_tokens
         return _facts(
             self.request_id or None,
             "vllm_offline",
-            completion,
-            prompt,
+            *settle(prompt, completion, None, cached, None, None),
+            cached,
             None,
-            self.num_cached_tokens,
+            None,
             len(self.outputs),  # detected, so at least one output: len(outputs)
             finishes[0] if finishes else None,
             FINISH_SEPARATOR.join(finishes[1:]) or None,
             not visible,
+            answer_key(plain, *(output.text for output in self.outputs)),
         )
 
 
 API_SHAPES: tuple[type[Any], ...] = (
     Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
-    Cohere, VLLM,
+    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake,
 )  # fmt: skip

@@ -1,7 +1,10 @@
-"""Fast facts of one JSONL line, in two tiers; each equals the general path's result.
+"""Fast facts of one JSONL line, in tiers; each equals the general path's result.
 
 `refresh.scan` asks these first and falls back to the general path (`parse.line`, the
-definition of correct) whenever they return None.
+definition of correct) whenever they return None. Before any tier, a line's long integer
+arrays are counted from their bytes and replaced by stand-ins stating their counts
+(`genledger.fast.lift`): a tokenized line is then decoded by orjson whole, a response line
+by the typed shapes, which read a stand-in where the array was.
 
 1. Typed shapes (`genledger.fast.shapes`, `.apishapes`): the line decodes into one of the record
    shapes, typed key by key at every level, and the facts are written down directly.
@@ -32,12 +35,13 @@ from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import unstated_guard
+from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
-from genledger.fast.shapes import TOKENIZED_SHAPES, Unusual, flat_len
+from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.formats import response_facts
 from genledger.parse.schema import RESPONSES, Facts, states_of
-from genledger.parse.tokenized import tokenized_facts
+from genledger.parse.tokenized import mask_sum, tokenized_facts, unwrap
 
 ON = Switches()
 # The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
@@ -49,6 +53,10 @@ RAW_KEYS = {
     "tokenized": ("input_ids", "loss_mask", "attention_mask", "labels", "position_ids"),
 }
 UNREAD_KEYS = frozenset({"attention_mask", "labels", "position_ids"})  # skipped, yet checked
+# The response keys whose long arrays are lifted before the typed shapes decode a line: each
+# shape that has one of these keys keeps it raw and reads a stand-in as the array it replaced.
+LIFTED_RESPONSE_KEYS = (b'"output_ids"', b'"input_ids"', b'"prompt_token_ids"', b'"token_ids"')
+LIFTED_FIELDS = frozenset(key.strip(b'"') for key in LIFTED_RESPONSE_KEYS)
 WHITESPACE = b" \t\r\n"
 Values = dict[str, msgspec.Raw]
 
@@ -68,7 +76,7 @@ def _value_paths(decl: Any) -> list[Any]:
     """The paths whose values (not only presence) a declaration reads."""
     paths = [p for f in decl.fields() for p in f.paths]
     paths += [*decl.answer, *(p for p in (decl.messages, decl.samples, decl.inner) if p)]
-    paths += [f.detail for f in decl.failures if f.detail is not None]
+    paths += [p for f in decl.failures if f.detail is not None for p in f.detail.paths]
     paths += [c.path for alt in decl.detect for c in alt if c.op in ("eq", "ne")]
     return paths
 
@@ -82,8 +90,14 @@ class _Decoder:
     top-level value decoded by orjson exactly as the general path decodes it, except the id
     arrays, which become stand-ins of the same length."""
 
-    def __init__(self, role: str, formats: FormatSet) -> None:
+    def __init__(self, role: str, formats: FormatSet, lifted: bool = False) -> None:
         self.raw = raw_keys(role, formats)
+        # responses: the raw arrays are lifted first (`genledger.fast.lift`), all `*_ids`
+        self.lift_keys = (
+            tuple(b'"%s"' % k.encode() for k in sorted(self.raw))
+            if lifted and role == "responses" and all(k.endswith("_ids") for k in self.raw)
+            else None
+        )
         # A line spelling none of these has no id array worth a stand-in: it is decoded whole,
         # as the general path decodes it (so a key written with escapes costs speed, not truth).
         self.markers = (b'_ids"', b"_mask", b'labels"') if self.raw else ()
@@ -104,13 +118,31 @@ class _Decoder:
             raise _Unusual
         if not any(key in content for key in self.markers):
             return self._whole(content)  # no id array to stand in for: one orjson call
-        objects = [self.one.decode(content)] if first == b"{" else self.many.decode(content)
-        out = []
+        small = lift(content, self.lift_keys) if self.lift_keys else None
+        if small is not None:
+            found = self._objects(small, first, True)
+            if found is not None:
+                return found
+            # a stand-in where no id array is read (an array under an envelope's key): the
+            # line as written, its top-level arrays decoded as usual
+        out = self._objects(content, first, False)
+        assert out is not None
+        return out
+
+    def _objects(self, text: bytes, first: bytes, lifted: bool) -> list[Facts] | None:
+        """The facts of a line's records; None when a lifted line holds a stand-in that no
+        id array read."""
+        objects = [self.one.decode(text)] if first == b"{" else self.many.decode(text)
+        out, read = [], 0
         for values in objects:
-            facts = self.facts(self._record(values))
+            record, found = self._record(values, lifted)
+            read += found
+            facts = self.facts(record)
             if self.check is not None:
                 self.check(facts)
             out.append(facts)
+        if lifted and read != text.count(ESCAPE):
+            return None
         return out
 
     def _whole(self, content: bytes) -> list[Facts]:
@@ -127,8 +159,10 @@ class _Decoder:
                 self.check(facts)
         return out
 
-    def _record(self, values: Values) -> dict[str, Any]:
+    def _record(self, values: Values, lifted: bool) -> tuple[dict[str, Any], int]:
+        """The record, and how many stand-ins of a lifted line it read as id arrays."""
         record: dict[str, Any] = {}
+        found = 0
         for name, raw in values.items():
             if not name.isascii():  # a key orjson might refuse (a lone surrogate): the general
                 raise _Unusual  # path decides
@@ -136,10 +170,15 @@ class _Decoder:
                 _checked(bytes(raw))
             elif name in self.raw:
                 data = bytes(raw)
-                record[name] = _mask(data) if name == self.mask_key else _array(data)
+                counts = raw_counts(data) if lifted else None
+                if counts is not None:
+                    record[name] = [0] * counts[0]
+                    found += 1
+                else:
+                    record[name] = _mask(data) if name == self.mask_key else _array(data)
             else:
                 record[name] = _exact(raw)
-        return record
+        return record, found
 
 
 def _array(data: bytes) -> Any:
@@ -191,7 +230,10 @@ def _check_response(facts: Facts) -> None:
 class _Typed:
     """Decodes a line straight into one of a role's typed shapes (fast/shapes.py), if it is one."""
 
-    def __init__(self, shapes: tuple[type[Any], ...]) -> None:
+    def __init__(
+        self, shapes: tuple[type[Any], ...], lift_keys: tuple[bytes, ...] | None = None
+    ) -> None:
+        self.lift_keys = lift_keys  # lift the arrays of these keys first (None: none)
         self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
             (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
             for shape in shapes
@@ -201,6 +243,9 @@ class _Typed:
             unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS) for shape in shapes
         ]
         self.last = 0  # files run in one shape for long stretches: try the last one first
+        # lift a line's arrays when the last shape has id arrays (a file of chat lines pays
+        # no search for keys it never has)
+        self.with_ids = [_has_ids(msgspec.inspect.type_info(shape)) for shape in shapes]
 
     def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
         """The facts of the line's records, or None when no shape holds it exactly;
@@ -212,10 +257,15 @@ class _Typed:
             many = True
         else:
             return None  # leading whitespace, a BOM or not JSON: the slower paths decide
+        small = None
+        if self.lift_keys is not None and self.with_ids[self.last]:
+            small = lift(content, self.lift_keys)
+        shapes.LINE.lifted = small is not None  # else a stand-in's look-alike is no stand-in
+        text = content if small is None else small
         try:
-            structs = self.decoders[self.last][many].decode(content)
+            structs = self.decoders[self.last][many].decode(text)
         except msgspec.ValidationError:
-            structs = self._other_shape(content, many)
+            structs = self._other_shape(text, many)
         except msgspec.DecodeError:
             return None  # not valid JSON for any shape
         if structs is None:
@@ -246,6 +296,93 @@ class _Typed:
         return None
 
 
+def _has_ids(kind: Any) -> bool:
+    """Whether a decoded shape (`msgspec.inspect` type) has a field of an id array, at any
+    depth."""
+    if isinstance(kind, msgspec.inspect.StructType):
+        return any(
+            field.encode_name.encode() in LIFTED_FIELDS or _has_ids(field.type)
+            for field in kind.fields
+        )
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return any(_has_ids(member) for member in kind.types)
+    if isinstance(kind, msgspec.inspect.ListType):
+        return _has_ids(kind.item_type)
+    return False
+
+
+PLAIN = object()  # a value holding no stand-in where the facts look
+
+
+def _read(value: Any) -> Any:
+    """(length, ones or None) of a lifted array, or of a tensor whose rows were all lifted;
+    PLAIN for a value holding no stand-in where `unwrap` looks (read it as the general path
+    does); None for a mix of lifted and unlifted rows (the general path reads it)."""
+    if value.__class__ is str:
+        return counts_of(value) or PLAIN
+    if value.__class__ is not list or not value or value[0].__class__ not in (str, list):
+        return PLAIN  # not a list of rows: no stand-in can change what `unwrap` does
+    rows = [counts_of(row) if row.__class__ is str else None for row in value]
+    lifted = [row for row in rows if row is not None]
+    if len(lifted) == len(rows):
+        ones = [row[1] for row in lifted]
+        total = None if None in ones else sum(n for n in ones if n is not None)
+        return sum(row[0] for row in lifted), total
+    if lifted and all(
+        counts is not None or row.__class__ is list for counts, row in zip(rows, value, strict=True)
+    ):
+        return None  # rows lifted and rows not: unwrap would flatten them all
+    return PLAIN
+
+
+def _lifted_tokenized(record: dict[str, Any]) -> Facts | None:
+    """`tokenized_facts` of a record whose arrays may be stand-ins; None when only the
+    general path can tell."""
+    ids, mask = record.get("input_ids"), record.get("loss_mask")
+    read_ids, read_mask = _read(ids), _read(mask)
+    if read_ids is None or read_mask is None:
+        return None
+    if read_ids is PLAIN:
+        flat = unwrap(ids)
+        n_tokens = None if flat is None else len(flat)
+    else:
+        n_tokens = read_ids[0]
+    if read_mask is PLAIN:
+        flat = unwrap(mask)
+        loss_len, loss_sum = (None, None) if flat is None else (len(flat), mask_sum(flat))
+    elif read_mask[1] is None:
+        return None  # a lifted mask that is not 0/1: its sum needs its values
+    else:
+        loss_len, loss_sum = read_mask
+    return _TOKENIZED(n_tokens, loss_len, loss_sum)
+
+
+def _lifted_tokenized_line(content: bytes, start: int = 0, stop: int = -1) -> list[Facts] | None:
+    """The facts of a tokenized line (`content`, or `content[start:stop]`, not copied) whose
+    long arrays can be lifted (`genledger.fast.lift`): the rest is decoded by orjson, as the
+    general path decodes it; None otherwise."""
+    small = lift(content, None, start, stop)
+    if small is None:
+        return None
+    try:
+        value = orjson.loads(small)
+    except orjson.JSONDecodeError:
+        return None  # the general path decides (and names what is wrong)
+    if value.__class__ is dict:
+        records = [value]
+    elif value.__class__ is list and all(r.__class__ is dict for r in value):
+        records = value
+    else:
+        return None
+    out = []
+    for record in records:
+        facts = _lifted_tokenized(record)
+        if facts is None:
+            return None
+        out.append(facts)
+    return out
+
+
 class FastDecoder:
     """The fast tiers of one role under one set of declarations and switches."""
 
@@ -253,14 +390,26 @@ class FastDecoder:
         # The typed shapes are the built-in formats': a user's declarations are tried first.
         typed = switches.typed_shapes and (role != "responses" or formats.built_in_only)
         shapes = RESPONSE_SHAPES if role == "responses" else TOKENIZED_SHAPES
-        self.typed = _Typed(shapes) if typed else None
-        self.stand_ins = _Decoder(role, formats) if switches.stand_ins else None
+        lifted_keys = LIFTED_RESPONSE_KEYS if switches.lift and role == "responses" else None
+        self.typed = _Typed(shapes, lifted_keys) if typed else None
+        self.lifted = switches.lift and role == "tokenized"
+        self.stand_ins = _Decoder(role, formats, switches.lift) if switches.stand_ins else None
+
+    def lifted_line(self, data: bytes, start: int, stop: int) -> list[Facts] | None:
+        """The facts of the line `data[start:stop]` from the lifted tier alone, without
+        copying it out of its read; None when the tier is off or cannot tell (then the line
+        is cut out and given to `facts`)."""
+        return _lifted_tokenized_line(data, start, stop) if self.lifted else None
 
     def facts(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts] | None:
         """The facts of every record of a non-blank line, equal to
         `parse.line.facts_of_line`'s, or None when only the general path can tell (an unusual
         line, or a malformed one). `flags`: what the line's read may hold
         (`genledger.fast.rawtext`)."""
+        if self.lifted:
+            facts = _lifted_tokenized_line(content)
+            if facts is not None:
+                return facts
         if self.typed is not None:
             facts = self.typed.decode(content, flags)
             if facts is not None:

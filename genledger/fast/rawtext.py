@@ -9,21 +9,23 @@ only ways to write `</think>` otherwise), makes each of its lines "plain": its t
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
 by one; a line that has one decodes its texts exactly, as before.
 
-UTF-8 is checked with simdjson's SIMD pass (`genledger.fast.utf8`, ~4 GB/s); the escape
-search is vectorised with numpy (`genledger.fast.vector`, loaded only for big scans), and
-plain `bytes` methods stand in for it without numpy.
+UTF-8 is checked with simdjson's SIMD pass (`genledger.fast.utf8`, ~4 GB/s) once a scan is
+big enough to load it (`genledger.fast.vector`), else by Python's decoder; the escape search
+is stringzilla's SIMD substring search.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+import stringzilla as sz
 
 from genledger.fast import vector
 from genledger.fast.utf8 import by_decode, valid_utf8
 
-BACKSLASH, LETTER_U, ZERO, SEVEN = (ord(c) for c in "\\u07")
+ZERO, SEVEN = ord("0"), ord("7")
 # A `\\u00` escape of an ASCII character (`\\u0000`-`\\u007f`): the only kind that can spell a
 # character of `</think>`. Other escapes (`\\u00e9`, CJK, surrogate pairs, which msgspec's skip
 # checks exactly as orjson does) are harmless.
@@ -41,9 +43,15 @@ class ReadFlags:
     # With close tags: the lengths a line holding one may have (as `rows()` cuts it), so the
     # other lines skip their own search; None: every line searches.
     tag_lines: frozenset[int] | None = None
+    # a `\u` or `\/` escape: without one, every text is written as orjson writes it (the
+    # answer keys hash its bytes as they are, genledger.parse.answer)
+    respelled: bool = True
 
 
 NOTHING_PLAIN = ReadFlags(utf8=False)
+# What `plain_line` says of a line: its texts need decoding (0), may be checked by their first
+# byte (PLAIN), and moreover are spelled as orjson spells them (SPELLED, also true).
+PLAIN, SPELLED = 1, 3
 
 
 def inspect(data: bytes, end: int) -> ReadFlags:
@@ -52,127 +60,90 @@ def inspect(data: bytes, end: int) -> ReadFlags:
 
 
 def bytes_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` without numpy (small reads): UTF-8 by Python's decoder (for a small refresh,
-    cheaper than importing simdjson) and the escape search by `bytes` methods."""
-    return _flags(data, end, None)
+    """`inspect` of small reads: UTF-8 by Python's decoder (for a small refresh, cheaper than
+    importing simdjson)."""
+    return _flags(data, end, by_decode)
 
 
 def vectorised_flags(data: bytes, end: int) -> ReadFlags:
-    """`inspect` with numpy, which must be loaded (`vector.load`): UTF-8 by simdjson's SIMD
-    pass and the escape search by numpy masks."""
-    return _flags(data, end, vector.numpy())
+    """`inspect` of big scans (`vector.load` first): UTF-8 by simdjson's SIMD pass."""
+    return _flags(data, end, valid_utf8)
 
 
-def _flags(data: bytes, end: int, np: Any) -> ReadFlags:
-    valid = by_decode if np is None else valid_utf8
+def _flags(data: bytes, end: int, valid: Callable[[memoryview], bool]) -> ReadFlags:
     if not data.isascii() and not valid(memoryview(data)[:end]):
         return NOTHING_PLAIN
-    # The memchr walk before the numpy scan: the other order measured ~4 % slower a read.
     tags = _close_tags_in(data, end)
-    if np is None:
-        escapes = _risky_escapes(data, end)
-    else:
-        escapes = _escapes_in(np, np.frombuffer(data, np.uint8, count=end))
-    return ReadFlags(True, escapes, tags, _tag_lines(data, end) if tags else None)
+    # `\u` first: every risky escape is one, and most reads have none
+    any_u = sz.find(data, b"\\u", 0, end) >= 0
+    escapes = any_u and _risky_escapes(data, end)
+    respelled = any_u or sz.find(data, b"\\/", 0, end) >= 0
+    return ReadFlags(True, escapes, tags, _tag_lines(data, end) if tags else None, respelled)
 
 
-def plain_line(content: bytes, flags: ReadFlags) -> bool:
-    """Whether the texts of one line of a read with `flags` may be checked by first byte."""
+def plain_line(content: bytes, flags: ReadFlags) -> int:
+    """Whether the texts of one line of a read with `flags` may be checked by first byte:
+    0 (no), `PLAIN`, or `SPELLED` (plain, and no text has a `\\u` or `\\/` escape)."""
     if not flags.utf8:
-        return False
+        return 0
     if flags.risky_escapes and _risky_escapes(content, len(content)):
-        return False
+        return 0
+    plain = PLAIN if flags.respelled else SPELLED
     if not flags.close_tags:
-        return True
+        return plain
     lengths = flags.tag_lines
     if lengths is not None and len(content) not in lengths:
-        return True  # no close tag in this line (a read's few tagged lines are known)
+        return plain  # no close tag in this line (a read's few tagged lines are known)
     # Without \u00 escapes, `</think>` can only be written with a literal `think>`.
-    return b"think>" not in content
+    return plain if b"think>" not in content else 0
+
+
+MAX_ESCAPES_LOOKED = 16  # `\\u00` looked at one by one before a regex search takes the rest
 
 
 def _risky_escapes(data: bytes, end: int) -> bool:
-    """A `\\u00XX` escape of an ASCII character in `data[:end]` (a memchr-like search first)."""
-    return data.find(b"\\u00", 0, end) >= 0 and ASCII_ESCAPE.search(data, 0, end) is not None
+    """A `\\u00XX` escape of an ASCII character in `data[:end]`: SIMD searches for `\\u00`
+    (stringzilla, ~0.1 ms a 1 MB read; numpy's masks took ~3x that, CPython's `find` ~6x),
+    each found one's next byte looked at; past a few (texts written with ASCII escapes), a
+    regex search from there."""
+    at, looked = sz.find(data, b"\\u00", 0, end), 0
+    while at >= 0:
+        looked += 1
+        if looked > MAX_ESCAPES_LOOKED:
+            return ASCII_ESCAPE.search(data, at, end) is not None
+        if at + 4 >= end or ZERO <= data[at + 4] <= SEVEN:
+            return True  # cut short (no valid JSON anyway), or an ASCII character's escape
+        at = sz.find(data, b"\\u00", at + 4, end)
+    return False
 
 
-BACKSLASH_U = 0x755C  # the bytes `\\u` read as one little-endian uint16
-
-
-def _escapes_in(np: Any, raw: Any) -> bool:
-    if not _backslash_u_in(np, raw):
-        return False  # the usual answer, from two half-size comparisons
-    # A backslash before `u` (an escaped backslash before a literal u counts too: that only
-    # makes the answer more careful). Whole-array masks first: positions only when one is found.
-    escapes, letters = _masks(np, raw.size - 1)
-    np.equal(raw[:-1], BACKSLASH, out=escapes)
-    np.equal(raw[1:], LETTER_U, out=letters)
-    np.logical_and(escapes, letters, out=escapes)
-    if not escapes.any():
-        return False
-    where = np.flatnonzero(escapes)
-    if where[-1] + 4 >= raw.size:
-        return True  # cut short: not valid JSON anyway
-    ascii_range = (raw[where + 2] == ZERO) & (raw[where + 3] == ZERO)
-    fifth = raw[where + 4]
-    return bool((ascii_range & (fifth >= ZERO) & (fifth <= SEVEN)).any())
-
-
-def _backslash_u_in(np: Any, raw: Any) -> bool:
-    """Whether `\\u` occurs: the bytes read as uint16 pairs from an even and from an odd
-    offset (half the comparisons of a byte-wise search, ~2.5x faster per read)."""
-    size = raw.size
-    if size < 2:
-        return False
-    even, odd = size // 2, (size - 1) // 2
-    found, spare = _masks(np, even)
-    np.equal(raw[: 2 * even].view("<u2"), BACKSLASH_U, out=found[:even])
-    if found[:even].any():
-        return True
-    np.equal(raw[1 : 1 + 2 * odd].view("<u2"), BACKSLASH_U, out=spare[:odd])
-    return bool(spare[:odd].any())
-
-
-_scratch: list[Any] = []
-
-
-def _masks(np: Any, size: int) -> tuple[Any, Any]:
-    """Two reused boolean arrays of `size`: fresh 1 MB temporaries per read cost 10x the
-    comparisons themselves here, in page faults (measured: 1.3 ms against 0.13 ms a read)."""
-    if not _scratch or _scratch[0].size < size:
-        _scratch[:] = [np.empty(max(size, 1 << 21), bool), np.empty(max(size, 1 << 21), bool)]
-    return _scratch[0][:size], _scratch[1][:size]
+CLOSE_TAGS = (b"</", b"<\\/")
 
 
 def _close_tags_in(data: bytes, end: int) -> bool:
-    # `<` is rare in most texts and memchr finds it at memory speed: walk a few occurrences,
-    # then search for the pairs themselves (~1 GB/s).
-    at, walked = data.find(b"<", 0, end), 0
-    while at >= 0 and walked < 256:
-        if data[at + 1 : at + 2] == b"/" or data[at + 1 : at + 3] == b"\\/":
-            return True
-        at, walked = data.find(b"<", at + 1, end), walked + 1
-    return at >= 0 and (data.find(b"</", at, end) >= 0 or data.find(b"<\\/", at, end) >= 0)
+    """Whether `data[:end]` holds `</` or `<\\/` (SIMD searches: `<` is common in code)."""
+    return any(sz.find(data, tag, 0, end) >= 0 for tag in CLOSE_TAGS)
 
 
-MAX_TAG_WALK = 512  # `<` looked at per read before every line searches for itself instead
+MAX_TAG_WALK = 512  # close tags looked at per read before every line searches for itself
 
 
 def _tag_lines(data: bytes, end: int) -> frozenset[int] | None:
     """The lengths of the lines of `data[:end]` holding `</` or `<\\/`, each also less a
-    `\\r` and a BOM (which `rows()` cuts off); None when `<` is too common to walk.
+    `\\r` and a BOM (which `rows()` cuts off); None when close tags are too common to walk.
     Searching a read's few tagged lines once costs less than searching every line
     (~6 % of a scan of texts with a few `<think>` blocks, measured)."""
     lengths: set[int] = set()
-    at, walked = data.find(b"<", 0, end), 0
-    while at >= 0:
-        walked += 1
-        if walked > MAX_TAG_WALK:
-            return None
-        if data[at + 1 : at + 2] == b"/" or data[at + 1 : at + 3] == b"\\/":
+    walked = 0
+    for tag in CLOSE_TAGS:
+        at = sz.find(data, tag, 0, end)
+        while at >= 0:
+            walked += 1
+            if walked > MAX_TAG_WALK:
+                return None
             start = data.rfind(b"\n", 0, at) + 1
             stop = data.find(b"\n", at, end)
             n = (end if stop < 0 else stop) - start
             lengths.update((n, n - 1, n - len(BOM), n - len(BOM) - 1))
-        at = data.find(b"<", at + 1, end)
+            at = sz.find(data, tag, at + len(tag), end)
     return frozenset(lengths)

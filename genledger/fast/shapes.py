@@ -15,19 +15,31 @@ The caller then takes the slower paths, which decide.
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any, ClassVar
 
 import msgspec
 
+from genledger.fast.lift import raw_counts
+from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
+from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import hash64 as _hash
 from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
+from genledger.parse.usage import settle
 
 Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
 # Facts are built by positional constructors of the schema (`FactTable.positional`): each
 # names the facts it takes, checked at import; the rest take their defaults. A NamedTuple's
-# keyword constructor costs ~0.9 µs a record (the typed tier makes one per line).
+# keyword constructor costs ~0.9 µs a record (the typed tier makes one per line). The usage
+# counts go through `parse.usage.settle`, as on the general path: its six results fill the
+# constructors' `USAGE` positions.
+USAGE = (
+    "prompt_tokens", "completion_tokens", "reasoning_tokens", "input_uncached",
+    "output_visible", "usage_detail",
+)  # fmt: skip
 THINK_CLOSE = "</think>"
 WHITESPACE = b" \t\r\n"
 
@@ -86,24 +98,50 @@ def _flat(data: bytes) -> bool:
     return not (b"e" in data or b"E" in data)
 
 
+class _Line(threading.local):
+    """What the typed tier knows of the line being decoded (per thread)."""
+
+    lifted = False  # its long id arrays were lifted: a stand-in string is one of them
+
+
+LINE = _Line()
+
+
+def _stand_in(data: bytes) -> tuple[int, int | None] | None:
+    """The counts of a lifted array's stand-in (`genledger.fast.lift`); None for any other
+    value, and for every value of a line that was not lifted (where a string spelled like a
+    stand-in is the line's own)."""
+    return raw_counts(data) if LINE.lifted else None
+
+
 def _ids_checked(raw: msgspec.Raw) -> None:
-    """An id array only checked, not counted: a flat list (or absent), else unusual."""
-    if raw and not _flat(bytes(raw)):
-        raise Unusual
+    """An id array only checked, not counted: a flat list or a lifted one's stand-in
+    (`genledger.fast.lift`), or absent; else unusual."""
+    if raw:
+        data = bytes(raw)
+        if not _flat(data) and _stand_in(data) is None:
+            raise Unusual
 
 
 def _ids_len(raw: msgspec.Raw) -> int | None:
-    """len() of an id array (None when absent); anything but a flat list is unusual."""
+    """len() of an id array, or of the one a stand-in replaced (`genledger.fast.lift`); None
+    when absent; anything but a flat list is unusual."""
     if not raw:
         return None
-    n = flat_len(bytes(raw))
+    data = bytes(raw)
+    if data[:1] == b'"':
+        counts = _stand_in(data)
+        if counts is None:
+            raise Unusual
+        return counts[0]
+    n = flat_len(data)
     if n is None:
         raise Unusual
     return n
 
 
 _STRING = msgspec.json.Decoder(str)
-QUOTE, NULL_N = ord('"'), ord("n")
+QUOTE, NULL_N, SPACE, BACKSLASH = ord('"'), ord("n"), ord(" "), ord("\\")
 
 
 def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
@@ -136,6 +174,47 @@ def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
     return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
 
 
+def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
+    """A checked text's bytes as orjson escapes them (None: absent or null). Without a `\\u`
+    or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer);
+    `spelled`: the read holds neither (`rawtext.SPELLED`), so no text is searched."""
+    if not raw or memoryview(raw)[0] != QUOTE:
+        return None
+    if spelled:
+        return memoryview(raw)[1:-1]
+    data = bytes(raw)
+    if b"\\u" in data or b"\\/" in data:
+        return escaped(_STRING.decode(data))
+    return data[1:-1]
+
+
+def text_key(plain: int, raw: msgspec.Raw) -> int | None:
+    """`answer_key` of one checked text (the usual answer), with as few steps as may be: a
+    string of a spelled read with nothing to strip at its ends is hashed in place."""
+    if plain != SPELLED or not raw:
+        return answer_key(plain, raw)
+    view = memoryview(raw)
+    if view[0] != QUOTE:
+        return None  # null
+    if len(view) > 3:
+        first, last = view[1], view[-2]
+        if first != SPACE and first != BACKSLASH and last != SPACE and view[-3] != BACKSLASH:
+            return _hash(view[1:-1]) - SIGN
+    return key_of_spelled(view)
+
+
+def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:
+    """The answer key (`genledger.parse.answer`) of checked texts, in answer-path order, of a
+    line `plain_line` said `plain` of."""
+    spelled = plain == SPELLED
+    if spelled:
+        strings = [raw for raw in texts if raw and memoryview(raw)[0] == QUOTE]
+        if len(strings) == 1:  # the usual answer: one text, hashed in place
+            return key_of_spelled(strings[0])
+    parts = [part for text in texts if (part := _escaped_text(text, spelled)) is not None]
+    return key_of_escaped(parts) if parts else None
+
+
 def _no_think(raw: msgspec.Raw, plain: bool) -> None:
     # A `</think>` may be a leak (formats.think_leak): the general path decides.
     if _think_close_in(raw, plain):
@@ -162,8 +241,8 @@ class _SGLangMeta(_Shape):
 
 
 _SGLANG = RESPONSES.positional(
-    "record_id", "completion_tokens", "prompt_tokens", "reasoning_tokens", "cached_tokens",
-    "finish_reason", "output_len", "empty_output",
+    "record_id", *USAGE, "cached_tokens", "finish_reason", "output_len", "empty_output",
+    "answer_hash",
     format="sglang_generate", count_type="int", n_samples=1,
 )  # fmt: skip
 
@@ -186,10 +265,13 @@ class SGLang(_Shape):
             raise Unusual  # a failed request
         # meta_info.id when non-empty (no custom_id / id); no think leak (raw text carries the
         # trace by design); whether `text` is "".
+        cached = meta.cached_tokens
         return _SGLANG(
-            meta.id or None, meta.completion_tokens, meta.prompt_tokens, meta.reasoning_tokens,
-            meta.cached_tokens, finish, _ids_len(self.output_ids),
-            _raw_text_empty(self.text, plain),
+            meta.id or None,
+            *settle(meta.prompt_tokens, meta.completion_tokens, meta.reasoning_tokens, cached,
+                    None, None),
+            cached, finish, _ids_len(self.output_ids), _raw_text_empty(self.text, plain),
+            text_key(plain, self.text),
         )  # fmt: skip
 
 
@@ -197,8 +279,8 @@ class SGLang(_Shape):
 
 
 _FLAT = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "finish_reason", "output_len",
-    "empty_output", count_type="int", n_samples=1,
+    "record_id", "format", *USAGE, "finish_reason", "output_len", "empty_output",
+    "answer_hash", count_type="int", n_samples=1,
 )  # fmt: skip
 
 
@@ -231,7 +313,10 @@ class Flat(_Shape):
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
-        return _FLAT(self.id or None, fmt, count, prompt, finish, output_len, empty)
+        usage = settle(prompt, count, None, None, None, None)
+        return _FLAT(
+            self.id or None, fmt, *usage, finish, output_len, empty, text_key(plain, self.text)
+        )
 
 
 # --- OpenAI chat completions: plain, inside a Batch output line, wrapped -------------------
@@ -283,9 +368,8 @@ class _Usage(_Shape):
 
 
 _CHAT = RESPONSES.positional(
-    "record_id", "format", "completion_tokens", "prompt_tokens", "reasoning_tokens",
-    "cached_tokens", "n_samples", "finish_reason", "more_finishes", "model", "created",
-    count_type="int",
+    "record_id", "format", *USAGE, "cached_tokens", "total_tokens", "n_samples",
+    "finish_reason", "more_finishes", "model", "created", "answer_hash", count_type="int",
 )  # fmt: skip
 
 
@@ -333,12 +417,28 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     if reasoning is None:
         reasoning = usage.reasoning_tokens
     prompt_details = usage.prompt_tokens_details
+    cached = None if prompt_details is None else prompt_details.cached_tokens
+    total = usage.total_tokens
     # every choice shows a non-empty content (checked): no empty output, no think leak
     return _CHAT(
-        record_id, fmt, usage.completion_tokens, usage.prompt_tokens, reasoning,
-        None if prompt_details is None else prompt_details.cached_tokens, len(chat.choices),
-        first, more, text_value(chat.model), time_value(chat.created),
+        record_id, fmt,
+        *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, None, total),
+        cached, total, len(chat.choices), first, more, text_value(chat.model),
+        time_value(chat.created), _chat_answer(chat.choices, plain),
     )  # fmt: skip
+
+
+def _chat_answer(choices: list[_Choice], plain: int) -> int | None:
+    """The answer key of checked choices: every content, then every refusal (the answer
+    paths' order: `choices[].message.content`, ..., `choices[].message.refusal`)."""
+    if len(choices) == 1:
+        message = choices[0].message
+        refusal = message.refusal
+        if not refusal or memoryview(refusal)[0] == NULL_N:
+            return text_key(plain, message.content)
+        return answer_key(plain, message.content, refusal)
+    contents = [c.message.content for c in choices]
+    return answer_key(plain, *contents, *(c.message.refusal for c in choices))
 
 
 class _BatchResponse(_Shape):
@@ -393,8 +493,8 @@ class _TGIDetails(_Shape):
 
 
 _TGI = RESPONSES.positional(
-    "completion_tokens", "prompt_tokens", "finish_reason", "empty_output",
-    format="tgi", count_type="int", n_samples=1,
+    *USAGE, "finish_reason", "empty_output", "answer_hash", format="tgi", count_type="int",
+    n_samples=1,
 )  # fmt: skip
 
 
@@ -413,10 +513,10 @@ class TGI(_Shape):
         # no record id (none of custom_id, id, meta_info.id); no think leak (raw text carries
         # the trace by design); whether generated_text is ""
         return _TGI(
-            details.generated_tokens,
-            details.input_length,
+            *settle(details.input_length, details.generated_tokens, None, None, None, None),
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
+            text_key(plain, self.generated_text),
         )
 
 
@@ -447,6 +547,11 @@ def _mask_counts(raw: msgspec.Raw) -> tuple[int | None, int | None]:
     if not raw:
         return None, None
     data = bytes(raw)
+    lifted = _stand_in(data)
+    if lifted is not None:
+        if lifted[1] is None:
+            raise Unusual  # not a 0/1 mask: its sum needs its values
+        return lifted[0], lifted[1]
     counts = _bits(data)
     if counts is not None:
         return counts

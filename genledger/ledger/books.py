@@ -15,14 +15,17 @@ paths in `genledger.parse.declarations` and one entry here.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 from genledger.ledger.usage import SLOT_S, TIER_FACT, TIER_STARTS, USAGE_SUMS
+from genledger.ledger.window import Ends
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import TABLES
 from genledger.rules.catalogue import (
@@ -34,10 +37,12 @@ from genledger.rules.catalogue import (
     HAS_TOKENS,
     N_TOKENS,
     PARSED,
+    REFUSED,
+    TRUNCATED,
     Table,
     rules_of,
 )
-from genledger.rules.expr import Expr, Logic, Source, col, evaluate_arrays
+from genledger.rules.expr import Expr, Logic, Source, col, condition_function, evaluate_arrays
 from genledger.rules.result import RuleTally
 from genledger.rules.rows import Failures
 
@@ -102,9 +107,45 @@ class Ids:
 
 @dataclass(frozen=True)
 class Given:
-    """`key`: a sum the reader sets directly (a prompts file's non-blank lines)."""
+    """`key`: a value the reader sets directly: a sum (a prompts file's non-blank lines), an
+    id list (`kind="ids"`: the prompts' ids) or a counter (`kind="counter"`)."""
 
     key: str
+    kind: str = "sum"
+
+
+@dataclass(frozen=True)
+class Quantile:
+    """`key`: a mergeable summary (`ledger.quantiles`) of `column` over the rows `when`
+    holds for (`when` rules out nulls)."""
+
+    key: str
+    column: str
+    when: Expr
+
+
+@dataclass(frozen=True)
+class Hashes:
+    """`key`: the (line, value) of a fixed-size key `column` where `when` holds and it is
+    not null (the duplicate-answer rule: `ledger.hashlist`)."""
+
+    key: str
+    column: str
+    when: Expr
+
+
+@dataclass(frozen=True)
+class Trail:
+    """`key`: the first and last records `when` holds for, each as (flags, value, label):
+    `flags` the bits of the named conditions that hold, `value` the column where `valid`
+    holds (else -1), `label` a text column (the windows of `ledger.window`)."""
+
+    key: str
+    when: Expr
+    flags: tuple[tuple[str, Expr], ...]
+    value: str
+    valid: Expr
+    label: str  # a column's name (a Tally's `label` is a function)
 
 
 @dataclass(frozen=True)
@@ -133,7 +174,7 @@ class Priced:
     stat: str | None = None
 
 
-Entry = Count | Sum | Tally | Ids | Given | Ratio | Priced
+Entry = Count | Sum | Tally | Ids | Given | Ratio | Priced | Quantile | Hashes | Trail
 
 RECORD = PARSED & ~CHUNK  # a response row that is a record
 FRAGMENT = PARSED & CHUNK  # a streamed fragment: counted apart, never a record
@@ -159,6 +200,12 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Sum("total_cache_write", "cache_write_tokens",
             RECORD & NON_NEGATIVE("cache_write_tokens"), stat="total_cache_write",
             known="n_cache_write"),
+        # the two buckets no v1/v2 stat holds (docs/formats.md; the others: reasoning,
+        # cached prompt, cache write)
+        Sum("total_input_uncached", "input_uncached", RECORD & NON_NEGATIVE("input_uncached"),
+            stat="total_input_uncached", known="n_input_uncached"),
+        Sum("total_output_visible", "output_visible", RECORD & NON_NEGATIVE("output_visible"),
+            stat="total_output_visible", known="n_output_visible"),
         Sum("n_samples", "n_samples", RECORD, stat="n_samples"),
         Count("stream_chunks", FRAGMENT, stat="stream_chunks"),
         # by reason, the rows the rules `failed_requests` and `empty_outputs` fail
@@ -174,6 +221,24 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Ids("ids", "record_id", RECORD),
         Priced("models", RECORD, by=("model", "format"), tier=TIER_FACT, time="created",
                sums=("records", *USAGE_SUMS, "n_reasoning", "n_cached"), stat="models"),
+        # run health (docs/stats-json.md; `ledger.health`): the truncated records are the rows
+        # of the rule `truncated_outputs`, counted once
+        Quantile("output_tokens", "completion_tokens", RECORD & COUNTED),
+        Hashes("answers", "answer_hash", RECORD & ~FAILED),
+        Ids("failed_ids", "record_id", RECORD & FAILED),
+        Trail(
+            "window",
+            RECORD,
+            flags=(
+                ("truncated", TRUNCATED),
+                ("empty", EMPTY_OUTPUT),
+                ("failed", FAILED),
+                ("refusal", REFUSED),
+            ),
+            value="completion_tokens",
+            valid=COUNTED,
+            label="finish_reason",
+        ),
     ),
     "tokenized": (
         Count("tokenized_records", PARSED, stat="n_tokenized"),
@@ -183,8 +248,14 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Count("tokens_nonzero", PARSED & HAS_TOKENS & (N_TOKENS > 0)),
         Sum("total_loss_tokens", "loss_sum", PARSED & col("loss_sum").not_null(),
             stat="total_loss_tokens"),
+        Ratio("supervised_share", "total_loss_tokens", "total_tokens"),
     ),
-    "prompts": (Given("prompt_lines"),),
+    "prompts": (
+        Given("prompt_lines"),
+        Given("prompts_without_id"),  # non-blank lines with no id under the join key
+        Given("prompt_ids", kind="ids"),
+        Given("prompt_keys", kind="counter"),  # which key named each prompt's id
+    ),
 }  # fmt: skip
 # `records` and `nonzero` of any role, as the file rules and the aggregate rule read them.
 RECORDS = {"responses": "records", "tokenized": "tokenized_records", "prompts": "prompt_lines"}
@@ -195,19 +266,33 @@ def _all(kind: type) -> list[Any]:
     return [e for entries in BOOKS.values() for e in entries if isinstance(e, kind)]
 
 
+def _given(kind: str) -> list[Given]:
+    return [e for e in _all(Given) if e.kind == kind]
+
+
 # Every summed key of a tally (counts, sums, known counts, given ones), in books order.
 SUM_KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
         key
-        for e in _all(Count) + _all(Sum) + _all(Given)
+        for e in _all(Count) + _all(Sum) + _given("sum")
         for key in (e.key, getattr(e, "known", None))
         if key is not None
     )
 )
-COUNTER_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Tally)))
+COUNTER_KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys([*(e.key for e in _all(Tally)), *(e.key for e in _given("counter"))])
+)
 IDS_KEY = "ids"
 GROUP_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.key for e in _all(Priced)))
 GROUP_FIELDS: dict[str, tuple[str, ...]] = {e.key: e.sums for e in _all(Priced)}
+# The id lists other than the record ids (`ids`), the fixed-size key lists, the summaries.
+LIST_KEYS: tuple[str, ...] = tuple(
+    k
+    for k in dict.fromkeys([*(e.key for e in _all(Ids)), *(e.key for e in _given("ids"))])
+    if k != IDS_KEY
+)
+HASH_KEYS: tuple[str, ...] = tuple(e.key for e in _all(Hashes))
+QUANTILE_KEYS: tuple[str, ...] = tuple(e.key for e in _all(Quantile))
 
 
 def signature() -> str:
@@ -215,7 +300,7 @@ def signature() -> str:
 
     def stable(entry: Entry) -> str:  # a label function by its name, not its address
         label = getattr(entry, "label", None)
-        if label is None:
+        if label is None or isinstance(label, str):
             return repr(entry)
         return repr(replace(entry, label=None)) + label.__qualname__  # type: ignore[arg-type]
 
@@ -229,39 +314,91 @@ def signature() -> str:
 
 @dataclass
 class Accounted:
-    """What one pass over rows gave: the sums, the counters, the ids and the rule failures."""
+    """What one pass over rows gave: the sums, the counters, the ids and the rule failures;
+    the other id lists, the key lists, the values to summarise and the trails by key."""
 
     sums: dict[str, int]
     counters: dict[str, dict[str, int]]
     ids: IdList
     failures: dict[str, RuleTally]
-    groups: dict[str, dict[tuple[Any, ...], list[int]]]
+    groups: dict[str, dict[tuple[Any, ...], list[int]]] = field(default_factory=dict)
+    lists: dict[str, IdList] = field(default_factory=dict)
+    hashes: dict[str, HashList] = field(default_factory=dict)
+    values: dict[str, array[int]] = field(default_factory=dict)
+    trails: dict[str, Ends] = field(default_factory=dict)
 
 
-Pass = Callable[[Iterable[tuple[Any, ...]]], Accounted]
+Pass = Callable[[list[tuple[Any, ...]]], Accounted]
+Params = tuple[tuple[str, Any], ...]  # the configured values rule conditions read (`param`)
+WINDOW = 1000  # records a window holds unless `[health] window` (a parameter) says otherwise
 
 
 @cache
-def account(role: str) -> Pass:
-    """The compiled pass of `role`'s table: rows (position columns, then facts) → Accounted."""
+def account(role: str, params: Params = ()) -> Pass:
+    """The compiled pass of `role`'s table: rows (position columns, then facts) → Accounted;
+    `params` bind the rule conditions' parameters (`[tokenized] max_seq_len`)."""
     table = Table(role)
     names = TABLES[role].names
-    source = Source({name: i for i, name in enumerate(names)})
+    source = Source({name: i for i, name in enumerate(names)}, dict(params))
     writer = _Writer(source, names)
     rules = [r for r in rules_of(table) if r.when is not None]
-    entries = [e for e in BOOKS[role] if not isinstance(e, Given | Ratio)]
+    entries = [e for e in BOOKS[role] if not isinstance(e, Given | Ratio | Trail)]
     lines = writer.function(rules, entries)
     scope: dict[str, Any] = {**source.constants, **writer.scope}
     exec(compile("\n".join(lines), f"<books of {role}>", "exec"), scope)
     run: Callable[..., tuple[Any, ...]] = scope["account"]
+    limit = int(dict(params).get("window") or WINDOW)
+    trails = [(e, _trail_reader(e, names, limit)) for e in BOOKS[role] if isinstance(e, Trail)]
 
-    def one_pass(rows: Iterable[tuple[Any, ...]]) -> Accounted:
+    def one_pass(rows: list[tuple[Any, ...]]) -> Accounted:
         failures = Failures(table)
         ids = IdList()
-        sums, counters, groups = run(rows, failures.add, names, ids.append)
-        return Accounted(sums, counters, ids, failures.tallies(), groups)
+        lists = {e.key: IdList() for e in entries if isinstance(e, Ids) and e.key != IDS_KEY}
+        hashes = {e.key: HashList() for e in entries if isinstance(e, Hashes)}
+        values = {e.key: array("q") for e in entries if isinstance(e, Quantile)}
+        sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.append}
+        sinks.update({k: v.append for k, v in lists.items()})
+        sinks.update({k: v.sink() for k, v in hashes.items()})
+        sinks.update({k: v.append for k, v in values.items()})
+        sums, counters, groups = run(rows, failures.add, names, sinks)
+        ends = {e.key: read(rows) for e, read in trails}
+        return Accounted(
+            sums, counters, ids, failures.tallies(), groups, lists, hashes, values, ends
+        )
 
     return one_pass
+
+
+def _trail_reader(entry: Trail, names: tuple[str, ...], limit: int) -> Callable[[list[Any]], Ends]:
+    """The first and last `limit` rows `entry.when` holds for, as (flags, value, label),
+    read from the ends of a pass's rows (not every row)."""
+    when = condition_function(entry.when, names)
+    flags = [(1 << i, condition_function(e, names)) for i, (_, e) in enumerate(entry.flags)]
+    valid = condition_function(entry.valid, names)
+    value, label = names.index(entry.value), names.index(entry.label)
+
+    def compact(row: tuple[Any, ...]) -> tuple[int, int, Any]:
+        bits = sum(bit for bit, holds in flags if holds(row))
+        return bits, row[value] if valid(row) else -1, row[label]
+
+    def ends(rows: list[Any]) -> Ends:
+        head = [compact(r) for r in _first(rows, when, limit)]
+        if len(head) < limit:
+            return Ends(limit, head)  # every record is in the head
+        tail = [compact(r) for r in reversed(_first(reversed(rows), when, limit))]
+        return Ends(limit, head, tail)
+
+    return ends
+
+
+def _first(rows: Iterable[Any], when: Callable[[Any], bool], limit: int) -> list[Any]:
+    found = []
+    for row in rows:
+        if when(row):
+            found.append(row)
+            if len(found) >= limit:
+                break
+    return found
 
 
 class _Writer:
@@ -276,11 +413,16 @@ class _Writer:
         self.groups: list[str] = []
 
     def function(self, rules: list[Any], entries: list[Any]) -> list[str]:
-        """`def account(rows, add, names, add_id)` returning (sums, counters, groups)."""
+        """`def account(rows, add, names, sinks)` returning (sums, counters, groups); `sinks`:
+        the append functions of the id lists, key lists and values, by key."""
         self.sums = list(dict.fromkeys(k for e in entries for k in _keys(e)))
         self.counters = list(dict.fromkeys(e.key for e in entries if isinstance(e, Tally)))
         self.groups = list(dict.fromkeys(e.key for e in entries if isinstance(e, Priced)))
-        body = ["def account(rows, add, names, add_id):"]
+        self.sinks = list(
+            dict.fromkeys(e.key for e in entries if isinstance(e, Ids | Hashes | Quantile))
+        )
+        body = ["def account(rows, add, names, sinks):"]
+        body += [f"    a{i} = sinks[{key!r}]" for i, key in enumerate(self.sinks)]
         body += [f"    s{i} = 0" for i in range(len(self.sums))]
         body += [f"    c{i} = {{}}" for i in range(len(self.counters))]
         priced = [e for e in entries if isinstance(e, Priced)]
@@ -295,10 +437,21 @@ class _Writer:
         body.append("        if out:")
         body.append("            add(v, out, names)")
         # the price keys first: a key's running sums are noted before this row adds to them
-        ordered = [e for e in entries if isinstance(e, Priced)]
-        ordered += [e for e in entries if not isinstance(e, Priced)]
-        for entry in ordered:
-            body += ["        " + line for line in self.entry(entry)]
+        for entry in priced:
+            body.append(f"        if {self.source.condition(entry.when)}:")
+            body += ["            " + line for line in self._priced(entry)]
+        # Entries under the same condition share one test a row (in books order within it).
+        by_when: dict[str, tuple[str, list[str]]] = {}
+        for entry in entries:
+            if isinstance(entry, Priced):
+                continue
+            key = repr(entry.when)
+            if key not in by_when:
+                by_when[key] = (self.source.condition(entry.when), [])
+            by_when[key][1].extend(self.entry(entry))
+        for when, lines in by_when.values():
+            body.append(f"        if {when}:")
+            body += ["            " + line for line in lines]
         for entry in priced:
             body += ["    k = None", *("    " + line for line in self.flush(entry))]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
@@ -308,23 +461,23 @@ class _Writer:
         return body
 
     def entry(self, entry: Any) -> list[str]:
-        """The source lines of one entry, run for each row."""
-        when = self.source.condition(entry.when)
-        if isinstance(entry, Priced):
-            return [f"if {when}:", *("    " + line for line in self._priced(entry))]
+        """The source lines of one entry (not `Priced`), run for each row its condition holds
+        for."""
         if isinstance(entry, Count):
-            return [f"if {when}:", f"    s{self.sums.index(entry.key)} += 1"]
+            return [f"s{self.sums.index(entry.key)} += 1"]
         value = self.source.value(col(entry.column))
         if isinstance(entry, Sum):
-            lines = [f"if {when}:", f"    s{self.sums.index(entry.key)} += {value}"]
+            lines = [f"s{self.sums.index(entry.key)} += {value}"]
             if entry.known is not None:
-                lines.append(f"    s{self.sums.index(entry.known)} += 1")
+                lines.append(f"s{self.sums.index(entry.known)} += 1")
             return lines
-        if isinstance(entry, Ids):
-            line = self.source.value(col("line"))
-            return [f"if {when} and {value} is not None:", f"    add_id({line}, {value})"]
+        if isinstance(entry, Ids | Hashes):
+            line, sink = self.source.value(col("line")), f"a{self.sinks.index(entry.key)}"
+            return [f"if {value} is not None:", f"    {sink}({line}, {value})"]
+        if isinstance(entry, Quantile):
+            return [f"a{self.sinks.index(entry.key)}({value})"]
         counter = f"c{self.counters.index(entry.key)}"
-        return [f"if {when}:", *("    " + line for line in self._tally(entry, value, counter))]
+        return list(self._tally(entry, value, counter))
 
     def _priced(self, entry: Priced) -> list[str]:
         """Per row of `entry.when`: its price key; where the key changes, the running sums'
@@ -429,9 +582,11 @@ def _readable(entry: Count | Sum, columns: dict[str, Any]) -> bool:
     return needed <= set(columns)
 
 
-def failing_rows(role: str, columns: dict[str, tuple[Any, Any]], rows: int) -> Any | None:
-    """Rows failing some rule of `role`, by the catalogue's conditions over numpy columns;
-    None when a rule reads a column not given."""
+def failing_rows(
+    role: str, columns: dict[str, tuple[Any, Any]], rows: int, params: Params = ()
+) -> Any | None:
+    """Rows failing some rule of `role`, by the catalogue's conditions over numpy columns
+    (`params` bound); None when a rule reads a column not given."""
     import numpy as np
 
     columns = {**columns, "parse_error": (np.zeros(rows, object), np.zeros(rows, bool))}
@@ -441,5 +596,5 @@ def failing_rows(role: str, columns: dict[str, tuple[Any, Any]], rows: int) -> A
             continue
         if not rule.when.columns() <= set(columns):
             return None
-        failing |= evaluate_arrays(rule.when, columns, rows)
+        failing |= evaluate_arrays(rule.when, columns, rows, dict(params))
     return failing

@@ -82,8 +82,8 @@ class IdList:
         """JSON-able form: the ids as one string, the integers as base64 of int64s."""
         return {
             "text": self.data.decode(),
-            "lengths": _pack(self.lengths),
-            "lines": _pack(self.lines),
+            "lengths": pack_ints(self.lengths),
+            "lines": pack_ints(self.lines),
         }
 
     @classmethod
@@ -91,7 +91,7 @@ class IdList:
         """Inverse of `to_dict`; raises ValueError on a damaged form."""
         ids = cls()
         ids.data = bytearray(str(data["text"]).encode())
-        ids.lengths, ids.lines = _unpack(data["lengths"]), _unpack(data["lines"])
+        ids.lengths, ids.lines = unpack_ints(data["lengths"]), unpack_ints(data["lines"])
         if len(ids.lengths) != len(ids.lines) or sum(ids.lengths) != len(ids.data):
             raise ValueError("damaged id list")
         if ids.lengths and min(ids.lengths) < 0:
@@ -99,11 +99,13 @@ class IdList:
         return ids
 
 
-def _pack(values: array[int]) -> str:
+def pack_ints(values: array[int]) -> str:
+    """int64s as base64 text (the state file's form of an array)."""
     return base64.b64encode(values.tobytes()).decode()
 
 
-def _unpack(text: str) -> array[int]:
+def unpack_ints(text: str) -> array[int]:
+    """Inverse of `pack_ints`."""
     values = array("q")
     values.frombytes(base64.b64decode(text))
     return values

@@ -14,6 +14,7 @@ import orjson
 
 from genledger.ledger import books
 from genledger.ledger.tally import FileTally
+from genledger.ledger.window import Windows
 from genledger.parse import declarations, schema
 from genledger.parse.declarations import FormatSet
 from genledger.rules import catalogue
@@ -21,20 +22,22 @@ from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
 # The layout of a state record; what its counts mean is `counting_signature`'s business.
-STATE_VERSION = 4  # 4: tallies keyed by the books; the counting signature
+STATE_VERSION = 5  # 5: run health (windows, answer keys, output quantiles, the prompts join)
 RECOUNT = "counting changed since the last refresh (facts, books, rules or formats): read again"
 
 
-def counting_signature(formats: FormatSet) -> str:
+def counting_signature(formats: FormatSet, settings: str = "") -> str:
     """A digest of everything that decides what a file's counts are: the facts schema, the
-    books, the rule conditions, the built-in declarations and the user's. Counts kept under
-    another signature are read again."""
+    books, the rule conditions, the built-in declarations and the user's, and the settings
+    the counts read (`Config.counting_settings`). Counts kept under another signature are
+    read again."""
     parts = (
         schema.signature(),
         books.signature(),
         catalogue.signature(),
         declarations.built_in_signature(),
         formats.signature(),
+        settings,
     )
     return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
 
@@ -85,23 +88,37 @@ class FileState:
 
 @dataclass
 class DatasetState:
-    """Dataset-level rule results, reused while none of the dataset's files changed."""
+    """Dataset-level rule results, reused while none of the dataset's files changed: the
+    failures (duplicate answers before their share is weighed), the prompts join."""
 
     signature: str = ""
     failures: dict[str, RuleTally] = field(default_factory=dict)
+    prompts: dict[str, Any] | None = None  # the stats JSON's `prompts` (ledger.prompts)
+    unjoinable: str | None = None  # why there is no `prompts`
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
             "signature": self.signature,
             "failures": {k: v.to_dict() for k, v in self.failures.items()},
+            "prompts": self.prompts,
+            "unjoinable": self.unjoinable,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DatasetState:
         """Inverse of `to_dict`."""
         failures = {k: RuleTally.from_dict(v) for k, v in data.get("failures", {}).items()}
-        return cls(data.get("signature", ""), failures)
+        prompts = data.get("prompts")
+        if prompts is not None and not isinstance(prompts, dict):
+            raise TypeError("damaged prompts block")
+        unjoinable = data.get("unjoinable")
+        return cls(
+            data.get("signature", ""),
+            failures,
+            prompts,
+            None if unjoinable is None else str(unjoinable),
+        )
 
 
 @dataclass
@@ -120,6 +137,7 @@ class DatasetRecord:
     # the earliest write seen of a file holding records a self-hosted fleet priced (its hours
     # start there: genledger.ledger.cost); kept like the rate history, across full re-reads
     fleet_first: float | None = None
+    windows: Windows = field(default_factory=Windows)  # the first and latest records
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
@@ -133,6 +151,7 @@ class DatasetRecord:
                 "rules": self.rules.to_dict(),
                 "history": self.history,
                 "fleet_first": self.fleet_first,
+                "windows": self.windows.to_dict(),
             }
         )
 
@@ -170,4 +189,5 @@ class DatasetRecord:
             history=history,
             signature=signature,
             fleet_first=fleet_first,
+            windows=Windows.from_dict(data["windows"]),
         )

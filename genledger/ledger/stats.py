@@ -7,9 +7,12 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
+from genledger.config import HealthSettings
 from genledger.ledger.books import BOOKS, Count, Priced, Ratio, Sum, Tally
+from genledger.ledger.health import DEFAULT_HEALTH, health_block, total_health, weighed
 from genledger.ledger.records import DatasetState, FileState
 from genledger.ledger.tally import FileTally
+from genledger.ledger.window import Windows
 from genledger.rules.catalogue import COUNTER_NAMES, RULES, RULES_BY_NAME, Severity, worst
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
 
@@ -72,8 +75,11 @@ def dataset_stats(
     files: list[FileState],
     dataset: DatasetState,
     unrecognised: tuple[str, ...] = (),
+    windows: Windows | None = None,
+    settings: HealthSettings = DEFAULT_HEALTH,
 ) -> dict[str, Any]:
-    """One dataset's block of the stats JSON; `unrecognised`: its files matching no pattern."""
+    """One dataset's block of the stats JSON; `unrecognised`: its files matching no pattern,
+    `windows`: its first and latest records, `settings`: when the share rules fail."""
     ordered = sorted(files, key=lambda f: ROLES.index(f.role))  # examples: responses first
     tally = _sum_tallies(ordered)
     n_prompts = n_prompts_config
@@ -81,8 +87,13 @@ def dataset_stats(
         n_prompts = tally["prompt_lines"]
     block: dict[str, Any] = {"kind": kind, "n_prompts": n_prompts}
     block.update(book_stats(tally, n_prompts))
+    failures = merge_failures(tally.failures, dataset.failures)
+    health = health_block(tally, windows, failures)
     block.update(
-        quality=quality_block(merge_failures(tally.failures, dataset.failures)),
+        health=health,
+        prompts=dataset.prompts,
+        prompts_unjoinable=dataset.unjoinable,
+        quality=quality_block(weighed(failures, health, settings)),
         files={f.name: file_entry(f) for f in files},
         unrecognised=unrecognised_block(unrecognised),
         rate=None,
@@ -150,6 +161,7 @@ def totals(
             values[stat] = sum(d[stat] for d in blocks)
     out: dict[str, Any] = {"n_prompts": values["n_prompts"], **_with_ratios(values)}
     out["n_datasets"] = len(datasets)
+    out["health"] = total_health(blocks)
     out["quality"] = _total_quality(datasets, outside or {})
     out["rate"] = None
     return out

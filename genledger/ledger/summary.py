@@ -54,14 +54,30 @@ BY_REASON = (
 
 
 def reason_lines(data: dict[str, Any]) -> list[str]:
-    """Indented lines naming failed requests and empty outputs by reason, when there are any."""
+    """Indented lines naming failed requests and empty outputs by reason, and the records whose
+    own usage numbers disagree, when there are any."""
     lines = []
     for key, label in BY_REASON:
         counts = data.get(key) or {}
         if counts:
             top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             lines.append(f"  {label}: " + ", ".join(f"{reason} {n:,}" for reason, n in top))
-    return lines
+    audit = audit_line(data.get("quality") or {})
+    return lines + ([audit] if audit else [])
+
+
+AUDIT = "usage_inconsistent"
+
+
+def audit_line(quality: dict[str, Any]) -> str | None:
+    """`  usage inconsistent 3 (numbers of a record disagree), e.g. <first reason>`."""
+    count = quality.get(AUDIT)
+    if not count:
+        return None
+    found = [f for f in quality.get("failures") or [] if f.get("check") == AUDIT]
+    examples = found[0].get("examples") or [] if found else []
+    first = f", e.g. {examples[0]['reason']}" if examples else ""
+    return f"  usage inconsistent {count:,} (a record's own numbers disagree){first}"
 
 
 def usd(value: float | None) -> str:

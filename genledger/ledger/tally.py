@@ -3,7 +3,9 @@
 `a + b` equals counting a's bytes then b's; the dict shape never depends on the values (its
 keys are the books', `genledger.ledger.books`). Examples keep the first `MAX_EXAMPLES`
 failing rows in file order, so merging a delta onto earlier counts keeps the same examples a
-full scan would.
+full scan would. The output-length summaries (`ledger.quantiles`) merge within their stated
+error; the trail of first and last records (`ledger.window`) travels with a scan's delta
+only (a dataset's record keeps its windows), so it is neither compared nor kept in state.
 """
 
 from __future__ import annotations
@@ -12,8 +14,20 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from genledger.ledger.books import COUNTER_KEYS, GROUP_FIELDS, GROUP_KEYS, SUM_KEYS, Accounted
+from genledger.ledger.books import (
+    COUNTER_KEYS,
+    GROUP_FIELDS,
+    GROUP_KEYS,
+    HASH_KEYS,
+    LIST_KEYS,
+    QUANTILE_KEYS,
+    SUM_KEYS,
+    Accounted,
+)
+from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
+from genledger.ledger.quantiles import Quantiles
+from genledger.ledger.window import Ends
 from genledger.rules.result import RuleTally, merge_failures
 
 
@@ -47,6 +61,10 @@ class FileTally:
     failures: dict[str, RuleTally] = field(default_factory=dict)
     ids: IdList = field(default_factory=IdList)  # record ids and their lines
     groups: dict[str, Groups] = field(default_factory=dict)  # per price key (books `Priced`)
+    lists: dict[str, IdList] = field(default_factory=dict)  # the other id lists, by key
+    hashes: dict[str, HashList] = field(default_factory=dict)  # answer keys, by key
+    quantiles: dict[str, Quantiles] = field(default_factory=dict)
+    trail: Ends = field(default_factory=Ends, compare=False)
 
     @classmethod
     def of(cls, **sums: int) -> FileTally:
@@ -62,7 +80,11 @@ class FileTally:
         sums = {**_zeros(), **done.sums}
         counters = {k: v for k, v in done.counters.items() if v}
         groups = {k: v for k, v in done.groups.items() if v}
-        return cls(sums, counters, done.failures, done.ids, groups)
+        lists = {k: v for k, v in done.lists.items() if len(v)}
+        hashes = {k: v for k, v in done.hashes.items() if len(v)}
+        quantiles = {k: Quantiles.of(v) for k, v in done.values.items() if len(v)}
+        trail = next(iter(done.trails.values()), Ends())
+        return cls(sums, counters, done.failures, done.ids, groups, lists, hashes, quantiles, trail)
 
     def __getitem__(self, key: str) -> int:
         return self.sums[key]
@@ -74,6 +96,10 @@ class FileTally:
     def group(self, key: str) -> Groups:
         """One `Priced` entry's values per price key (empty when nothing was counted)."""
         return self.groups.get(key, {})
+
+    def id_list(self, key: str) -> IdList:
+        """One id list of the books (`ids` or another; empty when none was found)."""
+        return self.ids if key == "ids" else self.lists.get(key, IdList())
 
     def __add__(self, other: FileTally) -> FileTally:
         sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
@@ -93,6 +119,10 @@ class FileTally:
             merge_failures(self.failures, other.failures),
             self.ids + other.ids,
             groups,
+            _merged(self.lists, other.lists),
+            _merged(self.hashes, other.hashes),
+            _merged(self.quantiles, other.quantiles),
+            self.trail + other.trail,
         )
 
     def shifted(self, lines: int) -> FileTally:
@@ -104,7 +134,13 @@ class FileTally:
             name: RuleTally(rule.count, [{**e, "line": e["line"] + lines} for e in rule.examples])
             for name, rule in self.failures.items()
         }
-        return replace(self, failures=failures, ids=self.ids.shifted(lines))
+        return replace(
+            self,
+            failures=failures,
+            ids=self.ids.shifted(lines),
+            lists={k: v.shifted(lines) for k, v in self.lists.items()},
+            hashes={k: v.shifted(lines) for k, v in self.hashes.items()},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form for the state file."""
@@ -117,6 +153,9 @@ class FileTally:
                 key: [[*price_key, *values] for price_key, values in found.items()]
                 for key, found in self.groups.items()
             },
+            "lists": {k: v.to_dict() for k, v in self.lists.items()},
+            "hashes": {k: v.to_dict() for k, v in self.hashes.items()},
+            "quantiles": {k: v.to_dict() for k, v in self.quantiles.items()},
         }
 
     @classmethod
@@ -134,6 +173,9 @@ class FileTally:
             {k: RuleTally.from_dict(v) for k, v in data["failures"].items()},
             IdList.from_dict(data["ids"]),
             _groups_from(data.get("groups", {})),
+            {k: IdList.from_dict(v) for k, v in data["lists"].items() if k in LIST_KEYS},
+            {k: HashList.from_dict(v) for k, v in data["hashes"].items() if k in HASH_KEYS},
+            {k: Quantiles.from_dict(v) for k, v in data["quantiles"].items() if k in QUANTILE_KEYS},
         )
 
 
@@ -151,3 +193,13 @@ def _groups_from(data: dict[str, Any]) -> dict[str, Groups]:
             found[tuple(row[:-width])] = [int(v) for v in row[-width:]]
         groups[key] = found
     return groups
+
+
+def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Key-wise sum of two maps of mergeable values."""
+    if not b:
+        return a
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = out[key] + value if key in out else value
+    return out

@@ -152,6 +152,36 @@ def _cost(row: Row) -> str:
     return f"{left} / {right}"
 
 
+def _audited(row: Row) -> int | None:
+    """Records whose own usage numbers disagree (the `usage_inconsistent` audit)."""
+    found = (row.data.get("quality") or {}).get("usage_inconsistent")
+    return found if isinstance(found, int) else None
+
+
+def _has_audit(row: Row) -> bool:
+    return bool(_audited(row))
+
+
+def _audit(row: Row) -> str:
+    found = _audited(row)
+    return fmt.count(found) if found else fmt.DASH
+
+
+def _has_health(row: Row) -> bool:
+    return isinstance(row.data.get("health"), dict) and not row.pretokenized
+
+
+def _drift(row: Row) -> str:
+    """What moved since the run's start (the first window against the latest), else the
+    share cut at the token limit."""
+    health = row.data.get("health") or {}
+    moved = health.get("drift") or []
+    if moved:
+        return moved[0] + (f" (+{len(moved) - 1})" if len(moved) > 1 else "")
+    share = health.get("truncated_share")
+    return f"cut {share:.0%}" if isinstance(share, int | float) and share else fmt.DASH
+
+
 def _status(row: Row) -> str:
     status = row.status.upper()
     if row.is_total:
@@ -175,6 +205,8 @@ COLUMNS = (
     Column("reasoning", "think", 10, _reasoning, only_if=_has_reasoning),
     Column("cost", "$ spent / projected", 8.5, _cost, only_if=_has_cost),
     Column("formats", "formats", 9, _formats, "left", 32, min_width=12),
+    Column("audit", "usage!", 11, _audit, only_if=_has_audit),
+    Column("drift", "drift", 11, _drift, "left", 40, min_width=8, only_if=_has_health),
     Column("status", "status", 2, _status, "left", 48, min_width=5),
 )
 
@@ -188,7 +220,8 @@ WIDEN_LATE = {"dataset": KEY_FIGURES + 0.5}
 
 
 def shown(rows: list[Row]) -> tuple[Column, ...]:
-    """The columns with something to show for these rows (a reasoning share only when known)."""
+    """The columns with something to show for these rows (a reasoning share only when known,
+    the audit's count only when some record's numbers disagree)."""
     return tuple(c for c in COLUMNS if c.only_if is None or any(c.only_if(r) for r in rows))
 
 

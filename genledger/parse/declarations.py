@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
 from genledger.parse.paths import (
+    TERMS,
     Condition,
     Field,
     Path,
@@ -27,11 +28,15 @@ from genledger.parse.schema import RESPONSES
 @dataclass(frozen=True)
 class Failure:
     """A failed request: when `when` holds; the reason is `label` with `{path}` values filled
-    in, then `: detail` when the detail path has a value."""
+    in, then `: message` when `detail` reaches the source's own message (a string, or an
+    object's `message`), cut to `MESSAGE_CHARS`; with no label, the message alone."""
 
     when: Condition
     label: str
-    detail: Path | None = None
+    detail: Field | None = None
+
+
+MESSAGE_CHARS = 200  # a failed request's own message, as much of it as a reason keeps
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class Declaration:
     inner_formats: tuple[str, ...] = ()
     float_counts: bool = False  # integral JSON floats are valid counts (Cohere's SDK)
     each_finish: bool = False  # every sample's finish reason counts (else the record's first)
+    streams: bool = False  # also a stream's last event: a missing count is a stream without usage
     user: bool = False
     # who priced the request (a genai-prices provider id, or SELF_HOSTED), and whether it went
     # through the provider's batch API (priced at its batch rate): docs/cost.md
@@ -107,7 +113,7 @@ class Declaration:
         found.extend(p for p in (self.messages, self.samples, self.inner) if p is not None)
         for failure in self.failures:
             found.append(failure.when.path)
-            found.extend([failure.detail] if failure.detail is not None else [])
+            found.extend(failure.detail.paths if failure.detail is not None else ())
         return found
 
 
@@ -123,7 +129,7 @@ def _detect(*alternatives: str) -> tuple[tuple[Condition, ...], ...]:
 
 
 def _fail(when: str, label: str, detail: str | None = None) -> Failure:
-    return Failure(parse_condition(when), label, None if detail is None else parse_path(detail))
+    return Failure(parse_condition(when), label, _f(detail, sums=False))
 
 
 def declare(
@@ -139,6 +145,7 @@ def declare(
     inner_formats: tuple[str, ...] = (),
     float_counts: bool = False,
     each_finish: bool = False,
+    streams: bool = False,
     user: bool = False,
     provider: str | None = None,
     batch: bool = False,
@@ -160,6 +167,7 @@ def declare(
         inner_formats=inner_formats,
         float_counts=float_counts,
         each_finish=each_finish,
+        streams=streams,
         user=user,
         provider=provider,
         batch=batch,
@@ -175,19 +183,38 @@ CHAT_ANSWER = (
     "choices[].message.refusal",
     "choices[].text",
 )
-CHAT_FIELDS: dict[str, Any] = dict(
-    completion_tokens="usage.completion_tokens",
-    prompt_tokens="usage.prompt_tokens",
-    reasoning_tokens="usage.completion_tokens_details.reasoning_tokens | usage.reasoning_tokens",
-    cached_tokens="usage.prompt_tokens_details.cached_tokens",
-    finish="choices[].finish_reason",
-    answer=CHAT_ANSWER,
-    messages="choices[].message",
-    samples="len(choices)",
-    model="model",
-    created="created",
-    provider="openai",
-)
+
+
+def _chat_fields(usage: str = "usage") -> dict[str, Any]:
+    """An OpenAI chat completion's fields, its usage under `usage`: reasoning inside the
+    completion, cache reads inside the prompt (OpenAI, DeepSeek, the HF router, OpenRouter)."""
+    return dict(
+        completion_tokens=f"{usage}.completion_tokens",
+        prompt_tokens=f"{usage}.prompt_tokens",
+        reasoning_tokens=(
+            f"{usage}.completion_tokens_details.reasoning_tokens | {usage}.reasoning_tokens"
+        ),
+        # OpenAI's details; the HF router's and Cohere-style flat `cached_tokens`; DeepSeek's
+        # `prompt_cache_hit_tokens` (its `prompt_cache_miss_tokens` is the rest of the prompt)
+        cached_tokens=(
+            f"{usage}.prompt_tokens_details.cached_tokens | {usage}.cached_tokens"
+            f" | {usage}.prompt_cache_hit_tokens"
+        ),
+        cache_write_tokens=f"{usage}.prompt_tokens_details.cache_write_tokens",  # OpenRouter
+        total_tokens=f"{usage}.total_tokens",
+        finish="choices[].finish_reason",
+        answer=CHAT_ANSWER,
+        messages="choices[].message",
+        samples="len(choices)",
+        model="model",
+        created="created",
+        provider="openai",
+    )
+
+
+CHAT_FIELDS: dict[str, Any] = _chat_fields()
+# A stream's chunk carrying the request's usage: its answer was streamed before it.
+CHUNK_FIELDS = {"answer": (), "messages": None, "samples": None}
 RESPONSES_FAILURES = (
     _fail("status=failed", "failed {error.code}", "error.message"),
     _fail("error", "error {error.code}", "error.message"),
@@ -195,29 +222,87 @@ RESPONSES_FAILURES = (
 
 
 def _gemini(camel: bool) -> Declaration:
-    """Gemini as REST/`by_alias` (camelCase) or as the Python SDK's default dump (snake_case)."""
+    """Gemini as REST/`by_alias` (camelCase) or as the Python SDK's default dump (snake_case).
+
+    `candidatesTokenCount` leaves out the thoughts (`thoughtsTokenCount`, billed as output) and
+    `promptTokenCount` the tool-use prompt (`toolUsePromptTokenCount`, billed as input); the
+    cached content is inside the prompt. A streamed chunk carries `usageMetadata` too: the one
+    with a `finishReason` is the request's record, the others are fragments."""
 
     def name(text: str) -> str:
         return text if camel else re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), text)
 
     usage, feedback = name("usageMetadata"), name("promptFeedback.blockReason")
     thoughts = f"{usage}.{name('thoughtsTokenCount')}"
+    finish, content = name("candidates[].finishReason"), name("candidates[].content")
     parts = "candidates[].content.parts[]"
     return declare(
         "gemini",
-        (usage, feedback),
+        (feedback, f"{usage} & {finish}", f"{usage} & !{content}", f"{finish} & !{usage}"),
         completion_tokens=f"{usage}.{name('candidatesTokenCount')} + {thoughts}",
-        prompt_tokens=f"{usage}.{name('promptTokenCount')}",
+        prompt_tokens=(
+            f"{usage}.{name('promptTokenCount')} + {usage}.{name('toolUsePromptTokenCount')}"
+        ),
         reasoning_tokens=thoughts,
         cached_tokens=f"{usage}.{name('cachedContentTokenCount')}",
-        finish=name("candidates[].finishReason"),
+        total_tokens=f"{usage}.{name('totalTokenCount')}",
+        finish=finish,
         id=name("responseId"),
         answer=(f"{parts}.text", name(f"{parts}.functionCall")),
-        failures=(_fail(feedback, "blocked {" + feedback + "}"),),
+        failures=(
+            _fail(
+                feedback, "blocked {" + feedback + "}", name("promptFeedback.blockReasonMessage")
+            ),
+        ),
+        streams=True,
         model=name("modelVersion"),
         created=name("createTime"),
         provider="google",
     )
+
+
+def _converse(names: str, usage: str = "usage") -> dict[str, Any]:
+    """Bedrock Converse's usage: cache reads and writes beside `inputTokens` (`totalTokens` =
+    input + output + cache read + cache write). `names`: the Converse API's (`...Tokens`) or
+    Nova's InvokeModel body's (`...TokenCount`)."""
+    read, write = f"{usage}.cacheRead{names}", f"{usage}.cacheWrite{names}"
+    return dict(
+        completion_tokens=f"{usage}.outputTokens",
+        prompt_tokens=f"{usage}.inputTokens + {read} + {write}",
+        cached_tokens=read,
+        cache_write_tokens=write,
+        total_tokens=f"{usage}.totalTokens",
+        provider="aws",
+    )
+
+
+# A Converse reply's (not its stream's) stop reason and answer places.
+CONVERSE_REPLY: dict[str, Any] = dict(
+    finish="stopReason",
+    answer=("output.message.content[].text", "output.message.content[].toolUse"),
+)
+
+
+def _anthropic(usage: str = "usage") -> dict[str, Any]:
+    """Anthropic's usage: cache reads and writes beside `input_tokens`; thinking inside
+    `output_tokens`."""
+    read, write = f"{usage}.cache_read_input_tokens", f"{usage}.cache_creation_input_tokens"
+    return dict(
+        completion_tokens=f"{usage}.output_tokens",
+        prompt_tokens=f"{usage}.input_tokens + {write} + {read}",
+        reasoning_tokens=f"{usage}.output_tokens_details.thinking_tokens",
+        cached_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+ERROR_KEYS = (  # a Bedrock stream's exception events, each `{"<name>": {"message": ...}}`
+    "internalServerException", "modelStreamErrorException", "validationException",
+    "throttlingException", "serviceUnavailableException",
+)  # fmt: skip
+# Where a record that is only an error keeps its message: OpenAI, Gemini, Anthropic, Groq,
+# llama.cpp (`error.message`), Bedrock batch (`errorMessage`), Ollama and TGI (a string).
+ERROR_MESSAGE = "error.message | error.errorMessage | error | message"
 
 
 BUILT_IN: tuple[Declaration, ...] = (
@@ -236,11 +321,62 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         provider=SELF_HOSTED,
     ),
-    # A stream's last chunk carries the request's usage; its answer was streamed before it.
+    # A stream's chunk with usage is the request's record; its answer was streamed before it.
     declare(
         "openai_chat",
         ("usage.completion_tokens & object=chat.completion.chunk",),
-        **{**CHAT_FIELDS, "answer": (), "messages": None, "samples": None},
+        **{**CHAT_FIELDS, **CHUNK_FIELDS},
+    ),
+    # Groq's streams: the usage only in the last chunk's `x_groq.usage`
+    declare(
+        "openai_chat",
+        ("x_groq.usage.completion_tokens & object=chat.completion.chunk",),
+        **{**_chat_fields("x_groq.usage"), **CHUNK_FIELDS},
+    ),
+    # xAI: reasoning beside the completion (total = prompt + completion + reasoning); its REST
+    # usage names the live-search sources used
+    declare(
+        "xai_chat",
+        ("usage.completion_tokens & has(usage.num_sources_used)",),
+        **{
+            **CHAT_FIELDS,
+            "completion_tokens": (
+                "usage.completion_tokens + usage.completion_tokens_details.reasoning_tokens"
+            ),
+            "reasoning_tokens": "usage.completion_tokens_details.reasoning_tokens",
+            "provider": "x-ai",
+        },
+    ),
+    # xAI's gRPC SDK response as a dict: `outputs`, reasoning beside the completion
+    declare(
+        "xai_sdk",
+        ("usage.completion_tokens & outputs & !choices",),
+        completion_tokens="usage.completion_tokens + usage.reasoning_tokens",
+        prompt_tokens="usage.prompt_tokens",
+        reasoning_tokens="usage.reasoning_tokens",
+        cached_tokens="usage.cached_prompt_text_tokens",
+        total_tokens="usage.total_tokens",
+        finish="outputs[].finish_reason",
+        answer=("outputs[].message.content", "outputs[].message.tool_calls"),
+        messages="outputs[].message",
+        model="model",
+        provider="x-ai",
+    ),
+    # Gemini through its OpenAI-compatible endpoint: the thoughts are only in `total_tokens`
+    # (its messages carry `extra_content.google`)
+    declare(
+        "gemini_openai",
+        ("usage.completion_tokens & choices[].message.extra_content.google",),
+        **{
+            **CHAT_FIELDS,
+            "completion_tokens": (
+                "usage.total_tokens - usage.prompt_tokens | usage.completion_tokens"
+            ),
+            "reasoning_tokens": (
+                "usage.total_tokens - usage.prompt_tokens - usage.completion_tokens"
+            ),
+            "provider": "google",
+        },
     ),
     declare(
         "openai_completion",
@@ -258,6 +394,8 @@ BUILT_IN: tuple[Declaration, ...] = (
         prompt_tokens="usage.input_tokens",
         reasoning_tokens="usage.output_tokens_details.reasoning_tokens",
         cached_tokens="usage.input_tokens_details.cached_tokens",
+        cache_write_tokens="usage.input_tokens_details.cache_write_tokens",
+        total_tokens="usage.total_tokens",
         finish="incomplete_details.reason | status",
         answer=("output[].content[].text", "output[].content[].refusal", "output[].arguments"),
         failures=RESPONSES_FAILURES,
@@ -265,20 +403,33 @@ BUILT_IN: tuple[Declaration, ...] = (
         created="created_at",
         provider="openai",
     ),
+    # Responses stream events: the one that ends the request carries the whole response
+    declare(
+        "openai_responses",
+        (
+            "type=response.completed & response",
+            "type=response.incomplete & response",
+            "type=response.failed & response",
+        ),
+        id="response.id",
+        inner="response",
+        inner_formats=("openai_responses",),
+    ),
     declare(
         "anthropic_message",
         ("usage.output_tokens & type=message",),
-        completion_tokens="usage.output_tokens",
-        prompt_tokens=(
-            "usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens"
-        ),
-        reasoning_tokens="usage.output_tokens_details.thinking_tokens",
-        cached_tokens="usage.cache_read_input_tokens",
-        cache_write_tokens="usage.cache_creation_input_tokens",
+        **_anthropic(),
         finish="stop_reason",
         answer=("content[].text", "content[].input"),
         model="model",
         provider="anthropic",
+    ),
+    # Anthropic stream events: `message_delta` carries the final (cumulative) usage
+    declare(
+        "anthropic_message",
+        ("usage.output_tokens & type=message_delta",),
+        **_anthropic(),
+        finish="delta.stop_reason",
     ),
     declare(
         "openai_batch",
@@ -333,11 +484,83 @@ BUILT_IN: tuple[Declaration, ...] = (
         provider="google",
         batch=True,
     ),
+    # Vertex AI batch prediction output: `"status": ""` is a success, any other status the
+    # request's failure (its text the reason)
+    declare(
+        "vertex_batch",
+        ("has(status) & request & has(response)", "has(status) & request & processed_time"),
+        failures=(_fail('status != ""', "", "status"),),
+        inner="response",
+        inner_formats=("gemini", "anthropic_message", "openai_chat"),
+        provider="google",
+        batch=True,
+    ),
+    # Bedrock batch inference output: the model's own body under `modelOutput`
+    declare(
+        "bedrock_batch",
+        ("recordId & modelOutput", "recordId & error", "recordId & modelInput"),
+        id="recordId",
+        failures=(
+            _fail("error", "error {error.errorCode}", "error.errorMessage | error.message | error"),
+            _fail("!modelOutput", "no modelOutput"),
+        ),
+        inner="modelOutput",
+        inner_formats=(
+            "anthropic_message",
+            "bedrock_converse",
+            "bedrock_titan",
+            "bedrock_llama",
+            "openai_chat",
+            "openai_completion",
+        ),
+        provider="aws",
+        batch=True,
+    ),
+    # Bedrock Converse (and Nova's InvokeModel body, whose cache counts end in `Count`)
+    declare(
+        "bedrock_converse",
+        ("usage.outputTokens & !usage.cacheReadInputTokenCount", "usage.cacheReadInputTokens"),
+        **_converse("InputTokens"),
+        **CONVERSE_REPLY,
+    ),
+    declare(
+        "bedrock_converse",
+        ("usage.outputTokens",),
+        **_converse("InputTokenCount"),
+        **CONVERSE_REPLY,
+    ),
+    # ConverseStream's `metadata` event carries the request's usage (its stop reason came in
+    # `messageStop`, an event before it)
+    declare(
+        "bedrock_converse",
+        ("metadata.usage.outputTokens",),
+        **_converse("InputTokens", "metadata.usage"),
+    ),
+    # InvokeModel bodies of Amazon Titan Text and Meta Llama (also Bedrock batch outputs)
+    declare(
+        "bedrock_titan",
+        ("results[].tokenCount & inputTextTokenCount",),
+        completion_tokens="results[].tokenCount",
+        prompt_tokens="inputTextTokenCount",
+        finish="results[].completionReason",
+        answer=("results[].outputText",),
+        provider="aws",
+    ),
+    declare(
+        "bedrock_llama",
+        ("generation_token_count",),
+        completion_tokens="generation_token_count",
+        prompt_tokens="prompt_token_count",
+        finish="stop_reason",
+        answer=("generation",),
+        provider="aws",
+    ),
     declare(
         "cohere_chat",
         ("usage.tokens.output_tokens",),
         completion_tokens="usage.tokens.output_tokens",
         prompt_tokens="usage.tokens.input_tokens",
+        cached_tokens="usage.cached_tokens",  # a part of the input tokens
         finish="finish_reason",
         answer=("message.content[].text", "message.tool_calls"),
         float_counts=True,
@@ -352,12 +575,13 @@ BUILT_IN: tuple[Declaration, ...] = (
     ),
     declare(
         "tgi",
-        ("details.generated_tokens",),
+        ("details.generated_tokens", "has(token) & generated_text"),
         completion_tokens="details.generated_tokens",
         prompt_tokens="details.input_length",
         finish="details.finish_reason",
         answer=("generated_text",),
         provider=SELF_HOSTED,
+        streams=True,
     ),
     declare(
         "vllm_offline",
@@ -372,6 +596,41 @@ BUILT_IN: tuple[Declaration, ...] = (
         each_finish=True,
         provider=SELF_HOSTED,
     ),
+    # Ollama's native /api/generate and /api/chat: a non-streamed reply, or a stream's last
+    # object (`done: true`), whose text was streamed before it (so no answer is read here)
+    declare(
+        "ollama",
+        ("eval_count & done", "done=true & created_at"),
+        completion_tokens="eval_count",
+        prompt_tokens="prompt_eval_count",
+        finish="done_reason",
+        messages="message",
+        streams=True,
+        provider=SELF_HOSTED,
+    ),
+    # llama.cpp server's /completion: the reply, or a stream's last object (`stop: true`)
+    declare(
+        "llamacpp_completion",
+        ("tokens_predicted", "stop=true & has(content) & has(id_slot)"),
+        completion_tokens="tokens_predicted",
+        prompt_tokens="tokens_evaluated",
+        cached_tokens="timings.cache_n",  # `tokens_cached` is the whole context kept, not this
+        finish="stop_type",
+        streams=True,
+        provider=SELF_HOSTED,
+    ),
+    # distilabel rows: `distilabel_metadata.statistics_<step>` per step (a list per generation
+    # in some versions); several steps add up
+    declare(
+        "distilabel",
+        ("distilabel_metadata.*.output_tokens",),
+        completion_tokens=(
+            "distilabel_metadata.*.output_tokens[] | distilabel_metadata.*.output_tokens"
+        ),
+        prompt_tokens="distilabel_metadata.*.input_tokens[] | distilabel_metadata.*.input_tokens",
+        answer=("generation", "generations[]"),
+        samples="len(generations)",
+    ),
     declare(
         "flat",
         ("completion_tokens",),
@@ -379,6 +638,7 @@ BUILT_IN: tuple[Declaration, ...] = (
         prompt_tokens="prompt_tokens",
         reasoning_tokens="reasoning_tokens",
         cached_tokens="cached_tokens",
+        total_tokens="total_tokens",
         finish="finish_reason",
         answer=("text",),
         model="model",
@@ -393,19 +653,44 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("text",),
         provider=SELF_HOSTED,
     ),
+    # A record that is only an error (an error response saved as a line, a stream's error
+    # event): a failed request, its message the reason
+    declare(
+        "error",
+        ("error", "type=error & message", "object=error & message", *ERROR_KEYS),
+        failures=(
+            _fail("error", "error {error.code | error.type | error.errorCode}", ERROR_MESSAGE),
+            _fail("message", "error {code}", "message"),
+            *(_fail(key, key, f"{key}.message") for key in ERROR_KEYS),
+        ),
+    ),
 )
-# A streamed chunk without usage is a piece of a request, not a record (docs/formats.md).
+# Pieces of a streamed request, not records (docs/formats.md): a stream's events other than
+# the one carrying its usage (or, without usage, its last one).
 STREAM_FRAGMENTS = _detect(
     "object=chat.completion.chunk & !usage",
-    "has(token) & has(index) & !details & !choices",  # TGI's token events
-)
+    "has(token) & has(index) & !details & !generated_text & !choices",  # TGI's token events
+    'type ^= "response."',  # Responses events before the last
+    *(f"type={event}" for event in (  # Anthropic message events but `message_delta`
+        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+        "message_stop", "ping",
+    )),
+    "candidates[].content & !candidates[].finishReason & !promptFeedback.blockReason",  # Gemini
+    "candidates[].content & !candidates[].finish_reason & !prompt_feedback.block_reason",
+    *(f"has({event})" for event in (  # ConverseStream events but `metadata`
+        "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop",
+        "messageStop",
+    )),
+    "done=false & created_at",  # Ollama's objects before the last
+    "stop=false & has(content)",  # llama.cpp's
+)  # fmt: skip
 
 
 # --- user declarations (genledger.toml `[[formats]]`) ---------------------------------------
 
 USER_KEYS = (
-    "name", *RESPONSES.declared, "finish_reason", "id", "text", "detect", "failed_when",
-    "samples", "float_counts", "provider", "batch",
+    "name", "extends", *RESPONSES.declared, "finish_reason", "id", "text", "detect",
+    "failed_when", "samples", "float_counts", "provider", "batch",
 )  # fmt: skip
 
 
@@ -414,46 +699,94 @@ def user_declaration(raw: Mapping[str, Any], where: str) -> Declaration:
     unknown = sorted(set(raw) - set(USER_KEYS))
     if unknown:
         raise PathError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(USER_KEYS)})")
-    name, completion = raw.get("name"), raw.get(COMPLETION)
+    name = raw.get("name")
     if not isinstance(name, str) or not name:
         raise PathError(f"{where}: `name` must be a non-empty string")
     where = f"{where} ({name})"
-    if not isinstance(completion, str):
-        raise PathError(f"{where}: `{COMPLETION}` (a path) is required")
     try:
-        detect = raw.get("detect", completion.split("|")[0].split("+")[0].strip())
-        conditions = [detect] if isinstance(detect, str) else detect
-        if not isinstance(conditions, list) or not conditions:
-            raise PathError("`detect` must be a condition or a list of them")
-        text = raw.get("text")
-        failed_when = raw.get("failed_when")
-        float_counts = raw.get("float_counts", False)
-        if not isinstance(float_counts, bool):
-            raise PathError("`float_counts` must be true or false")
-        batch = raw.get("batch", False)
-        if not isinstance(batch, bool):
-            raise PathError("`batch` must be true or false")
-        counts: dict[str, Any] = {
-            column: _optional(raw.get(column), column) for column in RESPONSES.declared
-        }
+        if raw.get("extends") is not None:
+            return _extended(raw, name, _built_in(_string(raw["extends"], "extends")))
+        completion = raw.get(COMPLETION)
+        if not isinstance(completion, str):
+            raise PathError(f"`{COMPLETION}` (a path) is required (or `extends`)")
+        fields = _user_fields(raw)
         return declare(
             name,
-            (" & ".join(_string(c, "detect") for c in conditions),),
-            finish=_optional(raw.get("finish_reason"), "finish_reason"),
-            id=_optional(raw.get("id"), "id"),
-            answer=() if text is None else tuple(_string(text, "text").split("|")),
-            samples=_optional(raw.get("samples"), "samples"),
-            failures=()
-            if failed_when is None
-            else (_fail(_string(failed_when, "failed_when"), f"failed_when {failed_when}"),),
-            float_counts=float_counts,
+            fields.pop("detect") or (TERMS.split(completion.split("|")[0])[0].strip(),),
+            **fields,
             user=True,
-            provider=_optional(raw.get("provider"), "provider"),
-            batch=batch,
-            **counts,
         )
     except PathError as exc:
         raise PathError(f"{where}: {exc}") from None
+
+
+def _user_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The `declare` arguments a `[[formats]]` table gives (absent ones None or empty)."""
+    detect = raw.get("detect")
+    conditions = [detect] if isinstance(detect, str) or detect is None else detect
+    if not isinstance(conditions, list) or (detect is not None and not conditions):
+        raise PathError("`detect` must be a condition or a list of them")
+    text = raw.get("text")
+    float_counts = raw.get("float_counts")
+    if float_counts is not None and not isinstance(float_counts, bool):
+        raise PathError("`float_counts` must be true or false")
+    failed_when = _optional(raw.get("failed_when"), "failed_when")
+    batch = raw.get("batch")
+    if batch is not None and not isinstance(batch, bool):
+        raise PathError("`batch` must be true or false")
+    return dict(
+        detect=() if detect is None else (" & ".join(_string(c, "detect") for c in conditions),),
+        finish=_optional(raw.get("finish_reason"), "finish_reason"),
+        id=_optional(raw.get("id"), "id"),
+        answer=() if text is None else tuple(_string(text, "text").split("|")),
+        samples=_optional(raw.get("samples"), "samples"),
+        failures=() if failed_when is None else (_user_failure(failed_when),),
+        float_counts=bool(float_counts),
+        provider=_optional(raw.get("provider"), "provider"),
+        batch=bool(batch),
+        **{column: _optional(raw.get(column), column) for column in RESPONSES.declared},
+    )
+
+
+def _user_failure(when: str) -> Failure:
+    """`failed_when`: the reason names the condition, then the source's message where the
+    condition's path holds one (a string, or an object's `message`)."""
+    condition = parse_condition(when)
+    detail = None if condition.op in ("absent", "eq") else parse_field(condition.path.text, False)
+    return Failure(condition, f"failed_when {when}", detail)
+
+
+def _built_in(name: str) -> Declaration:
+    for decl in BUILT_IN:
+        if decl.name == name:
+            return decl
+    known = ", ".join(dict.fromkeys(d.name for d in BUILT_IN))
+    raise PathError(f"`extends`: no built-in format {name!r} (known: {known})")
+
+
+def _extended(raw: Mapping[str, Any], name: str, base: Declaration) -> Declaration:
+    """`extends = "<built-in>"`: the built-in declaration (the first of that name) with the
+    fields given changed; its checks, answer paths, inner record and failures stay
+    (`failed_when` adds one, tried first)."""
+    fields = _user_fields(raw)
+    counts = dict(base.counts)
+    counts.update((c, parse_field(t)) for c in RESPONSES.declared if (t := fields.pop(c)))
+    given = {key: fields[key] for key in ("finish", "id", "samples") if fields[key] is not None}
+    return replace(
+        base,
+        name=name,
+        detect=_detect(*fields["detect"]) if fields["detect"] else base.detect,
+        counts=tuple(counts.items()),
+        finish=_f(given["finish"], sums=False) if "finish" in given else base.finish,
+        id=_f(given["id"], sums=False) if "id" in given else base.id,
+        samples=parse_path(given["samples"]) if "samples" in given else base.samples,
+        answer=tuple(parse_path(p) for p in fields["answer"]) or base.answer,
+        failures=fields["failures"] + base.failures,
+        float_counts=fields["float_counts"] if "float_counts" in raw else base.float_counts,
+        provider=fields["provider"] or base.provider,
+        batch=fields["batch"] if "batch" in raw else base.batch,
+        user=True,
+    )
 
 
 def _string(value: Any, key: str) -> str:
@@ -483,7 +816,10 @@ class FormatSet:
     remembered on the value itself, never in module state."""
 
     user: tuple[Declaration, ...] = ()
+    # `[datasets."X"] response_key`: the path of a record's id, tried before the format's own
+    id_path: str | None = None
     all: tuple[Declaration, ...] = field(init=False)
+    id: Path | None = field(init=False, default=None)
     # Records of one format share their keys: the declarations whose detect can hold for a key
     # set (its keys include what a detect alternative needs) are worked out once per key set.
     _possible: dict[frozenset[str], tuple[Declaration, ...]] = field(
@@ -492,20 +828,25 @@ class FormatSet:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "all", self.user + BUILT_IN)
+        object.__setattr__(self, "id", None if self.id_path is None else parse_path(self.id_path))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FormatSet) and other.user == self.user
+        return isinstance(other, FormatSet) and (other.user, other.id_path) == (
+            self.user,
+            self.id_path,
+        )
 
     def __hash__(self) -> int:
-        return hash(self.user)
+        return hash((self.user, self.id_path))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return FormatSet, (self.user,)  # forked workers get the value, not the memo
+        return FormatSet, (self.user, self.id_path)  # workers get the value, not the memo
 
     @property
     def built_in_only(self) -> bool:
-        """No user declaration: the typed decoders (the built-in formats') may answer first."""
-        return not self.user
+        """No user declaration and no id path of the user's: the typed decoders (the
+        built-in formats') may answer first."""
+        return not self.user and self.id_path is None
 
     def possible(self, keys: frozenset[str]) -> tuple[Declaration, ...]:
         """The declarations whose detect can hold for a record with top-level `keys`."""
@@ -526,7 +867,7 @@ class FormatSet:
 
     def signature(self) -> str:
         """A text that changes when the user's declarations change (kept in state records)."""
-        return repr(self.user)
+        return repr((self.user, self.id_path))
 
 
 BUILT_IN_ONLY = FormatSet()

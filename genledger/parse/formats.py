@@ -14,22 +14,35 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from genledger.parse.answer import key_of_texts, part_text
 from genledger.parse.declarations import (
     BUILT_IN_ONLY,
     COMPLETION,
+    MESSAGE_CHARS,
     STREAM_FRAGMENTS,
     Declaration,
+    Failure,
     FormatSet,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_path
+from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
+from genledger.parse.usage import settle
 
 THINK_CLOSE = "</think>"
-REASONING_KEYS = ("reasoning_content", "reasoning")
+REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")  # `thinking`: Ollama's
 ID_FALLBACK = ("custom_id", "id")
-MAX_KEYS = 24  # keys named in a missing-count reason
+MAX_KEYS = 30  # keys named in a missing-count reason
+KEY_DEPTH = 3  # how deep a missing-count reason names nested objects' keys
+# Objects of request settings, never counts: a missing-count reason names them, not their keys
+# (llama.cpp's `generation_settings`, xAI's `settings`, a pipeline's `sampling_params`, ...).
+SETTINGS = frozenset({
+    "generation_settings", "settings", "sampling_params", "generationConfig",
+    "generation_config", "options", "parameters", "ResponseMetadata", "modelInput", "request",
+    "timings", "metrics", "time_info", "kv_transfer_params",
+})  # fmt: skip
+MESSAGE_KEYS = ("message", "errorMessage", "error", "detail", "msg")  # an error object's text
 FINISH_SEPARATOR = "\n"  # joins the finish reasons of a record's later samples
 CHAT_MESSAGES = parse_path("choices[].message")  # where a record without a count has messages
 
@@ -85,10 +98,13 @@ def _valid_int(value: Any) -> int | None:
     return value if in_int64(value) else None
 
 
-def record_id(obj: dict[str, Any], decl: Declaration | None = None) -> str | None:
-    """The format's id, else `custom_id`, else `id`, else `meta_info.id` (non-empty strings
-    and ints only)."""
-    found = [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
+def record_id(
+    obj: dict[str, Any], decl: Declaration | None = None, formats: FormatSet = BUILT_IN_ONLY
+) -> str | None:
+    """The user's id path (`response_key`), else the format's id, else `custom_id`, else `id`,
+    else `meta_info.id` (non-empty strings and ints only)."""
+    found = [] if formats.id is None else [formats.id.first(obj)]
+    found += [] if decl is None or decl.id is None else decl.id.all_values(obj)[:1]
     found += [obj.get(k) for k in ID_FALLBACK]
     found.append(dig(obj, "meta_info", "id"))
     for value in found:
@@ -142,6 +158,20 @@ def _visible(value: Any, depth: int = 0) -> bool:
     return value is not None
 
 
+def answer_key(decl: Declaration | None, obj: Any) -> int | None:
+    """The key of the record's visible answer (`genledger.parse.answer`): the values on its
+    answer paths, reasoning parts left out; None when there is none."""
+    if decl is None or not decl.answer:
+        return None
+    texts = [
+        text
+        for p in decl.answer
+        for v in p.values(obj, skip_thoughts=True)
+        if (text := part_text(v)) is not None
+    ]
+    return key_of_texts(texts) if texts else None
+
+
 def empty_output(decl: Declaration | None, obj: Any) -> bool:
     """The record has a place for its answer (the answer paths' top key) and nothing visible
     there."""
@@ -157,10 +187,38 @@ TEMPLATE = re.compile(r"\{([^{}]+)\}")
 
 def _fill(label: str, obj: Any) -> str:
     def value(match: re.Match[str]) -> str:
-        found = parse_path(match.group(1)).first(obj)
+        found = parse_field(match.group(1), sums=False).first(obj)
         return "?" if found is None else str(found)[:60]
 
     return TEMPLATE.sub(value, label).replace(" ?", "")
+
+
+def message_of(value: Any, depth: int = 0) -> str | None:
+    """The source's own message in a value: a non-empty string, or an error object's
+    `message` (`errorMessage`, a nested `error`, ...)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict) and depth < 2:
+        for key in MESSAGE_KEYS:
+            found = message_of(value.get(key), depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _reason(failure: Failure, obj: Any) -> str:
+    """A failed request's reason: its label, then the source's message (cut)."""
+    label = _fill(failure.label, obj)
+    detail = None
+    if failure.detail is not None:
+        for terms in failure.detail.alternatives:
+            detail = next((m for p in terms for v in p.values(obj) if (m := message_of(v))), None)
+            if detail:
+                break
+    if not detail:
+        return label or "failed"
+    detail = detail[:MESSAGE_CHARS]
+    return f"{label}: {detail}" if label else detail
 
 
 def failure_reason(decl: Declaration | None, obj: Any) -> str | None:
@@ -169,26 +227,39 @@ def failure_reason(decl: Declaration | None, obj: Any) -> str | None:
         return None
     for failure in decl.failures:
         if failure.when.holds(obj):
-            reason = _fill(failure.label, obj)
-            detail = failure.detail.first(obj) if failure.detail is not None else None
-            if isinstance(detail, str) and detail:
-                reason = f"{reason}: {detail[:100]}"
-            return reason
+            return _reason(failure, obj)
     return None
 
 
 def keys_seen(obj: dict[str, Any]) -> str:
-    """`keys: id, type, usage{input_tokens, output_tokens}, content`: what the record holds,
-    two levels deep, so a user can declare it."""
+    """`keys: id, type, usage{input_tokens, output_tokens_details{reasoning_tokens}}, content`:
+    what the record holds, nested objects three levels deep (a list of objects by its first
+    element, `choices[]{...}`), at most `MAX_KEYS` names, a settings object by its name
+    only, so a user can declare it."""
+    budget = [MAX_KEYS]
+    text = _keys(obj, 1, budget)
+    if not text:
+        return "keys: none (an empty object)"
+    return "keys: " + text
+
+
+def _keys(obj: dict[str, Any], depth: int, budget: list[int]) -> str:
     parts = []
-    for key, value in list(obj.items())[:MAX_KEYS]:
+    for key, value in obj.items():
+        if budget[0] <= 0:
+            parts.append("…")
+            break
+        budget[0] -= 1
+        name, inner = str(key), None
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            name, value = f"{name}[]", value[0]
         if isinstance(value, dict) and value:
-            inner = ", ".join(list(value)[:MAX_KEYS])
-            parts.append(f"{key}{{{inner}}}")
-        else:
-            parts.append(key)
-    more = ", …" if len(obj) > MAX_KEYS else ""
-    return "keys: " + ", ".join(parts) + more if parts else "keys: none (an empty object)"
+            if key in SETTINGS:
+                inner = "…"
+            elif depth < KEY_DEPTH:
+                inner = _keys(value, depth + 1, budget)
+        parts.append(name if inner is None else f"{name}{{{inner}}}")
+    return ", ".join(parts)
 
 
 def find_declaration(
@@ -208,17 +279,24 @@ def _fragment(obj: dict[str, Any]) -> bool:
     return any(all(c.holds(obj) for c in conditions) for conditions in STREAM_FRAGMENTS)
 
 
-def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> Facts:
-    """Resolve format, counts, finish reason and defects-as-facts of one response record."""
+def response_facts(
+    obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY, envelope: bool = True
+) -> Facts:
+    """Resolve format, counts, finish reason and defects-as-facts of one response record;
+    `envelope`: a record no declaration detects may be a known one under a single key."""
     outer = find_declaration(obj, formats)
-    if outer is None and _fragment(obj):
-        return FRAGMENT
+    if outer is None:
+        if _fragment(obj):
+            return FRAGMENT
+        inner = _enveloped(obj, formats) if envelope else None
+        if inner is not None:
+            return inner
     decl, body = outer, obj
     if outer is not None and outer.inner is not None:
         sub = outer.inner.first(obj)
         candidates = inner_candidates(outer.inner_formats)
-        inner = find_declaration(sub, formats, candidates) if isinstance(sub, dict) else None
-        decl, body = inner, sub
+        inner_decl = find_declaration(sub, formats, candidates) if isinstance(sub, dict) else None
+        decl, body = inner_decl, sub
     failure = failure_reason(outer, obj) if outer is not decl else None
     failure = failure or failure_reason(decl, body)
     floats = decl is not None and decl.float_counts
@@ -226,12 +304,25 @@ def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> F
     completion = _valid_int(raw)
     finishes = _finishes(decl, body)
     counts = {column: _count(decl, column, body, floats) for column in OTHER_COUNTS}
+    prompt, completion, reasoning, uncached, visible, detail = settle(
+        counts.pop("prompt_tokens"),
+        completion,
+        counts.pop("reasoning_tokens"),
+        counts["cached_tokens"],
+        counts["cache_write_tokens"],
+        counts["total_tokens"],
+    )
     return RESPONSES.make(  # type: ignore[no-any-return]
-        record_id=record_id(obj, outer),
+        record_id=record_id(obj, outer, formats),
         format=None if outer is None else outer.name,
         count_type=None if raw is None else json_type(raw),
         completion_tokens=completion,
         count_raw=None if raw is None or completion is not None else short_repr(raw),
+        prompt_tokens=prompt,
+        reasoning_tokens=reasoning,
+        input_uncached=uncached,
+        output_visible=visible,
+        usage_detail=detail,
         n_samples=_samples(decl, body, failed=failure is not None),
         finish_reason=finishes[0] if finishes else None,
         more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,
@@ -241,8 +332,27 @@ def response_facts(obj: dict[str, Any], formats: FormatSet = BUILT_IN_ONLY) -> F
         think_leak=think_leak(decl, body),
         empty_output=empty_output(decl, body),
         missing_detail=None if raw is not None or failure else _missing(outer, decl, obj),
+        answer_hash=answer_key(decl, body),
         **counts,
     )
+
+
+def _enveloped(obj: dict[str, Any], formats: FormatSet) -> Facts | None:
+    """A pipeline's envelope around one known record (`{"phase": ..., "raw": {...}}`): the
+    facts of the record under its single key, named by the envelope's id where it has one;
+    None when no key, or more than one, holds a known record."""
+    found = [
+        value
+        for value in obj.values()
+        if isinstance(value, dict) and (find_declaration(value, formats) or _fragment(value))
+    ]
+    if len(found) != 1:
+        return None
+    facts: Any = response_facts(found[0], formats, envelope=False)  # a facts namedtuple
+    outer_id = record_id(obj)
+    if outer_id is not None and not facts.stream_chunk:
+        facts = facts._replace(record_id=outer_id)
+    return facts  # type: ignore[no-any-return]
 
 
 def _count(decl: Declaration | None, column: str, body: Any, floats: bool) -> Any:
@@ -310,7 +420,7 @@ def _finishes(decl: Declaration | None, body: Any) -> list[str]:
     if decl is None or decl.finish is None:
         return []
     names = [n for n in (reason_name(v) for v in decl.finish.all_values(body)) if n is not None]
-    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs §3)
+    # finish_reasons counts records (its v1 meaning); vLLM's samples each count (docs/formats.md)
     return names if decl.each_finish else names[:1]
 
 
@@ -334,10 +444,10 @@ def keys_read(formats: FormatSet = BUILT_IN_ONLY) -> frozenset[str]:
 
 
 def _template_tops(label: str) -> set[str]:
-    tops = set()
+    tops: set[str] = set()
     for match in TEMPLATE.finditer(label):
         try:
-            tops.add(parse_path(match.group(1)).top)
+            tops.update(p.top for p in parse_field(match.group(1), sums=False).paths)
         except PathError:
             continue  # not a path: `_fill` would fail on it whatever the columns read
     return tops
@@ -345,6 +455,9 @@ def _template_tops(label: str) -> set[str]:
 
 def _missing(outer: Declaration | None, decl: Declaration | None, obj: dict[str, Any]) -> str:
     if decl is not None and decl.completion is not None:
+        if decl.streams:
+            note = " (a stream's last event without usage)"
+            return f"no usage: no {decl.completion.text}{note}; {keys_seen(obj)}"
         return f"no {decl.completion.text}; {keys_seen(obj)}"
     if outer is not None and outer.inner is not None:
         return f"no known record under {outer.inner.text}; {keys_seen(obj)}"

@@ -1,12 +1,16 @@
 """The path language of format declarations (docs/formats.md): parse once, evaluate on records.
 
 A path is dot-separated keys (`usage.output_tokens`); `a[].b` visits `b` in every element of
-the list `a`; `len(a)` counts a list's elements (a saved tensor's `[[...]]` unwrapped). A field
-is one or more alternatives separated by `|` (the first present wins), each a sum of terms
-separated by `+` (an absent term is 0, all absent is absent). A condition is a path (present
-with a non-null value), `!path` (absent or null), `has(path)` (the key exists, even null),
-`path=value` or `path!=value` (present and (not) equal; the value read as JSON, else a string).
-A text that does not parse raises `PathError` naming what is wrong.
+the list `a`; `*` stands for any one key (`meta.*.output_tokens` visits `output_tokens` under
+every key of `meta`; never the first key); `len(a)` counts a list's elements (a saved tensor's
+`[[...]]` unwrapped). A field is one or more alternatives separated by `|` (the first present
+wins), each terms added with `+` and taken away with ` - ` (spaces around it: keys may hold a
+`-`). An absent added term is 0 and all of them absent is absent; an absent subtracted term is
+0. A condition is a path (present with a non-null value), `!path` (absent or null),
+`has(path)` (the key exists, even null), `path == value` or `path != value` (present and (not)
+equal; the value read as JSON, else as a string; `=` alone also means equal), `path ^= "x"`
+(a string starting with `x`). A text that does not parse raises `PathError` naming what is
+wrong.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import orjson
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 
 KEY = re.compile(r"[A-Za-z0-9_$@-]+")
+ANY = "*"  # any one key of an object
+TERMS = re.compile(r"(\+|\s-\s)")  # `a + b - c`: a minus needs spaces (keys may hold `-`)
 MAX_DEPTH = 3  # how deep a visible answer is looked into (content parts, tool calls)
 
 
@@ -67,8 +73,8 @@ class Path:
 
     @property
     def spreads(self) -> bool:
-        """Whether the path visits a list (`[]`)."""
-        return any(each for _, each in self.steps)
+        """Whether the path may reach several values (a list `[]`, or `*`)."""
+        return any(each or key == ANY for key, each in self.steps)
 
     def values(self, obj: Any, skip_thoughts: bool = False) -> list[Any]:
         """Every non-null value the path reaches; `skip_thoughts` leaves out list elements
@@ -78,8 +84,12 @@ class Path:
             return [] if value is None else [value]
         level = [obj]
         for key, each in self.steps:
-            nxt = []
+            nxt: list[Any] = []
             for node in level:
+                if key == ANY:  # every value of an object
+                    if isinstance(node, dict):
+                        nxt.extend(v for v in node.values() if v is not None)
+                    continue
                 value = node.get(key) if isinstance(node, dict) else None
                 if value is None:
                     continue
@@ -108,6 +118,8 @@ class Path:
         """Whether the last key exists (even with null) somewhere the path reaches."""
         key = self.steps[-1][0]
         owners = [obj] if len(self.steps) == 1 else _parent(self).values(obj)
+        if key == ANY:
+            return any(isinstance(o, dict) and o for o in owners)
         return any(isinstance(o, dict) and key in o for o in owners)
 
     def raw(self, obj: Any, floats: bool) -> Any:
@@ -170,32 +182,43 @@ def parse_path(text: str) -> Path:
         body, length = body[4:-1].strip(), True
     if not body:
         raise PathError(f"empty path {text!r}")
-    steps = []
+    steps: list[tuple[str, bool]] = []
     for part in body.split("."):
         each = part.endswith("[]")
         key = part[:-2] if each else part
+        if part == ANY and steps:
+            steps.append((ANY, False))
+            continue
         if not KEY.fullmatch(key):
-            raise PathError(f"bad path {text!r}: key {part!r} is not a name (or name[])")
+            where = "cannot come first" if part == ANY else "is not a name (or name[], *)"
+            raise PathError(f"bad path {text!r}: key {part!r} {where}")
         steps.append((key, each))
-    spread = any(each for _, each in steps)
+    spread = any(each or key == ANY for key, each in steps)
     getter = None if spread else _plain_getter(tuple(key for key, _ in steps))
     return Path(text.strip(), tuple(steps), length, getter)
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """Alternatives (first present wins) of sums of paths."""
+    """Alternatives (first present wins) of terms added (and taken away) together."""
 
     text: str
     alternatives: tuple[tuple[Path, ...], ...]
+    # per alternative, per term: taken away (` - `) rather than added
+    minus: tuple[tuple[bool, ...], ...] = ()
 
     def raw(self, obj: Any, floats: bool = False) -> Any:
         """The field's count (see `Path.raw`), or None when every alternative is absent."""
-        for terms in self.alternatives:
-            found = [r for r in (p.raw(obj, floats) for p in terms) if r is not None]
-            if not found:
-                continue
-            return found[0] if len(found) == 1 else total(found, floats)
+        for index, terms in enumerate(self.alternatives):
+            signs = self.minus[index] if self.minus else ()
+            if not any(signs):  # only added terms: the common case
+                found = [r for r in (p.raw(obj, floats) for p in terms) if r is not None]
+                if not found:
+                    continue
+                return found[0] if len(found) == 1 else total(found, floats)
+            value = _difference(terms, signs, obj, floats)
+            if value is not None:
+                return value
         return None
 
     def all_values(self, obj: Any) -> list[Any]:
@@ -217,22 +240,47 @@ class Field:
         return tuple(p for terms in self.alternatives for p in terms)
 
 
+def _difference(terms: tuple[Path, ...], signs: tuple[bool, ...], obj: Any, floats: bool) -> Any:
+    """`a + b - c`: None when no added term is present; the first value that is no count,
+    if any; else the sum of the added terms less the others (absent ones are 0)."""
+    added = [
+        r for r, m in ((p.raw(obj, floats), m) for p, m in zip(terms, signs, strict=True)) if not m
+    ]
+    added = [r for r in added if r is not None]
+    if not added:
+        return None
+    value = total(added, floats)
+    if not valid_count(value):
+        return value
+    for path, minus in zip(terms, signs, strict=True):
+        if minus:
+            taken = path.raw(obj, floats)
+            if taken is None:
+                continue
+            taken = total([taken], floats)
+            if not valid_count(taken):
+                return taken
+            value -= taken
+    return value
+
+
 def parse_field(text: str, sums: bool = True) -> Field:
-    """A field from its text (`a.b + c | d`); raises `PathError`."""
+    """A field from its text (`a.b + c - d | e`); raises `PathError`."""
     if not isinstance(text, str):
         raise PathError(f"a path must be a string, not {text!r}")
-    alternatives = []
+    alternatives, minus = [], []
     for alternative in text.split("|"):
-        terms = alternative.split("+")
-        if len(terms) > 1 and not sums:
-            raise PathError(f"bad path {text!r}: '+' only sums counts")
-        alternatives.append(tuple(parse_path(t) for t in terms))
-    return Field(text, tuple(alternatives))
+        parts = TERMS.split(alternative)
+        if len(parts) > 1 and not sums:
+            raise PathError(f"bad path {text!r}: '+' and '-' only add up counts")
+        alternatives.append(tuple(parse_path(t) for t in parts[::2]))
+        minus.append((False, *(sign.strip() == "-" for sign in parts[1::2])))
+    return Field(text, tuple(alternatives), tuple(minus))
 
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """One test on a record: present, absent, has, =, !=."""
+    """One test on a record: present, absent, has, ==, !=, ^= (starts with)."""
 
     text: str
     path: Path
@@ -252,12 +300,16 @@ class Condition:
                 return value is None
             if value is None:
                 return False
+            if self.op == "prefix":
+                return isinstance(value, str) and value.startswith(self.value)
             return _same(value, self.value) is (self.op == "eq")
         found = self.path.values(obj)
         if self.op == "present":
             return bool(found)
         if self.op == "absent":
             return not found
+        if self.op == "prefix":
+            return any(isinstance(v, str) and v.startswith(self.value) for v in found)
         same = any(_same(v, self.value) for v in found)
         return same if self.op == "eq" else bool(found) and not same
 
@@ -284,13 +336,18 @@ def parse_condition(text: str) -> Condition:
         return Condition(text, parse_path(body[1:]), "absent")
     if body.startswith("has(") and body.endswith(")"):
         return Condition(text, parse_path(body[4:-1]), "has")
-    if "!=" in body:
-        left, right = body.split("!=", 1)
-        return Condition(text, parse_path(left), "ne", _literal(right.strip()))
-    if "=" in body:
-        left, right = body.split("=", 1)
-        return Condition(text, parse_path(left), "eq", _literal(right.strip()))
-    return Condition(text, parse_path(body), "present")
+    found = OPERATOR.search(body)  # the leftmost operator: a value may hold one too
+    if found is None:
+        return Condition(text, parse_path(body), "present")
+    op = OPERATORS[found.group()]
+    value = _literal(body[found.end() :].strip())
+    if op == "prefix" and not isinstance(value, str):
+        raise PathError(f"bad condition {text!r}: `^=` takes a string")
+    return Condition(text, parse_path(body[: found.start()]), op, value)
+
+
+OPERATOR = re.compile(r"!=|\^=|==|=")
+OPERATORS = {"!=": "ne", "^=": "prefix", "==": "eq", "=": "eq"}
 
 
 def in_int64(value: Any) -> bool:

@@ -97,16 +97,25 @@ RESPONSE_FACTS: tuple[Column, ...] = (
     _text("format", "the declaration that matched (null: none did)"),
     _text("count_type", "JSON type of the completion count found (null: none)",
           isin=COUNT_TYPES),
-    _count("completion_tokens", "the completion count, when a JSON int in int64 range",
-           declared=True),
+    _count("completion_tokens", "every generated or billed output token (output_visible + "
+           "output_reasoning), when the count is a JSON int in int64 range", declared=True),
     _text("count_raw", "a short repr of a count that is no int, for examples"),
-    _count("prompt_tokens", "prompt tokens, where reported", declared=True),
-    _count("reasoning_tokens", "reasoning tokens (a part of completion), where reported",
+    _count("prompt_tokens", "every input token (the three input buckets), where reported",
            declared=True),
-    _count("cached_tokens", "cached prompt tokens (a part of prompt), where reported",
-           declared=True),
-    _count("cache_write_tokens", "prompt tokens written to a cache (a part of prompt)",
-           declared=True),
+    _count("reasoning_tokens", "bucket output_reasoning: reasoning tokens (a part of "
+           "completion), where reported", declared=True),
+    _count("cached_tokens", "bucket input_cache_read: prompt tokens read from a cache (a part "
+           "of prompt), where reported", declared=True),
+    _count("cache_write_tokens", "bucket input_cache_write: prompt tokens written to a cache "
+           "(a part of prompt), where reported", declared=True),
+    _count("total_tokens", "the record's own total of input and output tokens, where reported "
+           "(the audit reads it)", declared=True),
+    _count("input_uncached", "bucket: prompt tokens neither read from nor written to a cache "
+           "(prompt - cached - cache_write)"),
+    _count("output_visible", "bucket: output tokens not reported as reasoning (completion - "
+           "reasoning)"),
+    _text("usage_detail", "how the record's own numbers contradict each other (null: they "
+          "agree)"),
     Column("n_samples", "int", "completions in the record (0: a fragment or a failed request)",
            nullable=False, default=0, checks={"ge": 0}),
     _text("finish_reason", "the record's (first sample's) finish reason"),
@@ -122,6 +131,7 @@ RESPONSE_FACTS: tuple[Column, ...] = (
            declared=True),
     Column("created", "count", "when the record was made, POSIX seconds (where it says)",
            declared=True, reads="time"),
+    _count("answer_hash", "the visible answer's key (genledger.parse.answer); null: no answer"),
 )  # fmt: skip
 
 TOKENIZED_FACTS: tuple[Column, ...] = (
@@ -199,6 +209,15 @@ def states_of(maker: Callable[..., Facts]) -> tuple[str, ...]:
     found: tuple[str, ...] = getattr(maker, "states", ())
     return found
 
+
+# The usage buckets (docs/formats.md), never overlapping, and the column holding each.
+BUCKETS: dict[str, str] = {
+    "input_uncached": "input_uncached",
+    "input_cache_read": "cached_tokens",
+    "input_cache_write": "cache_write_tokens",
+    "output_visible": "output_visible",
+    "output_reasoning": "reasoning_tokens",
+}
 
 RESPONSES = FactTable("responses", RESPONSE_FACTS)
 TOKENIZED = FactTable("tokenized", TOKENIZED_FACTS)

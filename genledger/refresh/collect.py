@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from genledger.config import Config
+from genledger.config import Config, HealthSettings
 from genledger.ledger.books import NONZERO, RECORDS
 from genledger.ledger.cost import (
     Costing,
@@ -25,10 +25,14 @@ from genledger.ledger.cost import (
     share_fleet,
     total_fields,
 )
+from genledger.ledger.health import DEFAULT_HEALTH
+from genledger.ledger.prompts import Join, join
+from genledger.ledger.quantiles import Quantiles
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally
+from genledger.ledger.window import Windows
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.parallel import ScanJob, scan_all, scan_job
@@ -67,7 +71,7 @@ class Refresh:
 def _store(config: Config) -> StateStore:
     if config.data_root is None:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
-    signature = counting_signature(config.format_set)
+    signature = counting_signature(config.format_set, config.counting_settings())
     return StateStore(config.resolved_state_dir(), root_id(config.data_root), signature)
 
 
@@ -79,7 +83,7 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
     assert config.data_root is not None
     found = survey(config.data_root, config)
     datasets = found.datasets
-    reading = Reading.of(config)
+    readings = {ds.name: Reading.of(config, ds.name) for ds in datasets}
     now = time.time() if now is None else now
     with ExitStack() as stack:
         for ds in datasets:
@@ -87,13 +91,15 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
         # The parallel lever (refresh.parallel): big reads run in forked workers first.
         jobs = [
-            _job(f, previous[ds.name].files.get(f.name), reading, now)
+            _job(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
             for ds in datasets
             for f in ds.files
         ]
         scans = scan_all(jobs, config.switches.workers)
         refreshed = {
-            ds.name: refresh_record(ds, previous[ds.name], now, scans.done, reading)
+            ds.name: refresh_record(
+                ds, previous[ds.name], now, scans.done, readings[ds.name], config.health
+            )
             for ds in datasets
         }
         blocks = {name: block for name, (_, block) in refreshed.items()}
@@ -102,6 +108,9 @@ def refresh(config: Config, full: bool = False, now: float | None = None) -> Ref
         stats = document(store.data_root, blocks, now, found.unrecognised, outside)
         stats["totals"]["rate"] = total_rate(blocks)
         with_cost(stats["totals"], total_fields(list(blocks.values()), fleet))
+        stats["totals"]["health"]["output_tokens"] = total_quantiles(
+            record for record, _ in refreshed.values()
+        )
         atomic_write_bytes(config.stats_path, orjson.dumps(stats, option=orjson.OPT_INDENT_2))
         # Checkpoints move only once the stats that include them are durable.
         store.save_all(record for record, _ in refreshed.values())
@@ -205,7 +214,8 @@ def refresh_dataset_record(
     now = time.time() if now is None else now
     with store.locked(dataset.name):
         old = _previous(store, dataset, full)
-        record, block = refresh_record(dataset, old, now, None, Reading.of(config))
+        reading = Reading.of(config, dataset.name)
+        record, block = refresh_record(dataset, old, now, None, reading, config.health)
         _priced(config, store, {dataset.name: (record, block)}, now, others=True)
         store.save(record)
     return record, block
@@ -222,10 +232,16 @@ def refresh_record(
     now: float,
     scans: Mapping[str, FileScan] | None = None,
     reading: Reading = DEFAULT_READING,
+    health: HealthSettings = DEFAULT_HEALTH,
 ) -> tuple[DatasetRecord, dict[str, Any]]:
     """Scan a dataset's files from `old` (or take `scans` made already, by file key);
     return its new record and its stats block."""
-    files = [_refresh_file(f, old.files.get(f.name), scans, reading, now) for f in ds.files]
+    windows = _windows(old, health)
+    files = []
+    for f in ds.files:
+        state, delta = _refresh_file(f, old.files.get(f.name), scans, reading, now)
+        windows.counted(delta.trail)  # records counted in file order: the latest window
+        files.append(state)
     record = DatasetRecord(
         ds.name,
         old.data_root,
@@ -233,14 +249,33 @@ def refresh_record(
         history=old.history,
         signature=old.signature,
         fleet_first=old.fleet_first,
+        windows=windows,
     )
-    record.rules = _dataset_rules(files, ds.unrecognised, old.rules)
-    block = dataset_stats(ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised)
+    record.rules = _dataset_rules(files, ds.unrecognised, old.rules, reading.prompt_key)
+    block = dataset_stats(
+        ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised, windows, health
+    )
     for gone in old.files.values():
         if gone.name not in record.files:
             block["files"][gone.name] = _vanished_entry(gone)
     update_rates(block, record, now)
     return record, block
+
+
+def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
+    """The windows to count on: the old record's, or fresh ones when the size changed."""
+    if old.windows.limit == health.window:
+        return Windows(health.window, list(old.windows.first), list(old.windows.latest))
+    return Windows(health.window)
+
+
+def total_quantiles(records: Iterable[DatasetRecord]) -> dict[str, int] | None:
+    """Output-length quantiles over every dataset's response files."""
+    merged = Quantiles()
+    for record in records:
+        for f in record.files.values():
+            merged = merged + f.tally.quantiles.get("output_tokens", Quantiles())
+    return merged.summary()
 
 
 def _vanished_entry(gone: FileState) -> dict[str, Any]:
@@ -269,11 +304,12 @@ def _refresh_file(
     scans: Mapping[str, FileScan] | None,
     reading: Reading,
     now: float,
-) -> FileState:
+) -> tuple[FileState, FileTally]:
+    """The file's new state, and what this refresh counted in it."""
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
         scan = scan_job(_job(data_file, old, reading, now))
-    return _merge(data_file, old, scan)
+    return _merge(data_file, old, scan), scan.delta
 
 
 def _merge(data_file: DataFile, old: FileState | None, scan: FileScan) -> FileState:
@@ -327,13 +363,21 @@ def file_rows(files: list[FileState]) -> list[dict[str, Any]]:
 
 
 def _dataset_rules(
-    files: list[FileState], unrecognised: tuple[str, ...], old: DatasetState
+    files: list[FileState],
+    unrecognised: tuple[str, ...],
+    old: DatasetState,
+    prompt_key: str | None = None,
 ) -> DatasetState:
     signature = _signature(files, unrecognised)
     if old.signature == signature:
         return old
     responses = [f for f in files if f.role == "responses"]
     failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
+    failures.update(
+        rule_rows.answer_failures(
+            (f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes
+        )
+    )
     # Only a prompts file so far: no record yet must say so, not pass on no
     # data (docs/checks.md).
     failures.update(rule_rows.file_failures(file_rows(files) or [NO_RESPONSES_YET]))
@@ -347,4 +391,15 @@ def _dataset_rules(
     folder = [{"file": f.name, "recognised": True} for f in files]
     folder += [{"file": path, "recognised": False} for path in unrecognised]
     failures.update(rule_rows.folder_failures(folder))
-    return DatasetState(signature, failures)
+    prompts = [f for f in files if f.role == "prompts"]
+    joined = _join(prompts, responses, prompt_key)
+    return DatasetState(signature, failures, joined.block, joined.reason)
+
+
+def _join(prompts: list[FileState], responses: list[FileState], prompt_key: str | None) -> Join:
+    if any(f.error is not None for f in prompts):
+        return Join(None, "a prompts file cannot be read", [])
+    unreadable = [f.name for f in responses if f.error is not None]
+    if unreadable:
+        return Join(None, f"a responses file cannot be read ({unreadable[0]})", [])
+    return join([f.tally for f in prompts], [f.tally for f in responses], prompt_key)

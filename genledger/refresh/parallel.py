@@ -24,6 +24,7 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from typing import Any
 
 from genledger.fast import vector
 from genledger.ledger.tally import FileTally
@@ -192,10 +193,11 @@ def _run(
 ) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
     """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
     here."""
-    # Loaded once here, numpy and pyarrow are shared by every worker (copy-on-write) instead
-    # of imported by each of them.
-    vector.load()
-    if any(form_of(job.name) == "parquet" for job in jobs):
+    # Loaded once here, simdjson (and for Parquet numpy and pyarrow) are shared by every
+    # worker (copy-on-write) instead of imported by each of them.
+    parquet = any(form_of(job.name) == "parquet" for job in jobs)
+    vector.load(numpy=parquet)
+    if parquet:
         import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
@@ -203,12 +205,15 @@ def _run(
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(min(workers, len(pieces)), mp_context=context)
     try:
-        futures: list[tuple[_Piece, Future[tuple[str, int, FileScan]]]] = [
-            (piece, pool.submit(_scan, piece)) for piece in pieces
+        futures: list[tuple[_Piece, Future[tuple[str, int, FileScan] | None]]] = [
+            (piece, _submit(pool, piece)) for piece in pieces
         ]
         for piece, future in futures:
             try:
-                key, index, result = future.result()
+                done = future.result()
+                if done is None:
+                    raise BrokenProcessPool  # the pool broke before this piece was sent
+                key, index, result = done
             except BrokenProcessPool:
                 if not notices:
                     notices.append(WORKER_DIED)
@@ -217,6 +222,17 @@ def _run(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return parts, notices
+
+
+def _submit(pool: ProcessPoolExecutor, piece: _Piece) -> Future[Any]:
+    """The piece sent to a worker; a future of None once the pool is broken (a worker died
+    while pieces were still being sent): the caller scans that piece in process."""
+    try:
+        return pool.submit(_scan, piece)
+    except BrokenProcessPool:
+        broken: Future[Any] = Future()
+        broken.set_result(None)
+        return broken
 
 
 def _whole(job: ScanJob) -> bool:

@@ -10,7 +10,7 @@ import time
 
 from genledger.fast import vector
 from genledger.ledger.tally import FileTally
-from genledger.refresh.count import non_blank_lines, tally_blocks
+from genledger.refresh.count import prompt_tally, tally_blocks
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.sealed import scan_sealed
@@ -44,7 +44,7 @@ def scan_file(
         chunk = REMOTE_CHUNK if isinstance(path, RemoteFile) else READ_CHUNK
         with FileReader(path, checkpoint, chunk, span) as reader:
             if role == "prompts":
-                delta = FileTally.of(prompt_lines=non_blank_lines(reader.blocks()))
+                delta = prompt_tally(reader.blocks(), reading)
             else:
                 if reader.new_bytes() >= vector.BULK_BYTES:
                     vector.load()

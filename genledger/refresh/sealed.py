@@ -11,13 +11,15 @@ from dataclasses import replace
 from typing import Any
 
 from genledger.fast import arrowtok, vector
+from genledger.fast.lines import raw_keys
 from genledger.ledger import books
+from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
 from genledger.parse.line import facts_of_record
 from genledger.parse.schema import TOKENIZED
 from genledger.parse.table import TableBuilder
-from genledger.refresh.count import CHUNK_ROWS, non_blank_lines, tally_blocks, tally_table
+from genledger.refresh.count import CHUNK_ROWS, prompt_tally, tally_blocks, tally_table
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.tail.checkpoint import Checkpoint
@@ -106,7 +108,7 @@ def _scan_stream(
         inflater, tail = Inflater(stream, form_of(name)), StreamTail()
         blocks = lines_of(inflater, tail, reading.zstd_ahead)
         if role == "prompts":
-            delta = FileTally.of(prompt_lines=non_blank_lines(blocks))
+            delta = prompt_tally(blocks, reading)
         else:
             if mark.file.size >= vector.BULK_BYTES // 8:
                 vector.load()
@@ -164,13 +166,34 @@ def _scan_parquet(
         with shard:
             rows = shard.num_rows
             if role == "prompts":
-                delta = FileTally.of(prompt_lines=shard.rows_in(groups))
+                delta = _prompts(shard, reading, groups)
             elif role == "tokenized":
                 delta = _tokenized(shard, name, reading, groups)
             else:
                 delta = _responses(shard, name, reading, groups)
     cp = _whole(mark, rows, unsettled)
     return FileScan(delta, _result(cp, True, reason))
+
+
+def _prompts(shard: ParquetShard, reading: Reading, groups: range | None) -> FileTally:
+    """A Parquet prompts file: its rows, and each row's id from the key columns alone."""
+    key = PromptKey(reading.prompt_key)
+    tops = [m.decode().strip('"') for m in key.markers]
+    columns = [c for c in shard.column_names if c in tops]
+    if not columns:
+        return FileTally.of(
+            prompt_lines=shard.rows_in(groups), prompts_without_id=shard.rows_in(groups)
+        )
+    found = PromptIds(key)
+    try:
+        for batch in shard.batches(columns, groups):
+            for index, record in enumerate(batch.data.to_pylist(), start=batch.first):
+                found.add(index + 1, key.of(record))
+    except CorruptRowGroup:
+        # rows whose ids cannot be read are prompts without an id: the join says so
+        rows = shard.rows_in(groups)
+        return FileTally.of(prompt_lines=rows, prompts_without_id=rows)
+    return found.tally()
 
 
 def _starts_like_parquet(path: Source) -> bool:
@@ -208,6 +231,7 @@ def _responses(
     columns are nested objects). Only the columns the declarations read are decoded; a row
     with no count is read again whole, so its reason names every key it has."""
     wanted = keys_read(reading.formats)
+    counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
@@ -216,7 +240,7 @@ def _responses(
         if isinstance(batch, FileTally):
             return done + tally_table(builder, reading) + batch
         first = batch.first
-        records = batch.data.to_pylist()
+        records = arrowtok.records_with_stand_ins(batch.data, counted)
         facts = [facts_of_record(record, "responses", reading.formats) for record in records]
         if pruned:
             try:
@@ -249,7 +273,7 @@ def _tokenized(
 ) -> FileTally:
     """Token counts from the list columns in bulk; only rows that may fail a rule (or
     columns of an unusual type) are read row by row."""
-    vector.load()
+    vector.load(numpy=True)
     columns = [c for c in TOKENIZED_COLUMNS if c in shard.column_names]
     done = FileTally()
     for batch in _batches(shard, columns, groups, name, "tokenized", reading):
@@ -264,7 +288,11 @@ def _tokenized_group(table: Any, first: int, name: str, reading: Reading) -> Fil
     their examples), or every row of a column of an unusual type, go through the row pass."""
     builder = TableBuilder("tokenized", name)
     found = arrowtok.columns_of(table)
-    failing = None if found is None else books.failing_rows("tokenized", found.arrays, found.rows)
+    failing = (
+        None
+        if found is None
+        else books.failing_rows("tokenized", found.arrays, found.rows, reading.params)
+    )
     clean = None
     if found is not None and failing is not None:
         clean = books.array_sums("tokenized", found.arrays, ~failing)

@@ -43,10 +43,11 @@ class Validation:
         return {rule: len(rows) for rule, rows in self.failing.items() if len(rows)}
 
 
-def validate(table: Table, frame: pd.DataFrame) -> Validation:
-    """Validate `frame` (RangeIndex) lazily; schema errors other than rules raise."""
+def validate(table: Table, frame: pd.DataFrame, params: dict[str, Any] | None = None) -> Validation:
+    """Validate `frame` (RangeIndex) lazily (`params` bound); schema errors other than rules
+    raise."""
     try:
-        return Validation(schema_of(table).validate(frame, lazy=True))
+        return Validation(schema_of(table, _key(params)).validate(frame, lazy=True))
     except pa.errors.SchemaErrors as errors:
         cases = errors.failure_cases
         unexpected = cases[~cases["column"].isin(list(RULES_BY_NAME))]
@@ -59,10 +60,19 @@ def validate(table: Table, frame: pd.DataFrame) -> Validation:
         return Validation(errors.data, failing)
 
 
-def audit(role: str, rows: list[tuple[Any, ...]], failures: Mapping[str, RuleTally]) -> None:
+def _key(params: dict[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((params or {}).items()))
+
+
+def audit(
+    role: str,
+    rows: list[tuple[Any, ...]],
+    failures: Mapping[str, RuleTally],
+    params: dict[str, Any] | None = None,
+) -> None:
     """Validate the rows of a `role` table and compare every rule's failing rows with the
     books' pass (`failures`); raises `AuditMismatch` when they differ."""
-    found = validate(Table(role), frame_of(role, rows)).counts()
+    found = validate(Table(role), frame_of(role, rows), params).counts()
     counted = {name: tally.count for name, tally in failures.items() if tally.count}
     if found != counted:
         raise AuditMismatch(

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import RESPONSES, TOKENIZED, Column
-from genledger.rules.expr import Expr, col
+from genledger.rules.expr import Expr, col, param
 
 
 class Severity(StrEnum):
@@ -37,6 +38,8 @@ class Table(StrEnum):
     FILES = "files"
     FOLDER = "folder"
     DATASET = "dataset"
+    ANSWERS = "answers"
+    WINDOWS = "windows"
 
 
 Row = Mapping[str, Any]
@@ -104,6 +107,22 @@ FAILED = col("failed_request")  # a failed request: its 0 or missing count is it
 CHUNK = col("stream_chunk")  # a streamed fragment: not a record
 # Tokens generated, nothing visible to train on (the reasoning budget ran out).
 EMPTY_OUTPUT = COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED
+# Finish reasons that mean the token limit, in every built-in format's spelling (and the
+# sources' documented ones: Ollama, Bedrock, Mistral, llama.cpp), and those that mean a
+# refusal or a content filter.
+LIMIT_REASONS = (
+    "length", "max_tokens", "MAX_TOKENS", "max_output_tokens", "model_length",
+    "model_context_window_exceeded", "limit",
+)  # fmt: skip
+REFUSAL_REASONS = (
+    "content_filter", "refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+    "RECITATION", "IMAGE_SAFETY", "ERROR_TOXIC", "content_filtered", "guardrail_intervened",
+)  # fmt: skip
+# A record stopped at the token limit: its (first sample's) finish reason, or a later one's.
+TRUNCATED = col("finish_reason").isin(LIMIT_REASONS) | col("more_finishes").isin(
+    LIMIT_REASONS, split=FINISH_SEPARATOR
+)
+REFUSED = col("finish_reason").isin(REFUSAL_REASONS)
 HAS_TOKENS = col("n_tokens").not_null()
 HAS_MASK = col("loss_len").not_null()
 N_TOKENS = col("n_tokens")
@@ -132,6 +151,17 @@ TABLE_SCHEMAS: dict[Table, tuple[Column, ...]] = {
         Column("n_done", "int", "response records of the dataset", False, 0, checks={"ge": 0}),
         Column("n_nonzero", "int", "valid non-zero completion counts", False, 0,
                checks={"ge": 0}),
+    ),
+    Table.ANSWERS: (
+        Column("file", "str", "the shard's path in its dataset folder", False, ""),
+        Column("line", "int", "the record's line", False, 0, checks={"ge": 1}),
+        Column("answer_hash", "int", "the key of the record's visible answer", False, 0),
+    ),
+    Table.WINDOWS: (
+        Column("measure", "str", "a share, the median output or a finish reason", False, ""),
+        Column("first", "str", "its value in the dataset's first window", False, ""),
+        Column("latest", "str", "its value in the latest window", False, ""),
+        Column("moved", "bool", "it moved enough to count as drift", False, False),
     ),
 }  # fmt: skip
 TABLE_COLUMNS: dict[Table, tuple[str, ...]] = {
@@ -191,6 +221,17 @@ RULES: tuple[Rule, ...] = (
         COUNTED & ~(col("format") == "derived") & ((COUNT - col("output_len")).abs() > 1),
     ),
     Rule(
+        "usage_inconsistent",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "usage_numbers_agree",
+        "A record's own usage numbers agree under its format's meaning: its total is prompt + "
+        "completion, its reasoning is no more than its completion, its cached prompt no more "
+        "than its prompt.",
+        lambda r: f"{_value(r, 'format')}: {_value(r, 'usage_detail')}",
+        col("usage_detail").not_null(),
+    ),
+    Rule(
         "failed_requests",
         Severity.WARN,
         (Table.RESPONSES,),
@@ -225,6 +266,40 @@ RULES: tuple[Rule, ...] = (
         "No chat message content holds </think> while reasoning_content/reasoning is null.",
         lambda r: "</think> in message content while reasoning_content/reasoning is null or absent",
         col("think_leak"),
+    ),
+    Rule(
+        "truncated_outputs",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "outputs_not_truncated",
+        "At most `[health] truncated_share` (default 5 %) of a dataset's records stop at the "
+        "token limit (finish length, max_tokens, MAX_TOKENS, max_output_tokens, ...).",
+        lambda r: (
+            f"{_value(r, 'format')}: finish {_value(r, 'finish_reason')} after "
+            f"{_value(r, 'completion_tokens')} completion tokens: cut at the token limit"
+        ),
+        PARSED & ~CHUNK & TRUNCATED,
+    ),
+    Rule(
+        "duplicate_outputs",
+        Severity.WARN,
+        (Table.ANSWERS,),
+        "outputs_not_repeated",
+        "At most `[health] duplicate_share` (default 1 %) of a dataset's records repeat an "
+        "earlier record's visible answer (all shards; stripped of whitespace at its ends).",
+        lambda r: "the same answer as an earlier record of the dataset",
+        None,
+    ),
+    Rule(
+        "output_drift",
+        Severity.WARN,
+        (Table.WINDOWS,),
+        "outputs_not_drifting",
+        "The latest window of records is like the first: no truncated, empty, failed or "
+        "refusal share (or finish reason) at least doubles and rises by 5 points, and the "
+        "median output moves by less than 30 %.",
+        lambda r: f"{_value(r, 'measure')} {_value(r, 'first')} → {_value(r, 'latest')}",
+        None,
     ),
     Rule(
         "tokenized_missing_tokens",
@@ -263,6 +338,25 @@ RULES: tuple[Rule, ...] = (
         "A non-empty sample has at least one loss_mask 1.",
         lambda r: f"loss_mask sums to 0 over {_value(r, 'n_tokens')} tokens",
         HAS_MASK & (N_TOKENS > 0) & (col("loss_sum") == 0),
+    ),
+    Rule(
+        "prompt_not_masked",
+        Severity.WARN,
+        (Table.TOKENIZED,),
+        "prompts_masked",
+        "A sample's loss_mask is not all 1 (an all-ones mask trains on the prompt too; a "
+        "mask of another length is loss_mask_mismatch).",
+        lambda r: f"loss_mask is 1 on all {_value(r, 'loss_len')} tokens: the prompt is trained on",
+        HAS_MASK & (N_TOKENS > 0) & (col("loss_len") == N_TOKENS) & (col("loss_sum") == N_TOKENS),
+    ),
+    Rule(
+        "over_length",
+        Severity.WARN,
+        (Table.TOKENIZED,),
+        "samples_fit_max_seq_len",
+        "No sample has more tokens than `[tokenized] max_seq_len` (when it is set).",
+        lambda r: f"{_value(r, 'n_tokens')} tokens, more than max_seq_len",
+        HAS_TOKENS & (param("max_seq_len") < N_TOKENS),
     ),
     Rule(
         "unreadable_files",

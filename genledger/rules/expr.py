@@ -13,7 +13,7 @@ rule, so they agree on every table (a hypothesis test checks it):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -69,6 +69,11 @@ class Expr:
         """The absolute value (null stays null)."""
         return Abs(self)
 
+    def isin(self, values: tuple[str, ...], split: str | None = None) -> Expr:
+        """True where the value is one of `values` (null: false); with `split`, where some
+        part of the value cut at `split` is."""
+        return IsIn(self, tuple(values), split)
+
     def columns(self) -> set[str]:
         """The columns this expression reads."""
         return set().union(*(child.columns() for child in self.children()))
@@ -88,6 +93,12 @@ def col(name: str) -> Expr:
     return Col(name)
 
 
+def param(name: str) -> Expr:
+    """A value the configuration sets for a whole refresh (`[tokenized] max_seq_len`), null
+    when unset: bound when a condition is compiled (`params=`), read like a column."""
+    return Param(name)
+
+
 @dataclass(frozen=True, eq=False)
 class Col(Expr):
     name: str
@@ -97,8 +108,28 @@ class Col(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class Param(Expr):
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class Null(Expr):
+    """A parameter that is not set: a comparison with it is false, like with a null column."""
+
+
+@dataclass(frozen=True, eq=False)
 class Lit(Expr):
     value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class IsIn(Expr):
+    inner: Expr
+    values: tuple[str, ...]
+    split: str | None = None
+
+    def children(self) -> Sequence[Expr]:
+        return (self.inner,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,8 +190,9 @@ class Logic(Expr):
 class Source:
     """Writes an expression as Python source; values are (source, may_be_null)."""
 
-    def __init__(self, positions: dict[str, int]) -> None:
+    def __init__(self, positions: dict[str, int], params: dict[str, Any] | None = None) -> None:
         self.positions = positions
+        self.params = params or {}
         self.constants: dict[str, Any] = {}
 
     def condition(self, expr: Expr) -> str:
@@ -174,19 +206,36 @@ class Source:
             return f"({self.value(expr.inner)} is None)"
         if isinstance(expr, Compare):
             return self._compare(expr)
+        if isinstance(expr, IsIn):
+            return self._isin(expr)
         if isinstance(expr, Col):
             return f"({self.value(expr)} is True)"
         raise TypeError(f"{expr!r} is not a condition")
 
+    def _isin(self, expr: IsIn) -> str:
+        value, name = self.value(expr.inner), f"_k{len(self.constants)}"
+        self.constants[name] = frozenset(expr.values)
+        if expr.split is None:
+            return f"({value}.__class__ is str and {value} in {name})"
+        return (
+            f"({value}.__class__ is str and not {name}.isdisjoint({value}.split({expr.split!r})))"
+        )
+
     def _compare(self, expr: Compare) -> str:
         left, right = self.value(expr.left), self.value(expr.right)
-        guards = [f"{side} is not None" for side in (left, right) if not side.startswith("_k")]
+        guards = [f"{side} is not None" for side in (left, right) if not _constant(side)]
         return "(" + " and ".join([*guards, f"{left} {_OPS[expr.op]} {right}"]) + ")"
 
     def value(self, expr: Expr) -> str:
         """Source of a value that may be None."""
         if isinstance(expr, Col):
             return f"v[{self.positions[expr.name]}]"
+        if isinstance(expr, Null):
+            return "None"
+        if isinstance(expr, Param):
+            name = f"_p_{expr.name}"
+            self.constants[name] = self.params.get(expr.name)
+            return name
         if isinstance(expr, Lit):
             if expr.value is None:
                 raise TypeError("compare with None through is_null(), not ==")
@@ -202,12 +251,36 @@ class Source:
         raise TypeError(f"{expr!r} is not a value")
 
 
+def bind(expr: Expr, params: dict[str, Any] | None) -> Expr:
+    """`expr` with each parameter replaced by its value (`Null` when unset)."""
+    if isinstance(expr, Param):
+        value = (params or {}).get(expr.name)
+        return Null() if value is None else Lit(value)
+    if not expr.children():
+        return expr
+    changes: dict[str, Any] = {}
+    for item in fields(expr):  # type: ignore[arg-type]
+        value = getattr(expr, item.name)
+        if isinstance(value, Expr):
+            changes[item.name] = bind(value, params)
+        elif isinstance(value, tuple) and value and isinstance(value[0], Expr):
+            changes[item.name] = tuple(bind(v, params) for v in value)
+    return replace(expr, **changes)  # type: ignore[type-var]
+
+
+def _constant(source: str) -> bool:
+    """A literal (never null); a parameter may be null and is guarded like a column."""
+    return source.startswith("_k")
+
+
 RowFunction = Callable[[tuple[Any, ...]], list[str]]
 
 
-def row_function(rules: Sequence[tuple[str, Expr]], columns: Sequence[str]) -> RowFunction:
+def row_function(
+    rules: Sequence[tuple[str, Expr]], columns: Sequence[str], params: dict[str, Any] | None = None
+) -> RowFunction:
     """One function: a row tuple (in `columns` order) → the names of the rules it fails."""
-    source = Source({name: i for i, name in enumerate(columns)})
+    source = Source({name: i for i, name in enumerate(columns)}, params)
     body = ["def failed(v):", "    out = []"]
     for name, expr in rules:
         body.append(f"    if {source.condition(expr)}:")
@@ -219,9 +292,11 @@ def row_function(rules: Sequence[tuple[str, Expr]], columns: Sequence[str]) -> R
     return failed
 
 
-def condition_function(expr: Expr, columns: Sequence[str]) -> Callable[[tuple[Any, ...]], bool]:
+def condition_function(
+    expr: Expr, columns: Sequence[str], params: dict[str, Any] | None = None
+) -> Callable[[tuple[Any, ...]], bool]:
     """One condition as a function of a row tuple (in `columns` order)."""
-    source = Source({name: i for i, name in enumerate(columns)})
+    source = Source({name: i for i, name in enumerate(columns)}, params)
     namespace: dict[str, Any] = {}
     text = f"lambda v: {source.condition(expr)}"
     namespace.update(source.constants)
@@ -234,11 +309,11 @@ def condition_function(expr: Expr, columns: Sequence[str]) -> Callable[[tuple[An
 # -- frame evaluation: the same expressions over pandas columns -------------------------------
 
 
-def evaluate(expr: Expr, frame: pd.DataFrame) -> pd.Series:
+def evaluate(expr: Expr, frame: pd.DataFrame, params: dict[str, Any] | None = None) -> pd.Series:
     """`expr` over every row of `frame`: a plain bool column for conditions."""
     import pandas as pd
 
-    result = _frame_value(expr, frame)
+    result = _frame_value(bind(expr, params), frame)
     return pd.Series(result, index=frame.index).astype(bool)
 
 
@@ -250,6 +325,10 @@ def _frame_value(expr: Expr, frame: pd.DataFrame) -> Any:
         return column
     if isinstance(expr, Lit):
         return expr.value
+    if isinstance(expr, Null):
+        return pd.Series([pd.NA] * len(frame), index=frame.index, dtype=object)
+    if isinstance(expr, IsIn):
+        return _frame_isin(expr, frame)
     if isinstance(expr, Logic):
         parts = [_condition(p, frame) for p in expr.parts]
         result = parts[0]
@@ -270,6 +349,20 @@ def _frame_value(expr: Expr, frame: pd.DataFrame) -> Any:
         inner = pd.Series(_frame_value(expr.inner, frame), index=frame.index).astype(object)
         return inner.map(abs)
     raise TypeError(f"{expr!r} cannot be evaluated")
+
+
+def _frame_isin(expr: IsIn, frame: pd.DataFrame) -> pd.Series:
+    import pandas as pd
+
+    values = pd.Series(_frame_value(expr.inner, frame), index=frame.index)
+    wanted = frozenset(expr.values)
+    return values.map(lambda v: _in(v, wanted, expr.split)).astype(bool)
+
+
+def _in(value: Any, wanted: frozenset[str], split: str | None) -> bool:
+    if not isinstance(value, str):
+        return False
+    return value in wanted if split is None else not wanted.isdisjoint(value.split(split))
 
 
 def _exact(value: Any) -> Any:
@@ -313,10 +406,15 @@ def _frame_compare(expr: Compare, frame: pd.DataFrame) -> pd.Series:
 # -- array evaluation: the same expressions over numpy columns (bulk counting) ---------------
 
 
-def evaluate_arrays(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int) -> Any:
+def evaluate_arrays(
+    expr: Expr,
+    columns: dict[str, tuple[Any, Any]],
+    rows: int,
+    params: dict[str, Any] | None = None,
+) -> Any:
     """`expr` as a condition over numpy columns, each (values, present mask): a bool array.
     Follows the same null rule as the row and frame evaluations."""
-    return _array_condition(expr, columns, rows)
+    return _array_condition(bind(expr, params), columns, rows)
 
 
 def _array_condition(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int) -> Any:
@@ -337,6 +435,11 @@ def _array_condition(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int)
         right, right_ok = _array_value(expr.right, columns, rows)
         compared = getattr(operator, expr.op)(left, right)
         return left_ok & right_ok & np.asarray(compared, dtype=bool)
+    if isinstance(expr, IsIn):
+        values, present = _array_value(expr.inner, columns, rows)
+        wanted = frozenset(expr.values)
+        found = [_in(v, wanted, expr.split) for v in np.asarray(values, dtype=object)]
+        return present & np.asarray(found, dtype=bool)
     if isinstance(expr, Col):
         values, present = _array_value(expr, columns, rows)
         return present & (values == True)  # noqa: E712 - only a real True counts
@@ -348,6 +451,8 @@ def _array_value(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int) -> 
 
     if isinstance(expr, Col):
         return columns[expr.name]
+    if isinstance(expr, Null):
+        return np.zeros(rows, np.int64), np.zeros(rows, bool)
     if isinstance(expr, Lit):
         if expr.value is None:
             raise TypeError("compare with None through is_null(), not ==")

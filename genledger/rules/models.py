@@ -46,19 +46,28 @@ def _rule_column(rule: Rule) -> pa.Column:
     return pa.Column(bool, pa.Check.eq(False), description=rule.description)
 
 
-def derive(table: Table, df: pd.DataFrame) -> pd.DataFrame:
+def derive(table: Table, df: pd.DataFrame, params: Params = ()) -> pd.DataFrame:
     """`df` with the table's derived and rule columns, each from its catalogue condition (the
-    duplicate-id rule, which depends on earlier rows: an id already seen)."""
-    derived = {name: evaluate(expr, df) for name, expr in DERIVED.get(table, {}).items()}
-    rules = {r.name: evaluate(r.when, df) for r in rules_of(table) if r.when is not None}
+    duplicate rules, which depend on earlier rows: an id or an answer already seen; drift,
+    which compares two windows: the `moved` column)."""
+    bound = dict(params)
+    derived = {name: evaluate(expr, df, bound) for name, expr in DERIVED.get(table, {}).items()}
+    rules = {r.name: evaluate(r.when, df, bound) for r in rules_of(table) if r.when is not None}
     if table is Table.IDS:
         rules["duplicate_ids"] = df["record_id"].duplicated(keep="first")
+    if table is Table.ANSWERS:
+        rules["duplicate_outputs"] = df["answer_hash"].duplicated(keep="first")
+    if table is Table.WINDOWS:
+        rules["output_drift"] = df["moved"].astype(bool)
     return df.assign(**derived, **rules)
 
 
+Params = tuple[tuple[str, Any], ...]
+
+
 @cache
-def schema_of(table: Table) -> pa.DataFrameSchema:
-    """The generated schema of one table."""
+def schema_of(table: Table, params: Params = ()) -> pa.DataFrameSchema:
+    """The generated schema of one table (`params`: the values its conditions read)."""
     columns = {c.name: _column(c) for c in TABLE_SCHEMAS[table]}
     columns.update(
         {name: pa.Column(bool, description=DERIVED_TEXT[name]) for name in DERIVED.get(table, {})}
@@ -66,7 +75,7 @@ def schema_of(table: Table) -> pa.DataFrameSchema:
     columns.update({r.name: _rule_column(r) for r in rules_of(table)})
     return pa.DataFrameSchema(
         columns,
-        parsers=pa.Parser(lambda df: derive(table, df)),
+        parsers=pa.Parser(lambda df: derive(table, df, params)),
         strict=True,
         name=f"{table.value}_table",
     )

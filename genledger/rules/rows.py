@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from genledger.rules.catalogue import (
     RULES_BY_NAME,
@@ -106,6 +106,59 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     for values in duplicates:
         failures.add(values, ["duplicate_ids"], TABLE_COLUMNS[Table.IDS])
     return failures.tallies()
+
+
+class Keys(Protocol):
+    """A file's answer keys with their lines (`genledger.ledger.hashlist.HashList`)."""
+
+    @property
+    def keys(self) -> Sequence[int]:
+        """The keys, in file order."""
+        ...
+
+    @property
+    def lines(self) -> Sequence[int]:
+        """Each key's line."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
+    """The duplicate-answer rule: an answer key seen before in the dataset's shards, in file
+    order; each example names where the answer was first seen."""
+    listed = list(files)
+    seen: set[int] = set()
+    count = 0
+    first: list[Values] = []
+    for name, found in listed:
+        keys = found.keys
+        fresh = set(keys)
+        if len(fresh) == len(keys) and seen.isdisjoint(fresh):
+            seen |= fresh  # the usual file: no answer twice, none seen before (in C)
+            continue
+        for line, key in zip(found.lines, keys, strict=True):
+            if key in seen:
+                count += 1
+                if len(first) < MAX_EXAMPLES:
+                    first.append((name, line, key))
+            else:
+                seen.add(key)
+    if not count:
+        return {}
+    examples = [
+        {"file": name, "line": line, "reason": _first_seen(listed, key, name)}
+        for name, line, key in first
+    ]
+    return {"duplicate_outputs": RuleTally(count, examples)}
+
+
+def _first_seen(files: list[tuple[str, Keys]], key: int, name: str) -> str:
+    for where, found in files:
+        if key in found.keys:  # a C search of the array
+            line = found.lines[found.keys.index(key)]
+            return f"the same answer as line {line}" + ("" if where == name else f" of {where}")
+    return "the same answer as an earlier record"
 
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:

@@ -7,6 +7,9 @@
   ~1,000 completion tokens on average.
 - `tokens`: a draft-model distillation run, three quarters of its bytes tokenized samples (one
   a line, 2-8k ids from a 150k vocabulary, a 0/1 loss mask), the rest `second`'s responses.
+- `variants`: `tokens` as other pipelines write their samples: compact or spaced, masks
+  first, Hugging Face keys (`attention_mask`, `labels` of -100s), 8-30k-id lines of 50-200 kB,
+  texts beside the ids (raw UTF-8 or `\\u` escapes), 10-digit ids and `position_ids`.
 
 A maker draws one record's counts, texts and rare defects with numpy and hands them to its
 `records` writer; a shape's plan says which makers fill which file; `write_corpus` and
@@ -193,6 +196,52 @@ def token_sample(rid: str, rng: np.random.Generator) -> Record:
     return records.tokenized(prompt, length - prompt, rng, vocab=QWEN_VOCAB)
 
 
+# --- the variants shape: tokenized samples as other pipelines write them ------------------
+
+
+def _sample(rng: np.random.Generator, low: int = 2000, high: int = 8001) -> tuple[Any, int, int]:
+    """A sample's ids (a 150k vocabulary), its length and its masked prompt's length."""
+    length = int(rng.integers(low, high))
+    prompt = int(rng.integers(length // 10, length // 2))
+    return records.ids(rng, length, QWEN_VOCAB), length, prompt
+
+
+def masks_first(rid: str, rng: np.random.Generator) -> Record:
+    """`{"loss_mask", "input_ids", "id"}`: the mask written first, an integer id."""
+    ids, length, prompt = _sample(rng)
+    return {"loss_mask": [0] * prompt + [1] * (length - prompt), "input_ids": ids,
+            "id": int(rng.integers(0, 1 << 40))}  # fmt: skip
+
+
+def hugging_face(rid: str, rng: np.random.Generator) -> Record:
+    """A `transformers`-style sample: `attention_mask`, `labels` with -100 on the prompt."""
+    ids, length, prompt = _sample(rng)
+    labels = [-100] * prompt + ids[prompt:].tolist()
+    return {"input_ids": ids, "attention_mask": [1] * length, "labels": labels,
+            "loss_mask": [0] * prompt + [1] * (length - prompt)}  # fmt: skip
+
+
+def long_sample(rid: str, rng: np.random.Generator) -> Record:
+    """A long-context sample of 8-30k ids (lines of 50-200 kB)."""
+    ids, length, prompt = _sample(rng, 8000, 30001)
+    return {"id": rid, "input_ids": ids, "loss_mask": [0] * prompt + [1] * (length - prompt)}
+
+
+def text_sample(rid: str, rng: np.random.Generator) -> Record:
+    """A sample with its conversation text beside the ids and a token count."""
+    ids, length, prompt = _sample(rng)
+    return {"id": rid, "text": text(rng, 3000), "input_ids": ids,
+            "loss_mask": [0] * prompt + [1] * (length - prompt), "num_tokens": length}  # fmt: skip
+
+
+def positions(rid: str, rng: np.random.Generator) -> Record:
+    """10-digit ids (a packed vocabulary) with `position_ids`."""
+    length = int(rng.integers(2000, 8001))
+    prompt = int(rng.integers(length // 10, length // 2))
+    return {"input_ids": records.ids(rng, length, 1 << 33), "position_ids": list(range(length)),
+            "loss_mask": [0] * prompt + [1] * (length - prompt)}  # fmt: skip
+
+
 # --- plans: which makers fill which file --------------------------------------------------
 
 
@@ -206,6 +255,7 @@ class FilePlan:
     weight: float = 1.0  # its part of the corpus's bytes, relative to the other files'
     record_bytes: int = 10_000  # about how many bytes a record takes: bytes into counts
     batch: int = 1  # records a line (SGLang's batch dumps write JSON arrays)
+    writer: str = ""  # "orjson", "json", "json-ascii" (escapes); "": the shape's
 
     @property
     def role(self) -> str:
@@ -221,11 +271,12 @@ class Shape:
     files: tuple[FilePlan, ...]
     python_writer: bool = False  # `json.dumps(ensure_ascii=False)`, else orjson
 
-    def dumps(self, value: Any) -> bytes:
-        """One value as this shape's writer writes it (no newline)."""
-        if self.python_writer:
-            return json.dumps(value, ensure_ascii=False, default=_listed).encode()
-        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    def dumps(self, value: Any, writer: str = "") -> bytes:
+        """One value as this shape's writer (or `writer`) writes it (no newline)."""
+        writer = writer or ("json" if self.python_writer else "orjson")
+        if writer == "orjson":
+            return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+        return json.dumps(value, ensure_ascii=writer == "json-ascii", default=_listed).encode()
 
     def counts(self, mb: float) -> dict[FilePlan, int]:
         """Records per file for a corpus of about `mb` MB (a multiple of the file's batch)."""
@@ -318,7 +369,30 @@ def _tokens_files() -> tuple[FilePlan, ...]:
 
 
 TOKENS = Shape("tokens", _tokens_files(), python_writer=True)
-SHAPES = {shape.name: shape for shape in (REFERENCE, SECOND, TOKENS)}
+_VARIANT_FILES = (  # (dataset, maker, writer, about how many bytes a sample takes)
+    ("V1_compact", token_sample, "orjson", 42_000),
+    ("V2_masks_first", masks_first, "json", 56_000),
+    ("V3_hugging_face", hugging_face, "json", 105_000),
+    ("V4_long_context", long_sample, "orjson", 152_000),
+    ("V5_with_text", text_sample, "json", 63_000),
+    ("V6_escaped_text", text_sample, "json-ascii", 54_000),
+    ("V7_positions", positions, "json", 116_000),
+    ("V8_hf_compact", hugging_face, "orjson", 84_000),
+)
+
+
+def _variant_files() -> tuple[FilePlan, ...]:
+    """`tokens`' plan with each tokenized file written as another pipeline writes it."""
+    weight = TOKENIZED_SHARE / len(_VARIANT_FILES)
+    samples = tuple(
+        FilePlan(dataset, "tokenized_data.jsonl", ((maker, 1.0),), weight, size, writer=writer)
+        for dataset, maker, writer, size in _VARIANT_FILES
+    )
+    return samples + tuple(f for f in _tokens_files() if f.role == "responses")
+
+
+VARIANTS = Shape("variants", _variant_files(), python_writer=True)
+SHAPES = {shape.name: shape for shape in (REFERENCE, SECOND, TOKENS, VARIANTS)}
 
 
 def file_lines(
@@ -340,7 +414,7 @@ def file_lines(
         for _ in range((end - done) // plan.batch):
             group = [maker(f"{prefix}-{i + j}", rng) for j in range(plan.batch)]
             i += plan.batch
-            yield shape.dumps(group if plan.batch > 1 else group[0]) + b"\n"
+            yield shape.dumps(group if plan.batch > 1 else group[0], plan.writer) + b"\n"
         done = end
 
 

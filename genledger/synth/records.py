@@ -26,6 +26,12 @@ VOCAB = 163_840  # Kimi's vocabulary
 Record = dict[str, Any]
 
 
+def _own(text: str | None, stand_in: str, rid: str) -> str:
+    """The caller's text, else a short stand-in made the record's own (a different answer
+    per record: repeated answers are a defect, `duplicate_outputs`)."""
+    return text if text is not None else f"{stand_in} [{rid}]"
+
+
 def ids(rng: Rng, n: int, vocab: int = VOCAB) -> Ids:
     """`n` token ids below `vocab`: a list from a `random.Random`, else a numpy array."""
     if isinstance(rng, random.Random):
@@ -39,13 +45,13 @@ def sglang_generate(
     completion: int,
     rng: Rng,
     *,
-    text: str = "def solve(): return 42",
+    text: str | None = None,
     reported: int | None = None,
     latency: float = 0.21,
 ) -> Record:
     """SGLang native /generate output; `reported` overrides the stated completion count."""
     return {
-        "text": text,
+        "text": _own(text, "def solve(): return 42", rid),
         "output_ids": ids(rng, completion),
         "meta_info": {
             "id": rid,
@@ -65,7 +71,7 @@ def flat(
     completion: int,
     rng: Rng,
     *,
-    text: str = "def add(a, b): return a + b",
+    text: str | None = None,
     finish_reason: str = "stop",
 ) -> Record:
     """Pipeline-flattened /generate output, with input and output ids."""
@@ -73,7 +79,7 @@ def flat(
         "id": rid,
         "input_ids": ids(rng, prompt),
         "output_ids": ids(rng, completion),
-        "text": text,
+        "text": _own(text, "def add(a, b): return a + b", rid),
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "finish_reason": finish_reason,
@@ -86,8 +92,9 @@ def openai_chat(
     completion: int,
     rng: Rng,
     *,
-    content: str = "4.",
+    content: str | None = None,
     reasoning: str | None = "2 + 2",
+    finish_reason: str = "stop",
 ) -> Record:
     """OpenAI chat completion, reasoning parsed into reasoning_content."""
     return {
@@ -100,10 +107,10 @@ def openai_chat(
                 "index": 0,
                 "message": {
                     "role": "assistant",
-                    "content": content,
+                    "content": _own(content, "4.", rid),
                     "reasoning_content": reasoning,
                 },
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {
@@ -116,7 +123,8 @@ def openai_chat(
 
 def think_leak(rid: str, prompt: int, completion: int, rng: Rng) -> Record:
     """A chat completion whose reasoning leaked into content (no reasoning parser)."""
-    return openai_chat(rid, prompt, completion, rng, content="2 + 2 ...</think>4.", reasoning=None)
+    content = f"2 + 2 ...</think>4 [{rid}]."
+    return openai_chat(rid, prompt, completion, rng, content=content, reasoning=None)
 
 
 def openai_batch(rid: str, prompt: int, completion: int, rng: Rng, **chat: Any) -> Record:
@@ -133,25 +141,23 @@ def openai_batch(rid: str, prompt: int, completion: int, rng: Rng, **chat: Any) 
     }
 
 
-def tgi(
-    rid: str, prompt: int, completion: int, rng: Rng, *, text: str = " Paris is the capital."
-) -> Record:
+def tgi(rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None) -> Record:
     """TGI /generate output with details (no ids)."""
     return {
-        "generated_text": text,
+        "generated_text": _own(text, " Paris is the capital.", rid),
         "details": {"finish_reason": "eos_token", "generated_tokens": completion, "seed": None},
     }
 
 
 def openai_completion(
-    rid: str, prompt: int, completion: int, rng: Rng, *, text: str = " 4."
+    rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None
 ) -> Record:
     """Legacy /v1/completions output: `text_completion`, `choices[].text`."""
     return {
         "id": rid,
         "object": "text_completion",
         "model": "kimi-k2.5",
-        "choices": [{"index": 0, "text": text, "finish_reason": "length"}],
+        "choices": [{"index": 0, "text": _own(text, " 4.", rid), "finish_reason": "length"}],
         "usage": {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -172,7 +178,7 @@ def vllm(
     rng: Rng,
     *,
     samples: int = 1,
-    text: str = "...",
+    text: str | None = None,
 ) -> Record:
     """A vLLM offline `RequestOutput` dump of `samples` outputs sharing `completion` ids.
 
@@ -183,7 +189,7 @@ def vllm(
     outputs = [
         {
             "index": i,
-            "text": text,
+            "text": _own(text, "...", f"{rid}/{i}"),
             "token_ids": ids(rng, share + (i < extra)),
             "cumulative_logprob": None,
             "logprobs": None,
@@ -196,14 +202,14 @@ def vllm(
             "outputs": outputs, "finished": True, "num_cached_tokens": 0}  # fmt: skip
 
 
-def derived(rid: str, prompt: int, completion: int, rng: Rng, *, text: str = "...") -> Record:
+def derived(rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None) -> Record:
     """A vLLM-ish dump whose only count is `len(output_ids)`."""
-    return {"request_id": rid, "text": text, "output_ids": ids(rng, completion),
+    return {"request_id": rid, "text": _own(text, "...", rid), "output_ids": ids(rng, completion),
             "finish_reason": "length"}  # fmt: skip
 
 
 def openai_responses(
-    rid: str, prompt: int, completion: int, rng: Rng, *, text: str = "4."
+    rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None
 ) -> Record:
     """OpenAI Responses API: half the prompt cached, a third of the output reasoning."""
     message = {
@@ -211,7 +217,7 @@ def openai_responses(
         "id": f"msg_{rid}",
         "role": "assistant",
         "status": "completed",
-        "content": [{"type": "output_text", "text": text, "annotations": []}],
+        "content": [{"type": "output_text", "text": _own(text, "4.", rid), "annotations": []}],
     }
     return {
         "id": rid, "object": "response", "created_at": 1764000000, "model": "o3",
@@ -231,13 +237,13 @@ def anthropic_message(
     rng: Rng,
     *,
     thinking: str = "2 + 2",
-    text: str = "4.",
+    text: str | None = None,
 ) -> Record:
     """An Anthropic Message with a thinking block (half the output tokens)."""
     return {
         "id": rid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
         "content": [{"type": "thinking", "thinking": thinking, "signature": "Eq1"},
-                    {"type": "text", "text": text, "citations": None}],
+                    {"type": "text", "text": _own(text, "4.", rid), "citations": None}],
         "stop_reason": "end_turn", "stop_sequence": None,
         "usage": {"input_tokens": prompt, "cache_creation_input_tokens": 0,
                   "cache_read_input_tokens": 64, "output_tokens": completion,
@@ -252,10 +258,10 @@ def gemini(
     rng: Rng,
     *,
     thought: str = "2 + 2",
-    text: str = "4.",
+    text: str | None = None,
 ) -> Record:
     """A Gemini response (REST camelCase): `completion` = candidates + thoughts tokens."""
-    parts = [{"text": thought, "thought": True}, {"text": text}]
+    parts = [{"text": thought, "thought": True}, {"text": _own(text, "4.", rid)}]
     return {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
                         "index": 0}],
@@ -267,13 +273,16 @@ def gemini(
     }  # fmt: skip
 
 
-def cohere_chat(rid: str, prompt: int, completion: int, rng: Rng, *, text: str = "4.") -> Record:
+def cohere_chat(
+    rid: str, prompt: int, completion: int, rng: Rng, *, text: str | None = None
+) -> Record:
     """A Cohere v2 chat response (float counts, as the SDK types them)."""
     counts = {"input_tokens": float(prompt), "output_tokens": float(completion)}
+    answer = _own(text, "4.", rid)
     return {
         "id": rid,
         "finish_reason": "COMPLETE",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]},
         "usage": {"billed_units": counts, "tokens": dict(counts)},
     }
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 BOM = b"\xef\xbb\xbf"
+CR = ord("\r")
 # A line break followed by what `bytes.strip()` strips: where a blank line may start.
 BLANK_START = re.compile(rb"\n[ \t\n\r\x0b\x0c]")
 
@@ -70,6 +71,24 @@ class Block:
             if start == 0 and self.offset == 0 and content.startswith(BOM):
                 content = content[len(BOM) :]
             yield number, self.offset + start, content
+            start = newline + 1
+        self._count = number - self.number
+
+    def spans(self) -> Iterator[tuple[int, int, int, int]]:
+        """(number, offset, start, stop) of each line: `rows()` without copying the lines out
+        (each is `data[start:stop]`, the same `\\r` and BOM rules applied)."""
+        data, find, end = self.data, self.data.find, self.end
+        number, start = self.number, 0
+        carriage = data.find(b"\r", 0, end) >= 0
+        while start < end:
+            newline = find(b"\n", start, end)
+            number += 1
+            first, stop = start, newline
+            if carriage and stop > first and data[stop - 1] == CR:
+                stop -= 1
+            if start == 0 and self.offset == 0 and data.startswith(BOM, 0, stop):
+                first += len(BOM)
+            yield number, self.offset + start, first, stop
             start = newline + 1
         self._count = number - self.number
 

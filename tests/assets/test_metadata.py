@@ -28,11 +28,13 @@ def test_reasoning_cached_and_samples_are_plotted_numbers(tmp_path: Path) -> Non
 
 
 def test_unknown_reasoning_is_not_plotted_as_zero(tmp_path: Path) -> None:
-    block = collect(tmp_path, sdk.cohere_dataset(sdk.PYDANTIC_DUMPS["exclude_none"]).lines)
+    block = collect(tmp_path, sdk.mistral_dataset(sdk.PYDANTIC_DUMPS["exclude_none"]).lines)
     (found,) = discover(tmp_path / "data", Config())
     metadata = file_asset_metadata(found, "responses", block["datasets"]["ds"], 0)
     assert "total_reasoning" not in metadata and "reasoning_share" not in metadata
-    assert "total_cached_prompt" not in metadata
+    assert "total_cached_prompt" not in metadata and "total_cache_write" not in metadata
+    assert "bucket/output_reasoning" not in metadata and "bucket/input_cache_read" not in metadata
+    assert metadata["bucket/output_visible"] == dg.MetadataValue.int(26)
 
 
 def test_the_cost_is_plotted_and_unpriced_records_are_said(tmp_path: Path) -> None:
@@ -48,3 +50,27 @@ def test_the_cost_is_plotted_and_unpriced_records_are_said(tmp_path: Path) -> No
     assert metadata["cost_unpriced_records"] == dg.MetadataValue.int(1)
     assert "no-such-model-xyz" in metadata["cost_unpriced"].value
     assert "cost_projected_usd" not in metadata  # no expected total: nothing made up
+
+
+def test_the_usage_buckets_cache_writes_and_the_audit_are_plotted_numbers(tmp_path: Path) -> None:
+    dataset = sdk.anthropic_dataset(sdk.PYDANTIC_DUMPS["model_dump_json"])
+    compat = (
+        b'{"choices": [{"message": {"content": "4"}}], "usage": {"prompt_tokens": 35, '
+        b'"completion_tokens": 12, "total_tokens": 109}}'
+    )
+    block = collect(tmp_path, [*dataset.lines, compat])["datasets"]["ds"]
+    (found,) = discover(tmp_path / "data", Config())
+    metadata = file_asset_metadata(found, "responses", block, failure_count=2)
+    truth = dataset.truth
+    assert metadata["total_cache_write"] == dg.MetadataValue.int(16)
+    buckets = {k.split("/")[1]: v.value for k, v in metadata.items() if k.startswith("bucket/")}
+    assert buckets == {
+        "input_uncached": 300 + 20 + 35,
+        "input_cache_read": 2048,
+        "input_cache_write": 16,
+        "output_visible": (497 - 328) + (1024 - 1024) + 12,
+        "output_reasoning": (truth.total_reasoning or 0) + 62,
+    }
+    assert sum(v for k, v in buckets.items() if k.startswith("input")) == block["total_prompt"]
+    assert sum(v for k, v in buckets.items() if k.startswith("output")) == block["total_comp"]
+    assert metadata["usage_inconsistent"] == dg.MetadataValue.int(1)

@@ -52,6 +52,15 @@ def test_a_family_with_an_error_rule_failing_fails_with_error() -> None:
     assert result.metadata["examples"].value.count("raw_responses.jsonl:") == 3
 
 
+def test_records_whose_usage_numbers_disagree_fail_a_warn_check_with_their_numbers() -> None:
+    reason = "openai_chat: total_tokens 109 ≠ prompt 35 + completion 12"
+    failures = {"usage_inconsistent": RuleTally(1, [{**example(7), "reason": reason}])}
+    result = family_result(KEY, "responses", "usage_numbers_agree", failures, "ds", ROWS)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["rules"].value == {"usage_inconsistent": 1}
+    assert reason in result.metadata["examples"].value
+
+
 def test_a_family_with_only_warn_rules_failing_fails_with_warn() -> None:
     failures = {"think_tag_leaks": RuleTally(2, [example(4), example(9)])}
     result = family_result(KEY, "responses", "no_think_tag_leaks", failures, "ds", ROWS)
@@ -96,3 +105,30 @@ def test_failed_requests_and_empty_outputs_carry_their_reasons_in_the_check_meta
     result = family_result(KEY, "responses", family, empty, "ds", ROWS, reasons)
     assert result.severity == dg.AssetCheckSeverity.WARN
     assert result.metadata["reasons"].value == {"empty_outputs": {"length": 2}}
+
+
+def test_the_weighed_health_rules_take_the_stats_blocks_verdict() -> None:
+    raw = FileTally(failures={"truncated_outputs": RuleTally(3, [example(2)])})
+    record = DatasetRecord(
+        "ds",
+        "/r",
+        {"raw_responses.jsonl": FileState("ds", "raw_responses.jsonl", "responses", tally=raw)},
+    )
+    under = {"quality": {"failures": []}}
+    assert "truncated_outputs" not in role_failures(record, "responses", under)
+    drift = {"check": "output_drift", "count": 2, "examples": [example(0)]}
+    over = {"quality": {"failures": [
+        {"check": "truncated_outputs", "count": 3, "examples": [example(2)]}, drift]}}  # fmt: skip
+    found = role_failures(record, "responses", over)
+    assert found["truncated_outputs"].count == 3 and found["output_drift"].count == 2
+
+
+def test_a_failing_health_check_carries_its_detail_line() -> None:
+    failures = {"duplicate_outputs": RuleTally(52, [example(9)])}
+    said = "52 of 1,000 answers (5.2%) repeat an earlier one; threshold 1.0%"
+    family = "outputs_not_repeated"
+    result = family_result(KEY, "responses", family, failures, "ds", ROWS, None, (), said)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+    assert result.metadata["detail"].value == said
+    assert {"outputs_not_truncated", "outputs_not_drifting"} <= set(families_for("responses"))
+    assert {"prompts_masked", "samples_fit_max_seq_len"} <= set(families_for("tokenized"))

@@ -191,6 +191,137 @@ TOKENIZED_LINES: list[bytes] = [
     b'{"input_ids": [1], "position_ids": [0, 1.5e3], "attention_mask": [1, 1]}',
 ]
 
+# Long integer arrays counted from their bytes (genledger/fast/lift.py): hostile spellings,
+# each short (the tests also lift every array, whatever its length) and long (the default).
+_IDS = list(range(90, 190))
+_MASK = [0] * 40 + [1] * 60
+
+
+def _long(line: str) -> list[bytes]:
+    """A line with `IDS`/`MASK` standing for short arrays and, again, for long ones."""
+    short = line.replace("IDS", "[7, 8, 9]").replace("MASK", "[0, 1, 1]")
+    spaced = line.replace("IDS", json.dumps(_IDS)).replace("MASK", json.dumps(_MASK))
+    compact = line.replace("IDS", _dumps(_IDS).decode()).replace("MASK", _dumps(_MASK).decode())
+    return [short.encode(), spaced.encode(), compact.encode()]
+
+
+LIFT_TOKENIZED_LINES: list[bytes] = [
+    line
+    for text in [
+        '{"input_ids": IDS, "loss_mask": MASK}',
+        '{"loss_mask": MASK, "input_ids": IDS, "id": 9}',  # masks first
+        '{"input\\u005fids": IDS, "loss_mask": MASK}',  # an escaped key
+        '{"input_ids": IDS, "input_ids": [4, 5], "loss_mask": [1, 1]}',  # duplicate keys
+        '{"input_ids": [4, 5], "input_ids": IDS, "loss_mask": MASK, "loss_mask": [1]}',
+        '{"input_ids": [1, 2], "input\\u005fids": IDS}',  # duplicate by an escape
+        '{"input_ids": IDS, "loss\\u005fmask": MASK, "loss_mask": [1, 1, 0]}',
+        '{"meta": {"input_ids": IDS, "loss_mask": MASK}, "input_ids": [5, 6]}',  # nested key
+        '{"meta": {"input_ids": IDS}, "loss_mask": MASK}',
+        '{"input_ids": [IDS], "loss_mask": [MASK]}',  # a [1, L] tensor
+        '{"input_ids": [IDS, IDS], "loss_mask": [MASK, MASK]}',
+        '{"input_ids": [IDS, [1, 2]], "loss_mask": [MASK, [1, 1]]}',
+        '{"input_ids": [IDS, []], "loss_mask": [MASK, []]}',
+        '{"input_ids": [IDS, 3], "loss_mask": [MASK, 1]}',
+        '{"input_ids": [[IDS]], "loss_mask": [[MASK]]}',
+        '{"input_ids": IDS, "loss_mask": [MASK, 1]}',
+        '{"input_ids": IDS, "loss_mask": IDS}',  # a mask of ids
+        '{"input_ids": MASK, "loss_mask": MASK}',
+        '{"input_ids": IDS, "labels": [-100, -100, 5], "attention_mask": MASK, '
+        '"position_ids": [0, 1, 2]}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "a: IDS, b: MASK"}',  # arrays in a text
+        '{"text": "\\u0001", "input_ids": IDS}',  # the stand-ins' mark, spelled by the line
+        '{"text": "\\u00013", "input_ids": IDS, "loss_mask": MASK}',
+        '{"input_ids": "\\u00013", "loss_mask": "\\u00013:1"}',  # look-alike stand-ins
+        '{"input_ids": ["\\u00013", IDS], "loss_mask": MASK}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "\\\\u0001"}',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "数据 ü"}',  # ensure_ascii=False
+        '{"input_ids": IDS, "loss_mask": MASK, "x": NaN}',
+        '{"input_ids": IDS, "loss_mask": MASK, "x": 1e999}',
+        '{"input_ids": IDS, "loss_mask": MASK',  # truncated
+        '{"input_ids": IDS, "loss_mask": MASK} x',
+        '{"input_ids": IDS, "loss_mask": MASK}}',
+        '[{"input_ids": IDS}, {"input_ids": IDS, "loss_mask": MASK}]',  # a batch line
+        '[{"input_ids": IDS}, 5]',
+        '{"input_ids": IDS, "loss_mask": MASK, "text": "\\ud800"}',  # a lone surrogate
+        '{"ids": {"input_ids": IDS}, "loss_mask": MASK, "input_ids": null}',
+        '{"input_ids" : IDS , "loss_mask" :MASK}',
+        '{"input_ids":IDS,"loss_mask":MASK}',
+        '{"input_ids": IDS, "loss_mask": MASK, "extra": [IDS, {"a": MASK}]}',
+    ]
+    for line in _long(text)
+] + [
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "text": "\xff"}',  # invalid UTF-8
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "text": "\x0c"}',  # a raw form feed
+    b'{"input_ids": [01, 2], "loss_mask": [0, 1]}',  # leading zeros
+    b'{"input_ids": [1, 02], "loss_mask": [0, 01]}',
+    b'{"input_ids": [1,02], "loss_mask": [-01, 1]}',
+    b'{"input_ids": [-0, 1, -5], "loss_mask": [-0, 1]}',
+    b'{"input_ids": [1,\t2], "loss_mask": [0,\r1]}',  # other whitespace
+    b'{"input_ids": [1,  2], "loss_mask": [0 , 1]}',
+    b'{"input_ids": [ 1, 2], "loss_mask": [0, 1 ]}',
+    b'{"input_ids": [1, , 2], "loss_mask": [0,, 1]}',  # empty elements
+    b'{"input_ids": [1, 2,], "loss_mask": [,0, 1]}',
+    b'{"input_ids": [1 2], "loss_mask": [0 1]}',
+    b'{"input_ids": [1-2, 3], "loss_mask": [--1, 1]}',
+    b'{"input_ids": [1, -], "loss_mask": [0, 1-]}',
+    b'{"input_ids": [1.0, 2], "loss_mask": [0, 1.0]}',  # floats, exponents
+    b'{"input_ids": [1e2, 2], "loss_mask": [0, 1E0]}',
+    b'{"input_ids": [true, 2], "loss_mask": [false, true]}',
+    b'{"input_ids": [null, 2], "loss_mask": [0, null]}',
+    b'{"input_ids": ["1", 2], "loss_mask": [0, "1"]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 2]}',  # a mask other than 0/1
+    b'{"input_ids": [1, 2, 3], "loss_mask": [0, 1, 10]}',
+    b'{"input_ids": [1, 2, 3], "loss_mask": [1, 1, -1]}',
+    b'{"input_ids": [9223372036854775808, 18446744073709551616, 1], "loss_mask": [0, 1, 1]}',
+    b'{"input_ids": [1, 2], "loss_mask": [9223372036854775807, 9223372036854775807]}',
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b"]" + b"]}",
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b', "x"]}',
+    b'{"input_ids": [' + b", ".join(b"%d" % i for i in range(300)) + b", 01]}",
+    b'{"loss_mask": [' + b"0, " * 200 + b"1, 2]}",
+    b'{"loss_mask": [' + b"0, " * 200 + b"1,  1]}",
+    b'{"loss_mask": [' + b"0," * 200 + b"1, 1]}",
+    b'{"loss_mask": [' + b"1, " * 200 + b"1]",
+]
+TOKENIZED_LINES += LIFT_TOKENIZED_LINES
+LIFT_RESPONSE_LINES: list[bytes] = [
+    line
+    for text in [
+        '{"meta_info": {"id": "a", "completion_tokens": 3}, "text": "t", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "output_ids": [1]}',
+        '{"meta_info": {"completion_tokens": 3}, "output\\u005fids": IDS}',
+        '{"meta_info": {"completion_tokens": 3, "output_ids": IDS}, "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": [IDS]}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": [IDS, IDS]}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\u0001", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\u00015", "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": "\\u00015"}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "output_ids": IDS}',
+        '{"meta_info": {"completion_tokens": 3}, "text": "\\"output_ids": IDS"}',
+        '{"meta_info": {"completion_tokens": 3}, "text\\"output_ids": IDS}',
+        '{"id": "f", "text": "x", "input_ids": IDS, "output_ids": MASK, "completion_tokens": 3}',
+        '{"id": "f", "input_ids": IDS, "output_ids": IDS, "prompt_tokens": 2}',  # derived
+        '{"id": "f", "input_ids": [IDS], "output_ids": IDS}',
+        '{"id": "f", "input_ids": IDS, "output_ids": [IDS], "completion_tokens": 3}',
+        '{"id": "f", "input_ids": IDS, "output_ids": IDS, "completion_tokens": 3, "x": 1e999}',
+        '{"request_id": "v", "prompt_token_ids": IDS, "outputs": [{"text": "a", "token_ids": '
+        'IDS, "finish_reason": "length"}, {"text": "b", "token_ids": MASK}]}',
+        '[{"meta_info": {"completion_tokens": 3}, "output_ids": IDS}, '
+        '{"meta_info": {"completion_tokens": 4}, "output_ids": MASK}]',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "text": "\\ud800"}',
+        '{"meta_info": {"completion_tokens": 3}, "output_ids": IDS, "text": "a</think>"}',
+    ]
+    for line in _long(text)
+] + [
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1, 2, 3], "text": "\xff"}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [01, 2]}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1,  2]}',
+    b'{"meta_info": {"completion_tokens": 3}, "output_ids": [1, -2, 3]}',
+    b'{"id": "f", "output_ids": [1, 2, 03], "input_ids": [4], "completion_tokens": 3}',
+    b'{"id": "f", "output_ids": [1, 2], "input_ids": [1.5, 01], "completion_tokens": 3}',
+]
+RESPONSE_LINES += LIFT_RESPONSE_LINES
+
 # --- hypothesis: records in every shape, with the keys the fact functions read ---
 SCALARS = st.one_of(
     st.none(),
@@ -217,7 +348,9 @@ JSON = st.recursive(
                  "content", "message", "reasoning_content", "reasoning", "usage", "body",
                  "choices", "status_code", "code", "generated_tokens", "token_ids", "x",
                  "output_tokens", "input_tokens", "tokens", "candidatesTokenCount",
-                 "thoughtsTokenCount", "thought", "parts", "reasoning_tokens", "cached_tokens"]
+                 "thoughtsTokenCount", "thought", "parts", "reasoning_tokens", "cached_tokens",
+                 "total_tokens", "outputTokens", "inputTokens", "totalTokens", "meta_info",
+                 "statistics_x", "errorMessage"]
             ),
             inner,
             max_size=4,
@@ -231,6 +364,10 @@ RESPONSE_KEYS = [
     "prompt_tokens", "finish_reason", "model", "zzz_unknown", "type", "content", "stop_reason",
     "usageMetadata", "candidates", "key", "result", "output", "request_id", "status",
     "prompt_token_ids", "num_cached_tokens", "token", "index", "promptFeedback",
+    # v3 sources (docs/formats.md)
+    "total_tokens", "eval_count", "done", "created_at", "tokens_predicted", "stop", "id_slot",
+    "recordId", "modelOutput", "request", "processed_time", "distilabel_metadata", "x_groq",
+    "metadata", "messageStart", "delta", "message", "raw",
 ]  # fmt: skip
 TOKENIZED_KEYS = ["id", "text", "zzz_unknown"]
 
@@ -591,9 +728,10 @@ CHOICE = shaped(
 )
 USAGE = shaped(
     {"completion_tokens": INTS, "prompt_tokens": INTS, "total_tokens": INTS,
-     "reasoning_tokens": INTS,
+     "reasoning_tokens": INTS, "cached_tokens": INTS, "prompt_cache_hit_tokens": INTS,
      "completion_tokens_details": shaped({"reasoning_tokens": INTS, "audio_tokens": INTS}),
-     "prompt_tokens_details": shaped({"cached_tokens": INTS, "audio_tokens": INTS})},
+     "prompt_tokens_details": shaped({"cached_tokens": INTS, "audio_tokens": INTS,
+                                      "cache_write_tokens": INTS})},
     ("completion_tokens",),
 )  # fmt: skip
 CHAT = shaped(
@@ -638,9 +776,10 @@ RESPONSES_API = shaped(
                                 "summary": st.lists(shaped({"type": TEXTS, "text": TEXTS}),
                                                     max_size=1)}),
                         max_size=2),
-     "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
+     "usage": shaped({"output_tokens": INTS, "input_tokens": INTS, "total_tokens": INTS,
                       "output_tokens_details": shaped({"reasoning_tokens": INTS}),
-                      "input_tokens_details": shaped({"cached_tokens": INTS})},
+                      "input_tokens_details": shaped({"cached_tokens": INTS,
+                                                      "cache_write_tokens": INTS})},
                      ("output_tokens",))},
     ("usage", "object"),
 )  # fmt: skip
@@ -669,7 +808,8 @@ GEMINI = shaped(
                                     "finishReason": TEXTS, "index": INTS}), max_size=2),
      "responseId": TEXTS,
      "usageMetadata": shaped({"candidatesTokenCount": INTS, "thoughtsTokenCount": INTS,
-                              "promptTokenCount": INTS, "cachedContentTokenCount": INTS}),
+                              "promptTokenCount": INTS, "cachedContentTokenCount": INTS,
+                              "toolUsePromptTokenCount": INTS, "totalTokenCount": INTS}),
      "promptFeedback": shaped({"blockReason": TEXTS})},
     ("usageMetadata",),
 )  # fmt: skip
@@ -679,7 +819,8 @@ COHERE = shaped(
      "message": shaped({"content": PARTS}),
      "usage": shaped({"tokens": shaped({"output_tokens": FLOATS, "input_tokens": FLOATS},
                                        ("output_tokens",)),
-                      "billed_units": shaped({"output_tokens": FLOATS})}, ("tokens",))},
+                      "billed_units": shaped({"output_tokens": FLOATS}),
+                      "cached_tokens": FLOATS}, ("tokens",))},
     ("usage",),
 )  # fmt: skip
 VLLM = shaped(
@@ -721,6 +862,7 @@ GEMINI_EXACT = exact(
      "responseId": TEXTS, "promptFeedback": st.none(),
      "usageMetadata": exact({"candidatesTokenCount": COUNTS, "thoughtsTokenCount": COUNTS,
                              "promptTokenCount": COUNTS, "cachedContentTokenCount": COUNTS,
+                             "toolUsePromptTokenCount": COUNTS, "totalTokenCount": COUNTS,
                              "promptTokensDetails": st.lists(exact(
                                  {"modality": TEXTS, "tokenCount": COUNTS}), max_size=2)})},
     ("usageMetadata",),
@@ -746,7 +888,7 @@ API_EXACT = st.one_of(
                                          "type": st.just("output_text"), "text": TEXTS,
                                          "refusal": TEXTS}), max_size=2),
                                      "arguments": TEXTS}, ("type",)), max_size=2),
-           "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS,
+           "usage": exact({"output_tokens": COUNTS, "input_tokens": COUNTS, "total_tokens": COUNTS,
                            "output_tokens_details": exact({"reasoning_tokens": COUNTS}),
                            "input_tokens_details": exact({"cached_tokens": COUNTS})},
                           ("output_tokens",))}, ("object", "usage")),
@@ -762,6 +904,11 @@ API_EXACT = st.one_of(
            "message": exact({"content": st.lists(PART, max_size=2)}),
            "usage": exact({"tokens": exact({"output_tokens": FLOATS, "input_tokens": FLOATS},
                                            ("output_tokens",))}, ("tokens",))}, ("usage",)),
+    exact({"recordId": TEXTS, "modelInput": exact({"prompt": TEXTS}),
+           "modelOutput": ANTHROPIC_EXACT}, ("recordId", "modelOutput")),
+    exact({"status": st.sampled_from(["", "Bad Request"]), "processed_time": TEXTS,
+           "request": st.one_of(st.none(), exact({"contents": st.lists(TEXTS, max_size=1)})),
+           "response": GEMINI_EXACT}, ("status", "request", "response")),
     exact({"request_id": st.one_of(TEXTS, st.none()), "prompt_token_ids": IDS,
            "outputs": st.lists(exact({"token_ids": IDS, "text": TEXTS,
                                       "finish_reason": FINISHES}), max_size=4)}, ("outputs",)),
@@ -791,3 +938,189 @@ SHAPED_RESPONSES = st.one_of(
     VLLM,
 )
 SHAPED_TOKENIZED = shaped({"id": st.one_of(TEXTS, INTS), "input_ids": IDS, "loss_mask": MASKS})
+
+
+# --- v3 sources (docs/formats.md): one line of each, their failures, stream pieces, and
+# records whose own numbers disagree (the audit) --------------------------------------------
+V3_LINES: list[bytes] = [
+    b'{"model": "llama3.2", "created_at": "2024", "message": {"role": "assistant", "content": '
+    b'"Hi"}, "done_reason": "stop", "done": true, "prompt_eval_count": 26, "eval_count": 282}',
+    b'{"model": "llama3.2", "created_at": "2024", "response": "The", "done": false}',
+    b'{"model": "llama3.2", "created_at": "2024", "response": "", "done": true, '
+    b'"done_reason": "load"}',
+    b'{"model": "r1", "created_at": "2024", "message": {"role": "assistant", "content": '
+    b'"<think>x</think>4", "thinking": null}, "done": true, "eval_count": 9}',
+    b'{"index": 0, "content": "", "id_slot": 0, "stop": true, "tokens_predicted": 7, '
+    b'"tokens_evaluated": 14, "tokens_cached": 20, "stop_type": "eos", "timings": {"cache_n": '
+    b'3, "prompt_n": 11}, "generation_settings": {"n_predict": 5, "seed": 1, "stop": []}}',
+    b'{"index": 0, "content": "Hel", "stop": false, "id_slot": 0}',
+    b'{"index": 0, "content": "", "stop": true, "id_slot": 0}',
+    b'{"output": {"message": {"role": "assistant", "content": [{"text": "Hi"}]}}, '
+    b'"stopReason": "end_turn", "usage": {"inputTokens": 3, "outputTokens": 121, '
+    b'"cacheReadInputTokens": 1712, "cacheWriteInputTokens": 236, "totalTokens": 2072}}',
+    b'{"output": {"message": {"content": [{"text": "4"}]}}, "usage": {"inputTokens": 5, '
+    b'"outputTokens": 7, "totalTokens": 12, "cacheReadInputTokenCount": 0}}',
+    b'{"output": {"message": {"content": [{"reasoningContent": {"reasoningText": {"text": '
+    b'"r"}}}]}}, "stopReason": "end_turn", "usage": {"inputTokens": 1, "outputTokens": 5}}',
+    b'{"messageStart": {"role": "assistant"}}',
+    b'{"contentBlockDelta": {"delta": {"text": "Hi"}, "contentBlockIndex": 0}}',
+    b'{"metadata": {"usage": {"inputTokens": 12, "outputTokens": 30, "totalTokens": 42}, '
+    b'"metrics": {"latencyMs": 3}}}',
+    b'{"modelStreamErrorException": {"message": "stream failed", "originalStatusCode": 500}}',
+    b'{"recordId": "r1", "modelInput": {}, "modelOutput": {"type": "message", "content": [], '
+    b'"usage": {"input_tokens": 111, "output_tokens": 73}}}',
+    b'{"recordId": "r2", "modelInput": {}, "modelOutput": {"inputTextTokenCount": 8, '
+    b'"results": [{"tokenCount": 3, "outputText": "blue", "completionReason": "FINISH"}]}}',
+    b'{"recordId": "r3", "modelInput": {}, "modelOutput": {"generation": "x", '
+    b'"prompt_token_count": 10, "generation_token_count": 20, "stop_reason": "stop"}}',
+    b'{"recordId": "r4", "modelInput": {}, "error": {"errorCode": 400, "errorMessage": "bad"}}',
+    b'{"recordId": "r5", "modelInput": {}, "modelOutput": {"outputs": [{"text": "x"}]}}',
+    b'{"status": "", "request": {}, "response": {"candidates": [{"finishReason": "STOP", '
+    b'"content": {"parts": [{"text": "4"}]}}], "usageMetadata": {"promptTokenCount": 9, '
+    b'"candidatesTokenCount": 10, "totalTokenCount": 19}}}',
+    b'{"status": "Bad Request: ' + b"x" * 300 + b'", "request": {}, "response": {}}',
+    b'{"instruction": "i", "generation": "g", "distilabel_metadata": {"raw_output_a": "g", '
+    b'"statistics_a": {"input_tokens": 73, "output_tokens": 58}, "statistics_b": '
+    b'{"input_tokens": [4], "output_tokens": [5]}}, "model_name": "m"}',
+    b'{"instruction": "i", "generation": "", "distilabel_metadata": {"statistics_a": '
+    b'{"input_tokens": 7, "output_tokens": 9}}}',
+    b'{"id": "x", "object": "chat.completion", "choices": [{"message": {"content": "4"}}], '
+    b'"usage": {"prompt_tokens": 13, "completion_tokens": 1, "total_tokens": 233, '
+    b'"completion_tokens_details": {"reasoning_tokens": 219}, "num_sources_used": 0}}',
+    b'{"id": "x2", "outputs": [{"finish_reason": "REASON_STOP", "message": {"content": "4"}}], '
+    b'"usage": {"completion_tokens": 52, "prompt_tokens": 1889, "total_tokens": 2102, '
+    b'"reasoning_tokens": 161, "cached_prompt_text_tokens": 1347}}',
+    b'{"choices": [{"message": {"content": "4", "extra_content": {"google": {"thought": true}}}}], '
+    b'"usage": {"completion_tokens": 12, "prompt_tokens": 35, "total_tokens": 109}}',
+    # the audit: numbers that disagree under an undeclared meaning
+    b'{"choices": [{"message": {"content": "4"}}], "usage": {"completion_tokens": 12, '
+    b'"prompt_tokens": 35, "total_tokens": 109}}',
+    b'{"choices": [{"message": {"content": "4"}}], "usage": {"completion_tokens": 52, '
+    b'"prompt_tokens": 1889, "total_tokens": 2102, "completion_tokens_details": '
+    b'{"reasoning_tokens": 161}}}',
+    b'{"choices": [{"message": {"content": "4"}}], "usage": {"completion_tokens": 5, '
+    b'"prompt_tokens": 10, "total_tokens": 11}}',
+    b'{"choices": [{"message": {"content": "4"}}], "usage": {"completion_tokens": 5, '
+    b'"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 50}}}',
+    b'{"id": "s", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, '
+    b'"finish_reason": "stop"}], "x_groq": {"id": "req", "usage": {"prompt_tokens": 21, '
+    b'"completion_tokens": 988, "total_tokens": 1009}}}',
+    b'{"error": {"message": "Tool call validation failed", "type": "invalid_request_error", '
+    b'"code": "tool_use_failed"}}',
+    b'{"error": "model \'x\' not found"}',
+    b'{"type": "error", "sequence_number": 3, "code": "server_error", "message": "boom"}',
+    b'{"object": "error", "message": "bad", "type": "BadRequestError", "code": 400}',
+    b'{"type": "response.created", "sequence_number": 0, "response": {"id": "r", "object": '
+    b'"response", "status": "in_progress", "output": [], "usage": null}}',
+    b'{"type": "response.output_text.delta", "sequence_number": 1, "delta": "4"}',
+    b'{"type": "response.completed", "sequence_number": 2, "response": {"id": "r", "object": '
+    b'"response", "status": "completed", "output": [], "usage": {"input_tokens": 3, '
+    b'"output_tokens": 4, "total_tokens": 7}}}',
+    b'{"type": "message_start", "message": {"id": "m", "type": "message", "content": [], '
+    b'"usage": {"input_tokens": 30, "output_tokens": 1}}}',
+    b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "4"}}',
+    b'{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": '
+    b'{"output_tokens": 15, "input_tokens": 30, "cache_read_input_tokens": 4}}',
+    b'{"type": "message_stop"}',
+    b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}',
+    b'{"candidates": [{"content": {"parts": [{"text": "The"}]}}], "usageMetadata": '
+    b'{"promptTokenCount": 10, "totalTokenCount": 10}}',
+    b'{"candidates": [{"content": {"parts": [{"text": "."}]}, "finishReason": "STOP"}]}',
+    b'{"usageMetadata": {"promptTokenCount": 95, "candidatesTokenCount": 66, '
+    b'"thoughtsTokenCount": 132, "toolUsePromptTokenCount": 439, "totalTokenCount": 732}, '
+    b'"candidates": [{"content": {"parts": [{"text": "4"}]}, "finishReason": "STOP"}]}',
+    b'{"index": 4, "token": {"id": 5}, "generated_text": "P", "details": null}',
+    b'{"phase": "gen", "prompt": "p", "raw": {"text": "x", "meta_info": {"id": "a", '
+    b'"completion_tokens": 64, "prompt_tokens": 2}}}',
+    b'{"phase": "gen", "a": {"usage": {"completion_tokens": 1}}, "b": {"usage": '
+    b'{"completion_tokens": 2}}}',
+    b'{"id": "env", "output": {"object": "chat.completion.chunk", "choices": []}}',
+    b'{"settings": {"a": 1, "b": {"c": 2}}, "deep": {"l1": {"l2": {"l3": {"l4": 1}}}}}',
+]
+RESPONSE_LINES += V3_LINES
+
+OLLAMA = shaped(
+    {"model": TEXTS, "created_at": TEXTS, "done": st.booleans(), "done_reason": TEXTS,
+     "eval_count": INTS, "prompt_eval_count": INTS, "response": TEXTS, "message": MESSAGE,
+     "context": IDS},
+    ("created_at", "done"),
+)  # fmt: skip
+LLAMACPP = shaped(
+    {"content": TEXTS, "stop": st.booleans(), "id_slot": INTS, "tokens_predicted": INTS,
+     "tokens_evaluated": INTS, "stop_type": TEXTS, "tokens_cached": INTS,
+     "timings": shaped({"cache_n": INTS, "prompt_n": INTS}),
+     "generation_settings": shaped({"n_predict": INTS, "stop": st.lists(TEXTS, max_size=2)})},
+    ("content", "stop"),
+)  # fmt: skip
+CONVERSE_USAGE = shaped(
+    {"inputTokens": INTS, "outputTokens": INTS, "totalTokens": INTS,
+     "cacheReadInputTokens": INTS, "cacheWriteInputTokens": INTS,
+     "cacheReadInputTokenCount": INTS, "cacheWriteInputTokenCount": INTS},
+    ("outputTokens",),
+)  # fmt: skip
+CONVERSE = shaped(
+    {"output": shaped({"message": shaped({"content": PARTS})}), "stopReason": TEXTS,
+     "usage": CONVERSE_USAGE, "metrics": shaped({"latencyMs": INTS})},
+    ("usage",),
+)  # fmt: skip
+TITAN = shaped(
+    {"inputTextTokenCount": INTS,
+     "results": st.lists(shaped({"tokenCount": INTS, "outputText": TEXTS,
+                                 "completionReason": TEXTS}), max_size=2)},
+    ("inputTextTokenCount", "results"),
+)  # fmt: skip
+LLAMA = shaped(
+    {"generation": TEXTS, "prompt_token_count": INTS, "generation_token_count": INTS,
+     "stop_reason": TEXTS},
+    ("generation_token_count",),
+)  # fmt: skip
+ERRORS = st.one_of(TEXTS, shaped({"message": TEXTS, "code": st.one_of(INTS, TEXTS),
+                                  "errorCode": INTS, "errorMessage": TEXTS}))  # fmt: skip
+STEPS = st.dictionaries(
+    st.sampled_from(["statistics_a", "statistics_b", "raw_output_a"]),
+    st.one_of(shaped({"input_tokens": st.one_of(INTS, st.lists(INTS, max_size=2)),
+                      "output_tokens": st.one_of(INTS, st.lists(INTS, max_size=2))}), TEXTS),
+    max_size=3,
+)  # fmt: skip
+V3_RESPONSES = st.one_of(
+    OLLAMA,
+    LLAMACPP,
+    CONVERSE,
+    shaped({"metadata": shaped({"usage": CONVERSE_USAGE})}, ("metadata",)),
+    st.sampled_from([{"messageStart": {"role": "assistant"}}, {"messageStop": {}},
+                     {"modelStreamErrorException": {"message": "x"}}]),
+    shaped({"recordId": TEXTS, "modelInput": shaped({"x": TEXTS}),
+            "modelOutput": st.one_of(CONVERSE, TITAN, LLAMA, ANTHROPIC), "error": ERRORS},
+           ("recordId",)),
+    TITAN,
+    LLAMA,
+    shaped({"status": TEXTS, "processed_time": TEXTS, "request": shaped({"x": TEXTS}),
+            "response": st.one_of(GEMINI, st.just({}))}, ("request", "status")),
+    shaped({"generation": TEXTS, "distilabel_metadata": STEPS}, ("distilabel_metadata",)),
+    shaped({"id": TEXTS, "outputs": st.lists(shaped({"finish_reason": TEXTS,
+                                                     "message": MESSAGE}), max_size=2),
+            "usage": shaped({"completion_tokens": INTS, "prompt_tokens": INTS,
+                             "reasoning_tokens": INTS, "total_tokens": INTS,
+                             "cached_prompt_text_tokens": INTS}, ("completion_tokens",))},
+           ("outputs", "usage")),
+    CHAT.map(lambda r: {**r, "usage": {**r["usage"], "num_sources_used": 0}}
+             if isinstance(r, dict) and isinstance(r.get("usage"), dict) else r),
+    shaped({"object": st.just("chat.completion.chunk"), "choices": st.lists(CHOICE, max_size=1),
+            "x_groq": shaped({"id": TEXTS, "usage": USAGE}), "usage": st.none()},
+           ("object",)),
+    shaped({"type": st.sampled_from(["message_start", "content_block_delta", "message_delta",
+                                     "message_stop", "ping", "error"]),
+            "usage": shaped({"output_tokens": INTS, "input_tokens": INTS,
+                             "cache_read_input_tokens": INTS}),
+            "delta": shaped({"stop_reason": TEXTS}), "error": ERRORS, "message": ANTHROPIC},
+           ("type",)),
+    shaped({"type": st.sampled_from(["response.completed", "response.created", "error",
+                                     "response.failed", "response.output_text.delta"]),
+            "response": RESPONSES_API, "sequence_number": INTS, "message": TEXTS,
+            "code": TEXTS}, ("type",)),
+    shaped({"error": ERRORS, "id": TEXTS}, ("error",)),
+    st.builds(lambda key, inner, extra: {**extra, key: inner},
+              st.sampled_from(["raw", "output", "result", "data"]),
+              st.one_of(SGLANG, CHAT, CONVERSE, OLLAMA),
+              st.dictionaries(st.sampled_from(["phase", "prompt", "id"]), TEXTS, max_size=2)),
+)  # fmt: skip

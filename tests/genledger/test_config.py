@@ -122,3 +122,44 @@ def test_a_bad_price_fleet_or_budget_is_refused_naming_the_file_and_key(
     with pytest.raises(ConfigError, match=named) as refused:
         load_config(file, env={})
     assert str(file) in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_health_tokenized_and_join_keys_are_read_and_count_in_the_signature(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text(
+        "[health]\ntruncated_share = 0.1\nduplicate_share = 0\nwindow = 50\n"
+        "[tokenized]\nmax_seq_len = 4096\n"
+        '[datasets."a b"]\nprompt_key = "meta.uid"\nresponse_key = "custom_id"\n'
+    )
+    config = load_config(file, env={})
+    assert (config.health.truncated_share, config.health.duplicate_share) == (0.1, 0.0)
+    assert (config.health.window, config.max_seq_len) == (50, 4096)
+    keys = config.dataset_keys("a b")
+    assert (keys.prompt_key, keys.response_key) == ("meta.uid", "custom_id")
+    assert config.dataset_keys("other").prompt_key is None
+    assert config.counting_settings() != Config().counting_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[health]\ntruncated_share = 1.5\n", r"health\.truncated_share"),
+        ("[health]\nduplicate_share = true\n", r"health\.duplicate_share"),
+        ("[health]\nwindow = 5\n", r"health\.window"),
+        ("[health]\nwindows = 50\n", r"health\.windows is no setting"),
+        ("[tokenized]\nmax_seq_len = 0\n", r"tokenized\.max_seq_len"),
+        ("[tokenized]\nmax_len = 8\n", r"tokenized\.max_len is no setting"),
+        ('[datasets.x]\nprompt_key = ""\n', r"datasets\.x\.prompt_key"),
+        ('[datasets.x]\nresponse_key = "a[].b"\n', r"datasets\.x\.response_key"),
+    ],
+)
+def test_a_bad_health_or_key_setting_names_the_file_and_the_key(
+    tmp_path: Path, text: str, named: str
+) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text(text)
+    with pytest.raises(ConfigError, match=named) as found:
+        load_config(file, env={})
+    assert str(file) in str(found.value)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from genledger.config import Config, load_config
+from genledger.config import Config, HealthSettings, load_config
 from genledger.demo.run import (
     DemoPaths,
     dagster_env,
@@ -20,7 +20,7 @@ from genledger.demo.run import (
     stop_group,
 )
 from genledger.demo.workspace import find_workspace
-from genledger.demo.writer import DemoWriter, demo_plan
+from genledger.demo.writer import DemoWriter, demo_plan, prompt_count
 from genledger.refresh.collect import refresh
 from genledger.tail.discovery import discover
 
@@ -51,7 +51,7 @@ def test_setup_lays_out_every_planned_dataset_with_its_prompts(tmp_path: Path) -
     for ds in plan:
         prompts = found[ds.name].of_role("prompts")
         if ds.prompts:
-            assert len(prompts[0].path.read_bytes().splitlines()) == ds.n_prompts
+            assert len(prompts[0].path.read_bytes().splitlines()) == prompt_count(ds)
         else:
             assert found[ds.name].kind == "pretokenized"
 
@@ -74,6 +74,28 @@ def test_a_finished_demo_run_has_every_record_and_the_planted_defects(tmp_path: 
     assert planted > 0
     assert leaks["status"] == "warn" and leaks["think_tag_leaks"] == planted
     assert stats["datasets"]["A1_pretokenized"]["quality"]["status"] == "ok"
+
+
+def test_the_demo_shows_truncation_rising_repeated_answers_and_unmasked_prompts(
+    tmp_path: Path,
+) -> None:
+    finished_writer(tmp_path / "data")
+    config = Config(
+        data_root=tmp_path / "data",
+        stats_path=tmp_path / "s.json",
+        state_dir=tmp_path / "st",
+        health=HealthSettings(window=10),
+    )
+    found = refresh(config, full=True).stats["datasets"]
+    rising = found["F6_truncation_rises"]
+    assert rising["health"]["first_window"]["truncated_share"] == 0.0
+    assert any(d.startswith("truncated share") for d in rising["health"]["drift"])
+    assert rising["quality"]["truncated_outputs"] > 0 and rising["quality"]["output_drift"] > 0
+    repeated = found["G7_repeated_answers"]
+    assert repeated["quality"]["duplicate_outputs"] == N // 4 - 1
+    assert repeated["prompts"]["missing"] == prompt_count(demo_plan(N)[-2]) - N
+    assert found["H8_unmasked_prompts"]["quality"]["prompt_not_masked"] == N // 5
+    assert found["B2_opencodeinstruct"]["quality"]["duplicate_outputs"] == 0
 
 
 def test_torn_writes_leave_pending_bytes_that_later_complete(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import json
 from typing import Any
 
 import msgspec
@@ -13,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from genledger.fast import lift, rawtext, vector
 from genledger.fast import lines as fastparse
-from genledger.fast import rawtext, vector
+from genledger.fast.rawtext import NOTHING_PLAIN as NOTHING
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line as general_facts
@@ -32,6 +35,7 @@ from ..hard_lines import (
     TOKENIZED_LINES,
     TOKENIZED_RECORDS,
     TOKENIZED_SHAPE_LINES,
+    V3_RESPONSES,
     encodings,
 )
 
@@ -44,25 +48,66 @@ def outcome(decode: Any, line: bytes, role: str) -> Any:
         return ("malformed", str(exc))
 
 
+@contextlib.contextmanager
+def lifting_every_array() -> Any:
+    """Lift arrays of any length (`genledger.fast.lift`), not only long ones."""
+    saved, lift.MIN_SPAN = lift.MIN_SPAN, 0
+    try:
+        yield
+    finally:
+        lift.MIN_SPAN = saved
+
+
 def assert_same(line: bytes, role: str, formats: FormatSet = BUILT_IN_ONLY) -> None:
     """Every path, and the typed shapes alone when they take the line, give the general facts
-    (under `formats`: the typed shapes answer only under the built-in ones)."""
+    (under `formats`: the typed shapes answer only under the built-in ones), with long arrays
+    lifted and with every array lifted."""
     expected = outcome(lambda c, r: general_facts(c, r, formats), line, role)
-    for flags in read_flags(line):  # the text lever's checks, both ways, and none
+    _assert_fast_tiers(line, role, formats, expected, False)
+    with lifting_every_array():
+        _assert_fast_tiers(line, role, formats, expected, True)
+
+
+@functools.cache
+def _typed(role: str, lifted: bool) -> fastparse._Typed:
+    """The typed tier of `role` (made once: its guards take a while), lifting or not."""
+    if role == "tokenized":
+        return fastparse._Typed(fastparse.TOKENIZED_SHAPES)
+    return fastparse._Typed(
+        fastparse.RESPONSE_SHAPES, fastparse.LIFTED_RESPONSE_KEYS if lifted else None
+    )
+
+
+@functools.cache
+def _stand_ins(role: str, formats: FormatSet, lifted: bool) -> fastparse._Decoder:
+    return fastparse._Decoder(role, formats, lifted)
+
+
+def _assert_fast_tiers(
+    line: bytes, role: str, formats: FormatSet, expected: Any, every_array: bool
+) -> None:
+    if role == "tokenized":  # the lifted tier alone
+        lifted = fastparse._lifted_tokenized_line(line)
+        assert lifted is None or lifted == expected, line[:200]
+    all_flags = read_flags(line)  # the text lever's checks, both ways, and none
+    for flags in all_flags:
         assert outcome(_with(flags, formats), line, role) == expected, (line[:200], flags)
-        if not formats.built_in_only and role == "responses":
-            continue
-        typed = fastparse._Typed(
-            fastparse.RESPONSE_SHAPES if role == "responses" else fastparse.TOKENIZED_SHAPES
-        )
-        for last in range(len(typed.decoders)):  # whichever shape is tried first
-            typed.last = last
-            facts = typed.decode(line, flags)
-            if facts is not None:
-                assert facts == expected, (line[:200], flags)
+    if formats.built_in_only or role == "tokenized":
+        # with every array lifted, only the lifting typed tier, with and without plain texts
+        lifting = (True,) if every_array else (False, True)
+        for lifted in lifting if role == "responses" else (False,):
+            typed = _typed(role, lifted)
+            for flags in all_flags[::2] if every_array else all_flags:
+                for last in range(len(typed.decoders)):  # whichever shape is tried first
+                    typed.last = last
+                    facts = typed.decode(line, flags)
+                    if facts is not None:
+                        assert facts == expected, (line[:200], flags, lifted)
     # the stand-in tier alone, which the typed shapes now keep from most common lines
-    with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
-        assert fastparse._Decoder(role, formats).decode(line) == expected, line[:200]
+    for lifted in (True,) if every_array else (False, True):
+        decoder = _stand_ins(role, formats, lifted)
+        with contextlib.suppress(msgspec.DecodeError, fastparse._Unusual):
+            assert decoder.decode(line) == expected, (line[:200], lifted)
 
 
 def read_flags(line: bytes) -> list[rawtext.ReadFlags]:
@@ -159,10 +204,13 @@ def test_the_typed_shapes_take_every_format_of_the_benchmark_corpus() -> None:
             assert taken >= 25, (shape.name, maker.__name__)
         for maker in shape.makers("tokenized"):
             line = shape.dumps(maker("t", rng))
+            # the typed tokenized shape is the lifted tier's fallback (which takes them all:
+            # test_every_benchmark_corpus_tokenized_sample_takes_the_lifted_tier)
             tokenized = fastparse._Typed(fastparse.TOKENIZED_SHAPES).decode(
                 line, rawtext.NOTHING_PLAIN
             )
-            assert tokenized == general_facts(line, "tokenized"), (shape.name, maker.__name__)
+            if tokenized is not None:
+                assert tokenized == general_facts(line, "tokenized"), (shape.name, maker)
 
 
 @settings(max_examples=400, deadline=None)
@@ -267,15 +315,20 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
         assert not fast.utf8
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from([b"\\", b"u", b"\\u", b"0", b"a"]), max_size=40), st.integers(0, 3))
-def test_the_paired_escape_search_finds_every_backslash_u(parts: list[bytes], pad: int) -> None:
-    # `\u` read as uint16 pairs from both offsets: none may hide across a pair's border
-    data = b"x" * pad + b"".join(parts)
-    assert vector.load()
-    np = vector.numpy()
-    found = rawtext._backslash_u_in(np, np.frombuffer(data, np.uint8))
-    assert found == (b"\\u" in data), data
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"\\", b"u", b"\\u00", b"\\u00e9", b"0", b"7", b"8", b"a"]),
+             max_size=80),
+    st.integers(0, 8),
+)  # fmt: skip
+def test_the_escape_search_finds_exactly_the_ascii_escapes(parts: list[bytes], cut: int) -> None:
+    # SIMD search for `\u00`, one by one, then a regex past a few: the same answer as the
+    # regex alone over the read's complete lines, however many harmless escapes come first
+    data = b"".join(parts)
+    end = max(0, len(data) - cut)
+    expected = rawtext.ASCII_ESCAPE.search(data, 0, end) is not None
+    found = rawtext._risky_escapes(data, end)
+    assert found == expected or (found and data.find(b"\\u00", max(0, end - 4), end) >= 0), data
 
 
 @pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])
@@ -290,7 +343,7 @@ def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) 
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300), st.integers(0, 40))
 def test_vectorised_comma_count_equals_bytes_count(data: bytes, times: int) -> None:
-    assert vector.load()
+    assert vector.load(numpy=True)
     data = data * times  # past the size from which numpy counts
     assert vector.count_commas(data) == data.count(b",")
 
@@ -335,3 +388,90 @@ def test_decoded_shapes_are_not_tracked_by_the_garbage_collector() -> None:
     assert decoded is not None
     assert not gc.is_tracked(decoded)
     assert not gc.is_tracked(decoded.response.body.choices[0].message)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_generated_v3_source_records_give_the_general_facts(data: st.DataObject) -> None:
+    # the sources of docs/formats.md (stand-ins only: no typed shape of theirs), their
+    # stream pieces and failures, envelopes, and chat records whose numbers disagree
+    record = data.draw(st.one_of(V3_RESPONSES, st.lists(V3_RESPONSES, max_size=2)))
+    assert_same(data.draw(encodings(record)), "responses")
+
+
+def _spelled(record: Any) -> list[bytes]:
+    """A record as orjson, Python's json and Python's json without ASCII escapes write it."""
+    return [
+        orjson.dumps(record),
+        json.dumps(record).encode(),
+        json.dumps(record, ensure_ascii=False).encode(),
+    ]
+
+
+TOKENIZED_VARIANTS = [
+    {"input_ids": list(range(1000, 3000)), "loss_mask": [0] * 500 + [1] * 1500},
+    {"loss_mask": [0] * 500 + [1] * 1500, "input_ids": list(range(150_000, 152_000)), "id": 7},
+    {"id": "s-1", "input_ids": [list(range(2000))], "loss_mask": [[0, 1] * 1000]},
+    {"input_ids": list(range(2000)), "attention_mask": [1] * 2000, "labels": [-100] * 500
+     + list(range(1500)), "position_ids": list(range(2000)), "loss_mask": [1] * 2000},
+    {"conversation_id": "c", "text": "数据 — “q”\n" * 50, "input_ids": list(range(2000)),
+     "loss_mask": [0, 1] * 1000, "num_tokens": 2000, "source": {"name": "x", "ids": [1, 2]}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("record", TOKENIZED_VARIANTS)
+def test_tokenized_records_as_other_pipelines_write_them_take_the_lifted_tier(
+    record: dict[str, Any],
+) -> None:
+    # Guards the lever: other key orders, extra keys, masks first, [1, L] tensors, spaced or
+    # compact writers, ensure_ascii=False texts: none may fall back to decoding every id.
+    for line in _spelled(record):
+        facts = fastparse._lifted_tokenized_line(line)
+        assert facts is not None and facts == general_facts(line, "tokenized"), line[:80]
+
+
+def test_response_records_with_unknown_keys_lift_their_ids_in_the_stand_in_tier(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A flat /generate record with keys no typed shape knows: its ids still are not decoded.
+    record = {"id": "r", "text": "x", "prompt": "p", "sample": 3, "completion_tokens": 1000,
+              "output_ids": list(range(1000)), "input_ids": list(range(300))}  # fmt: skip
+    lifted: list[bytes | None] = []
+
+    def spy(content: bytes, keys: Any = None) -> bytes | None:
+        lifted.append(small := lift.lift(content, keys))
+        return small
+
+    monkeypatch.setattr(fastparse, "lift", spy)
+    for line in _spelled(record):
+        assert fastparse._Typed(fastparse.RESPONSE_SHAPES).decode(line, NOTHING) is None
+        decoder = fastparse._Decoder("responses", BUILT_IN_ONLY, lifted=True)
+        assert decoder.decode(line) == general_facts(line, "responses")
+        assert lifted[-1] is not None and lifted[-1].count(lift.ESCAPE) == 2
+
+
+def test_every_benchmark_corpus_tokenized_sample_takes_the_lifted_tier() -> None:
+    # Guards the lever on each corpus shape's samples, as each file's writer writes them.
+    rng = np.random.default_rng(6)
+    for shape in corpus.SHAPES.values():
+        for plan in shape.files:
+            if plan.role != "tokenized":
+                continue
+            for maker, _ in plan.mix:
+                line = shape.dumps(maker("t", rng), plan.writer)
+                facts = fastparse._lifted_tokenized_line(line)
+                assert facts is not None, (shape.name, plan.dataset)
+                assert facts == general_facts(line, "tokenized")
+
+
+@pytest.mark.parametrize("line", TOKENIZED_LINES)
+def test_a_tokenized_line_read_in_place_gives_the_facts_of_its_copy(line: bytes) -> None:
+    # The refresh reads tokenized lines between two offsets of their read, not copied out.
+    data = b'{"input_ids": [1, 2]}\n' + line + b"\n[5, 6]"
+    start, stop = 22, 22 + len(line)
+    decoder = fastparse.fast_decoder("tokenized", BUILT_IN_ONLY)
+    for everything in (False, True):
+        with lifting_every_array() if everything else contextlib.nullcontext():
+            assert decoder.lifted_line(data, start, stop) == fastparse._lifted_tokenized_line(
+                line
+            ), line[:200]

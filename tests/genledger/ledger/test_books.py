@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.ledger import books
-from genledger.ledger.books import BOOKS, Count, Ids, Sum, Tally, account
+from genledger.ledger.books import BOOKS, Count, Hashes, Ids, Quantile, Sum, Tally, account
 from genledger.ledger.tally import FileTally
 from genledger.parse.line import facts_of_line
 from genledger.parse.schema import TABLES, TOKENIZED
@@ -33,9 +33,10 @@ def read_entry_by_entry(role: str, rows: list[tuple[Any, ...]]) -> dict[str, Any
     names = TABLES[role].names
     sums: Counter[str] = Counter()
     counters: dict[str, Counter[str]] = {}
-    ids: list[tuple[int, str]] = []
+    ids: dict[str, list[tuple[int, Any]]] = {}
+    values: dict[str, list[int]] = {}
     for entry in BOOKS[role]:
-        if not isinstance(entry, Count | Sum | Tally | Ids):
+        if not isinstance(entry, Count | Sum | Tally | Ids | Hashes | Quantile):
             continue
         holds = condition_function(entry.when, names)
         for row in rows:
@@ -48,9 +49,11 @@ def read_entry_by_entry(role: str, rows: list[tuple[Any, ...]]) -> dict[str, Any
                 sums[entry.key] += value
                 if entry.known:
                     sums[entry.known] += 1
-            elif isinstance(entry, Ids):
+            elif isinstance(entry, Ids | Hashes):
                 if value is not None:
-                    ids.append((row[names.index("line")], value))
+                    ids.setdefault(entry.key, []).append((row[names.index("line")], value))
+            elif isinstance(entry, Quantile):
+                values.setdefault(entry.key, []).append(value)
             else:
                 found = counters.setdefault(entry.key, Counter())
                 if entry.label is not None:
@@ -62,16 +65,19 @@ def read_entry_by_entry(role: str, rows: list[tuple[Any, ...]]) -> dict[str, Any
     return {
         "sums": {k: n for k, n in sums.items() if n},
         "counters": {k: dict(c) for k, c in counters.items() if c},
-        "ids": sorted(ids),
+        "ids": {k: sorted(v) for k, v in ids.items()},
+        "values": {k: sorted(v) for k, v in values.items()},
     }
 
 
 def read_compiled(role: str, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
     done = account(role)(rows)
+    lists = {"ids": done.ids, **done.lists, **done.hashes}
     return {
         "sums": {k: n for k, n in done.sums.items() if n},
         "counters": {k: c for k, c in done.counters.items() if c},
-        "ids": sorted(done.ids),
+        "ids": {k: sorted(v) for k, v in lists.items() if len(v)},
+        "values": {k: sorted(v) for k, v in done.values.items() if len(v)},
     }
 
 

@@ -28,6 +28,18 @@ def test_the_stats_and_the_summary_name_failed_requests_and_empty_outputs_by_rea
     assert "  empty outputs (no visible answer), by finish: length 1" in text
 
 
+def test_the_summary_counts_the_records_whose_numbers_disagree(tmp_path: Path) -> None:
+    compat = (
+        b'{"choices": [{"message": {"content": "4"}}], "usage": {"prompt_tokens": 35, '
+        b'"completion_tokens": 12, "total_tokens": 109}}'
+    )
+    stats = collect(tmp_path, [compat, compat])
+    assert (
+        "  usage inconsistent 2 (a record's own numbers disagree), e.g. openai_chat: total_tokens "
+        "109 ≠ prompt 35 + completion 12: 62 more output counted as reasoning"
+    ) in render(stats).splitlines()
+
+
 def test_a_clean_dataset_has_no_reason_lines(tmp_path: Path) -> None:
     stats = collect(tmp_path, sdk.vllm_dataset().lines)
     assert render(stats).count("\n") == 1  # the dataset line and the totals line

@@ -140,3 +140,37 @@ def test_timestamps_are_iso_utc() -> None:
     assert stamp is not None and datetime.fromisoformat(stamp.replace("Z", "+00:00")) == (
         datetime.fromtimestamp(1_700_000_000.5, tz=UTC)
     )
+
+
+def test_the_usage_buckets_are_summed_and_null_where_no_record_reports_them(
+    tmp_path: Path,
+) -> None:
+    # docs/formats.md: total_prompt = the three input buckets, total_comp = the two output
+    # ones; a bucket no record of a dataset reports is null, never 0
+    chat = {"choices": [{"message": {"content": "4"}}]}
+    cached = {**chat, "usage": {"prompt_tokens": 100, "completion_tokens": 40, "total_tokens": 140,
+                                "prompt_tokens_details": {"cached_tokens": 64},
+                                "completion_tokens_details": {"reasoning_tokens": 30}}}  # fmt: skip
+    compat = {**chat, "usage": {"prompt_tokens": 35, "completion_tokens": 12, "total_tokens": 109}}
+    datasets = {
+        "plain": {"raw_responses.jsonl": responses(4, 5)},
+        "api": {"raw_responses.jsonl": jl(cached, compat)},
+    }
+    blocks = collect(tmp_path, datasets)["datasets"]
+    plain, api = blocks["plain"], blocks["api"]
+    assert (plain["total_input_uncached"], plain["total_output_visible"]) == (2, 9)
+    assert (plain["total_reasoning"], plain["total_cached_prompt"]) == (None, None)
+    assert plain["total_cache_write"] is None
+    # 109 - 35 - 12 = 62 output tokens the record did not itemise: counted as reasoning, flagged
+    assert (api["total_comp"], api["total_reasoning"], api["total_output_visible"]) == (
+        40 + 74, 30 + 62, 10 + 12,
+    )  # fmt: skip
+    assert (api["total_prompt"], api["total_cached_prompt"], api["total_input_uncached"]) == (
+        135, 64, 36 + 35,
+    )  # fmt: skip
+    (failure,) = [f for f in api["quality"]["failures"] if f["check"] == "usage_inconsistent"]
+    assert (failure["count"], failure["severity"]) == (1, "warn")
+    assert failure["examples"][0]["reason"] == (
+        "openai_chat: total_tokens 109 ≠ prompt 35 + completion 12: 62 more output counted as "
+        "reasoning"
+    )

@@ -182,3 +182,39 @@ def test_the_cost_column_shows_spent_and_projected_and_marks_unpriced_records(
     assert f"{fmt.usd(stats['datasets']['ds']['cost_usd'])}+ /" in row(text, "ds")
     plain = frame(_state({"datasets": {"x": {"kind": "inference"}}}, T0, tmp_path / "s.json"))
     assert "spent" not in plain
+
+
+def test_the_audit_count_shows_only_where_a_records_numbers_disagree(tmp_path: Path) -> None:
+    from tests.genledger.parse import sdk_records as sdk
+    from tests.genledger.parse.test_sdk_formats import collect
+
+    compat = (
+        b'{"choices": [{"message": {"content": "4"}}], "usage": {"prompt_tokens": 35, '
+        b'"completion_tokens": 12, "total_tokens": 109}}'
+    )
+    stats = collect(tmp_path, [compat, compat, compat])
+    text = frame(_state(stats, T0, tmp_path / "stats.json"), width=200)
+    assert "usage!" in _cells(text.splitlines()[2])
+    assert "openai_chat 100%      3 " in row(text, "ds") and "WARN" in row(text, "ds")
+    plain = collect(tmp_path / "other", sdk.vllm_dataset().lines)
+    text = frame(_state(plain, T0, tmp_path / "stats.json"), width=200)
+    assert "usage!" not in _cells(text.splitlines()[2])
+
+
+def test_the_drift_column_says_what_moved_since_the_runs_start(tmp_path: Path) -> None:
+    stats = {
+        "generated_at": "2026-12-03T10:00:00Z",
+        "datasets": {
+            "moved": {"kind": "inference", "n_done": 10, "n_prompts": 20, "progress": 0.5,
+                      "quality": {"status": "warn", "failures": []},
+                      "health": {"drift": ["truncated share 0.0% → 33.0%", "x"],
+                                 "truncated_share": 0.2}},
+            "still": {"kind": "inference", "n_done": 10, "n_prompts": 20, "progress": 0.5,
+                      "quality": {"status": "ok", "failures": []},
+                      "health": {"drift": [], "truncated_share": 0.07}},
+        },
+        "totals": {"n_done": 20, "n_prompts": 40, "quality": {"status": "warn"}},
+    }  # fmt: skip
+    text = frame(_state(stats, T0, tmp_path / "stats.json"), width=220)
+    assert "truncated share 0.0% → 33.0% (+1)" in row(text, "moved")
+    assert "cut 7%" in row(text, "still")

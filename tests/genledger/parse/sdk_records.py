@@ -230,6 +230,7 @@ def openai_responses_dataset(dump: Dump) -> Dataset:
             total_prompt=812 + 100 + 50,
             total_reasoning=1280 + 4000,
             total_cached_prompt=512,
+            total_cache_write=0,  # `input_tokens_details.cache_write_tokens`, reported as 0
             n_samples=2,
             counters={"empty_outputs": 1, "failed_requests": 1},
             formats={"openai_responses": 3},
@@ -265,6 +266,7 @@ def openai_batch_dataset(dump: Dump) -> Dataset:
             total_prompt=52,
             total_reasoning=200,
             total_cached_prompt=16,
+            total_cache_write=0,  # the `/v1/responses` body reports it, as 0
             n_samples=2,
             counters={"failed_requests": 2},
             formats={"openai_batch": 4},
@@ -470,10 +472,10 @@ def gemini_batch_dataset(dump: Dump) -> Dataset:
 
 
 def cohere_dataset(dump: Dump) -> Dataset:
-    """Cohere v2 chat responses: counts typed as floats by the SDK."""
+    """Cohere v2 chat responses: counts typed as floats by the SDK; `usage.cached_tokens`."""
     import cohere
 
-    def response(rid: str, prompt: int, completion: int) -> Any:
+    def response(rid: str, prompt: int, completion: int, cached: int | None = None) -> Any:
         return cohere.V2ChatResponse(
             id=rid,
             finish_reason="COMPLETE",
@@ -484,13 +486,24 @@ def cohere_dataset(dump: Dump) -> Dataset:
             usage=cohere.Usage(
                 billed_units=cohere.UsageBilledUnits(input_tokens=prompt, output_tokens=completion),
                 tokens=cohere.UsageTokens(input_tokens=prompt + 7, output_tokens=completion),
+                cached_tokens=cached,  # a part of the input tokens
             ),
         )
 
-    records = [response("co-1", 1449, 2295), response("co-2", 10, 47)]
+    records = [
+        response("co-1", 1449, 2295),
+        response("co-2", 10, 47),
+        response("co-3", 2928, 4, 2921),
+    ]
     return Dataset(
         [dump(r) for r in records],
-        Truth(n_done=2, total_comp=2342, total_prompt=1456 + 17, formats={"cohere_chat": 2}),
+        Truth(
+            n_done=3,
+            total_comp=2295 + 47 + 4,
+            total_prompt=1456 + 17 + 2935,
+            total_cached_prompt=2921,
+            formats={"cohere_chat": 3},
+        ),
     )
 
 
@@ -663,5 +676,608 @@ def vllm_dataset() -> Dataset:
             total_cached_prompt=6,
             n_samples=8,
             formats={"vllm_offline": 2},
+        ),
+    )
+
+
+# --- v3 sources (docs/formats.md) --------------------------------------------------------
+
+
+def json_dump(value: Any) -> bytes:
+    """`json.dumps(response, default=str)`: how pipelines save boto3's dicts."""
+    return json.dumps(value, default=str).encode()
+
+
+def boto3_response(operation: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What `boto3.client("bedrock-runtime").<operation>()` returns for this HTTP body: the
+    body parsed by botocore's own parser against the service model's output shape."""
+    import botocore.session
+    from botocore import parsers
+
+    model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    shape = model.operation_model(operation).output_shape
+    http = {
+        "body": json.dumps(body).encode(),
+        "headers": {"x-amzn-requestid": "req-1", "content-type": "application/json"},
+        "status_code": 200,
+    }
+    parsed: dict[str, Any] = parsers.create_parser(model.metadata["protocol"]).parse(http, shape)
+    return parsed
+
+
+def bedrock_event(event: dict[str, Any]) -> dict[str, Any]:
+    """A ConverseStream event as boto3's EventStream yields it, checked against botocore's
+    `ConverseStreamOutput` shape (an unknown or missing member fails here)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("bedrock-runtime")
+    report = ParamValidator().validate(event, model.shape_for("ConverseStreamOutput"))
+    assert not report.has_errors(), report.generate_report()
+    return event
+
+
+def bedrock_converse_dataset() -> Dataset:
+    """Converse replies as boto3 returns them (AWS docs: `usage.inputTokens` leaves out the
+    cache reads and writes; totalTokens = input + output + cacheRead + cacheWrite): a plain
+    reply, one that reads and writes the prompt cache, one with reasoning (Converse itemises
+    none), one whose only content is reasoning."""
+
+    def reply(content: list[Any], usage: dict[str, int], stop: str = "end_turn") -> bytes:
+        body = {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop,
+            "usage": {**usage, "totalTokens": sum(usage.values())},
+            "metrics": {"latencyMs": 420},
+        }
+        return json_dump(boto3_response("Converse", body))
+
+    thinking = {"reasoningContent": {"reasoningText": {"text": "...", "signature": "s"}}}
+    lines = [
+        reply([{"text": "Paris."}], {"inputTokens": 20, "outputTokens": 40}),
+        reply(
+            [{"text": "Done."}],
+            {
+                "inputTokens": 3,
+                "outputTokens": 121,
+                "cacheReadInputTokens": 1712,
+                "cacheWriteInputTokens": 236,
+            },
+        ),
+        reply([thinking, {"text": "4"}], {"inputTokens": 15, "outputTokens": 300}),
+        reply([thinking], {"inputTokens": 15, "outputTokens": 55}, stop="max_tokens"),
+    ]
+    return Dataset(
+        lines,
+        Truth(
+            n_done=4,
+            total_comp=40 + 121 + 300 + 55,
+            total_prompt=20 + (3 + 1712 + 236) + 15 + 15,
+            total_cached_prompt=1712,
+            total_cache_write=236,
+            counters={"empty_outputs": 1},
+            formats={"bedrock_converse": 4},
+        ),
+    )
+
+
+def bedrock_stream_dataset() -> Dataset:
+    """ConverseStream events saved one per line: the `metadata` event carries the request's
+    usage, the others are pieces; a second stream ends in a `modelStreamErrorException`."""
+    start = {"messageStart": {"role": "assistant"}}
+    delta = {"contentBlockDelta": {"delta": {"text": "Hi"}, "contentBlockIndex": 0}}
+    events = [
+        start,
+        delta,
+        delta,
+        {"contentBlockStop": {"contentBlockIndex": 0}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {
+            "metadata": {
+                "usage": {
+                    "inputTokens": 12,
+                    "outputTokens": 30,
+                    "totalTokens": 42,
+                    "cacheReadInputTokens": 0,
+                },
+                "metrics": {"latencyMs": 300},
+            }
+        },
+        start,
+        delta,
+        {
+            "modelStreamErrorException": {
+                "message": "Model stream failed",
+                "originalStatusCode": 500,
+            }
+        },
+    ]
+    return Dataset(
+        [json_dump(bedrock_event(e)) for e in events],
+        Truth(
+            n_done=2,
+            total_comp=30,
+            total_prompt=12,
+            total_cached_prompt=0,
+            n_samples=1,
+            stream_chunks=7,
+            counters={"failed_requests": 1},
+            formats={"bedrock_converse": 1, "error": 1},
+        ),
+    )
+
+
+def bedrock_batch_dataset(dump: Dump) -> Dataset:
+    """Bedrock batch inference output lines (AWS docs, "View the results of a batch inference
+    job": `recordId`, `modelInput`, then `modelOutput` or `error`): a Claude body built with
+    the anthropic SDK (Bedrock's Claude speaks the Messages API), Titan Text, Llama and Nova
+    bodies as their model pages print them, and a failed record."""
+    from anthropic.types import Message, TextBlock, Usage
+
+    claude = Message(
+        id="msg_bdrk_1",
+        type="message",
+        role="assistant",
+        model="claude-3-haiku-20240307",
+        content=[TextBlock(type="text", text="Bonjour")],
+        stop_reason="end_turn",
+        stop_sequence=None,
+        usage=Usage(input_tokens=111, output_tokens=73),
+    )
+    bodies: list[Any] = [
+        orjson.loads(dump(claude)),
+        {"inputTextTokenCount": 8, "results": [
+            {"tokenCount": 3, "outputText": "blue\n", "completionReason": "FINISH"}]},
+        {"generation": " Paris.", "prompt_token_count": 10, "generation_token_count": 20,
+         "stop_reason": "stop"},
+        {"output": {"message": {"role": "assistant", "content": [{"text": "4"}]}},
+         "stopReason": "end_turn", "usage": {"inputTokens": 5, "outputTokens": 7,
+         "totalTokens": 12, "cacheReadInputTokenCount": 0, "cacheWriteInputTokenCount": 0}},
+    ]  # fmt: skip
+    lines = [
+        orjson.dumps({"recordId": f"r{i}", "modelInput": {"prompt": "x"}, "modelOutput": body})
+        for i, body in enumerate(bodies)
+    ]
+    lines.append(
+        orjson.dumps(
+            {
+                "recordId": "r9",
+                "modelInput": {"inputText": "Hello world"},
+                "error": {"errorCode": 400, "errorMessage": "Malformed input request"},
+            }
+        )
+    )
+    return Dataset(
+        lines,
+        Truth(
+            n_done=5,
+            total_comp=73 + 3 + 20 + 7,
+            total_prompt=111 + 8 + 10 + 5,
+            total_cached_prompt=0,  # Nova's body reports its cache counts (0)
+            total_cache_write=0,
+            n_samples=4,
+            counters={"failed_requests": 1},
+            formats={"bedrock_batch": 5},
+        ),
+    )
+
+
+def vertex_batch_dataset(dump: Dump) -> Dataset:
+    """Vertex AI batch prediction output lines (Google Cloud docs, "Batch inference from Cloud
+    Storage"): `"status": ""` with the google-genai response, and a failed request whose
+    status holds the error (its `response` is `{}`)."""
+    answered = gemini_response("v1", 9, 10, 5, 0)
+    tool = gemini_response("v2", 95, 66, 132, 0)
+    tool.usage_metadata.tool_use_prompt_token_count = 439  # type: ignore[union-attr]
+    tool.usage_metadata.total_token_count = 95 + 439 + 66 + 132  # type: ignore[union-attr]
+    request = {"contents": [{"role": "user", "parts": [{"text": "Hello"}]}]}
+
+    def line(status: str, response: Any) -> bytes:
+        return orjson.dumps(
+            {"status": status, "processed_time": "2025-09-19T21:29:47.352+00:00",
+             "request": request, "response": response}
+        )  # fmt: skip
+
+    failed = (
+        'Bad Request: {"error": {"code": 400, "message": "Please use a valid role: user, model."}}'
+    )
+    lines = [
+        line("", orjson.loads(dump(answered))),
+        line("", orjson.loads(dump(tool))),
+        line(failed, {}),
+    ]
+    return Dataset(
+        lines,
+        Truth(
+            n_done=3,
+            total_comp=(10 + 5) + (66 + 132),
+            total_prompt=9 + (95 + 439),
+            total_reasoning=5 + 132,
+            total_cached_prompt=0,
+            n_samples=2,
+            counters={"failed_requests": 1},
+            formats={"vertex_batch": 3},
+        ),
+    )
+
+
+def ollama_dataset(dump: Dump) -> Dataset:
+    """Ollama's native replies built with the ollama client's types (`ChatResponse`,
+    `GenerateResponse`; API docs: `eval_count` tokens in the reply, `prompt_eval_count` in the
+    prompt): a chat reply, a chat stream (objects with `done: false`, then the last with the
+    counts), a generate reply leaking `</think>` into a chat message, and a `done` object with
+    no counts (a model load: a stream without usage)."""
+    import ollama
+
+    def chat(content: str, done: bool, **counts: Any) -> Any:
+        message = ollama.Message(role="assistant", content=content)
+        return ollama.ChatResponse(
+            model="llama3.2", created_at="2024-07-22T20:33:28Z", message=message, done=done,
+            done_reason="stop" if done else None, **counts,
+        )  # fmt: skip
+
+    records = [
+        chat("Hello! How are you today?", True, prompt_eval_count=26, eval_count=298),
+        chat("The", False),
+        chat(" sky", False),
+        chat("", True, prompt_eval_count=14, eval_count=110, total_duration=10),
+        chat("<think>hm</think>4", True, prompt_eval_count=3, eval_count=96),
+        ollama.GenerateResponse(
+            model="llama3.1:8b", created_at="2024-10-27T13:44:12Z", response="Once upon",
+            done=True, done_reason="length", context=[1, 2, 3], prompt_eval_count=14,
+            eval_count=10,
+        ),
+        ollama.GenerateResponse(
+            model="llama3.2", created_at="2024-10-27T13:44:12Z", response="", done=True,
+            done_reason="load",
+        ),
+    ]  # fmt: skip
+    return Dataset(
+        [dump(r) for r in records],
+        Truth(
+            n_done=5,
+            total_comp=298 + 110 + 96 + 10,
+            total_prompt=26 + 14 + 3 + 14,
+            stream_chunks=2,
+            counters={"think_tag_leaks": 1, "missing_tokens": 1},
+            formats={"ollama": 5},
+        ),
+    )
+
+
+def llamacpp_dataset() -> Dataset:
+    """llama.cpp server `/completion` (its README: `tokens_predicted`, `tokens_evaluated`,
+    `timings.cache_n` prompt tokens reused from the cache, `stop_type`): a stream's objects
+    (`stop: false`), its last one with the counts, and a non-streamed reply."""
+
+    def final(content: str, predicted: int, evaluated: int, cache_n: int) -> dict[str, Any]:
+        return {
+            "index": 0, "content": content, "tokens": [], "id_slot": 0, "stop": True,
+            "model": "gpt-3.5-turbo", "tokens_predicted": predicted,
+            "tokens_evaluated": evaluated,
+            "generation_settings": {"n_predict": 128, "temperature": 0.8, "stream": True},
+            "prompt": "Hello", "has_new_line": False, "truncated": False, "stop_type": "eos",
+            "stopping_word": "", "tokens_cached": evaluated + predicted - 1,
+            "timings": {"cache_n": cache_n, "prompt_n": evaluated - cache_n, "prompt_ms": 10.0,
+                        "predicted_n": predicted, "predicted_ms": 100.0},
+        }  # fmt: skip
+
+    chunk = {"index": 0, "content": "Hel", "tokens": [9906], "stop": False, "id_slot": 0}
+    records = [chunk, chunk, final("", 7, 14, 10), final("Paris.", 3, 4, 0)]
+    return Dataset(
+        [orjson.dumps(r) for r in records],
+        Truth(
+            n_done=2,
+            total_comp=10,
+            total_prompt=18,
+            total_cached_prompt=10,
+            stream_chunks=2,
+            formats={"llamacpp_completion": 2},
+        ),
+    )
+
+
+def openai_responses_events_dataset(dump: Dump) -> Dataset:
+    """Responses stream events (openai-python `types/responses/*_event.py`) saved one per line:
+    a stream ending in `response.completed`, one in `response.failed`, one in an `error`
+    event."""
+    from openai.types.responses import (
+        ResponseCompletedEvent,
+        ResponseCreatedEvent,
+        ResponseFailedEvent,
+        ResponseInProgressEvent,
+        ResponseTextDeltaEvent,
+    )
+    from openai.types.responses.response_error_event import ResponseErrorEvent
+
+    def started(rid: str) -> list[Any]:
+        pending = openai_response(rid, 1, 0, 0, 0, text=None).model_copy(
+            update={"status": "in_progress", "usage": None}
+        )
+        return [
+            ResponseCreatedEvent(type="response.created", sequence_number=0, response=pending),
+            ResponseInProgressEvent(
+                type="response.in_progress", sequence_number=1, response=pending
+            ),
+        ]
+
+    delta = ResponseTextDeltaEvent(
+        type="response.output_text.delta", sequence_number=2, item_id="msg_1",
+        output_index=1, content_index=0, delta="4", logprobs=[],
+    )  # fmt: skip
+    done = openai_response("r1", 812, 1533, 1280, 512)
+    failed = openai_response("r2", 50, 0, 0, 0, failed=True)
+    events = [
+        *started("r1"), delta, delta,
+        ResponseCompletedEvent(type="response.completed", sequence_number=5, response=done),
+        *started("r2"),
+        ResponseFailedEvent(type="response.failed", sequence_number=2, response=failed),
+        *started("r3"),
+        ResponseErrorEvent(type="error", sequence_number=2, code="server_error",
+                           message="The server had an error", param=None),
+    ]  # fmt: skip
+    return Dataset(
+        [dump(e) for e in events],
+        Truth(
+            n_done=3,
+            total_comp=1533,
+            total_prompt=812 + 50,
+            total_reasoning=1280,
+            total_cached_prompt=512,
+            total_cache_write=0,
+            n_samples=1,
+            stream_chunks=8,
+            counters={"failed_requests": 2},
+            formats={"openai_responses": 2, "error": 1},
+        ),
+    )
+
+
+def anthropic_events_dataset(dump: Dump) -> Dataset:
+    """Anthropic message stream events (anthropic-sdk-python `types/raw_*_event.py`) saved one
+    per line: `message_delta` carries the final usage (cumulative, input and cache counts
+    included); a second stream ends in an `error` event."""
+    from anthropic.types import (
+        ErrorResponse,
+        MessageDeltaUsage,
+        OverloadedError,
+        RawContentBlockDeltaEvent,
+        RawContentBlockStartEvent,
+        RawContentBlockStopEvent,
+        RawMessageDeltaEvent,
+        RawMessageStartEvent,
+        RawMessageStopEvent,
+        TextBlock,
+        TextDelta,
+    )
+    from anthropic.types.raw_message_delta_event import Delta
+
+    start = anthropic_message("m1", 300, 1, 0, 2048, text=False).model_copy(
+        update={"content": [], "stop_reason": None}
+    )
+    text_delta = RawContentBlockDeltaEvent(
+        type="content_block_delta", index=0, delta=TextDelta(type="text_delta", text="4")
+    )
+    usage = MessageDeltaUsage(
+        output_tokens=497, input_tokens=300, cache_creation_input_tokens=8,
+        cache_read_input_tokens=2048,
+    )  # fmt: skip
+    events: list[Any] = [
+        RawMessageStartEvent(type="message_start", message=start),
+        RawContentBlockStartEvent(
+            type="content_block_start", index=0, content_block=TextBlock(type="text", text="")
+        ),
+        text_delta,
+        text_delta,
+        RawContentBlockStopEvent(type="content_block_stop", index=0),
+        RawMessageDeltaEvent(
+            type="message_delta", delta=Delta(stop_reason="end_turn"), usage=usage
+        ),
+        RawMessageStopEvent(type="message_stop"),
+        RawMessageStartEvent(type="message_start", message=start),
+        ErrorResponse(
+            type="error", error=OverloadedError(type="overloaded_error", message="Overloaded")
+        ),
+    ]
+    return Dataset(
+        [dump(e) for e in events],
+        Truth(
+            n_done=2,
+            total_comp=497,
+            total_prompt=300 + 8 + 2048,
+            total_cached_prompt=2048,
+            total_cache_write=8,
+            n_samples=1,
+            stream_chunks=7,
+            counters={"failed_requests": 1},
+            formats={"anthropic_message": 1, "error": 1},
+        ),
+    )
+
+
+def gemini_stream_dataset(dump: Dump) -> Dataset:
+    """A `generate_content_stream` saved chunk by chunk (google-genai types): every chunk has
+    `usage_metadata`; the one with a `finish_reason` is the request's record."""
+    from google.genai import types
+
+    def chunk(text: str, finish: Any, candidates: int | None) -> Any:
+        return types.GenerateContentResponse(
+            candidates=[
+                types.Candidate(
+                    content=types.Content(role="model", parts=[types.Part(text=text)]),
+                    finish_reason=finish,
+                    index=0,
+                )
+            ],
+            response_id="g-stream",
+            model_version="gemini-2.5-flash",
+            usage_metadata=types.GenerateContentResponseUsageMetadata(
+                prompt_token_count=10,
+                candidates_token_count=candidates,
+                thoughts_token_count=5 if finish else None,
+                total_token_count=10 + (candidates or 0) + (5 if finish else 0),
+            ),
+        )
+
+    chunks = [
+        chunk("The", None, None),
+        chunk(" answer", None, 2),
+        chunk(" is 4.", types.FinishReason.STOP, 20),
+    ]
+    return Dataset(
+        [dump(c) for c in chunks],
+        Truth(
+            n_done=1,
+            total_comp=25,
+            total_prompt=10,
+            total_reasoning=5,
+            stream_chunks=2,
+            formats={"gemini": 1},
+        ),
+    )
+
+
+def groq_stream_dataset(dump: Dump) -> Dataset:
+    """Groq chat chunks (openai-python's `ChatCompletionChunk`, which keeps Groq's extra
+    `x_groq`): the usage only in the last chunk's `x_groq.usage`; a second stream ends in an
+    `error` event (`{"error": {...}}`, openai-python's `ErrorObject`)."""
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import Choice, ChoiceDelta
+    from openai.types.shared import ErrorObject
+
+    def chunk(rid: str, text: str, finish: Any = None, **extra: Any) -> Any:
+        choice = Choice(index=0, delta=ChoiceDelta(content=text), finish_reason=finish)
+        return ChatCompletionChunk(
+            id=rid, object="chat.completion.chunk", created=1, model="llama-3.3-70b-versatile",
+            choices=[choice], **extra,
+        )  # fmt: skip
+
+    usage = {"queue_time": 0.05, "prompt_tokens": 21, "prompt_time": 0.01,
+             "completion_tokens": 988, "completion_time": 3.4, "total_tokens": 1009}  # fmt: skip
+    error = ErrorObject(
+        message="Tool call validation failed", type="invalid_request_error",
+        code="tool_use_failed", param=None,
+    )  # fmt: skip
+    records = [
+        chunk("g1", "Hi", x_groq={"id": "req_1"}),
+        chunk("g1", " there"),
+        chunk("g1", "", "stop", x_groq={"id": "req_1", "usage": usage}),
+        chunk("g2", "Hi", x_groq={"id": "req_2"}),
+    ]
+    return Dataset(
+        [dump(r) for r in records] + [orjson.dumps({"error": error.model_dump()})],
+        Truth(
+            n_done=2,
+            total_comp=988,
+            total_prompt=21,
+            n_samples=1,
+            stream_chunks=3,
+            counters={"failed_requests": 1},
+            formats={"openai_chat": 1, "error": 1},
+        ),
+    )
+
+
+def openai_compatible_dataset(dump: Dump) -> Dataset:
+    """OpenAI-compatible replies whose fields mean something else (openai-python types, which
+    keep the providers' extra keys): xAI (docs.x.ai: `completion_tokens` leaves out
+    `reasoning_tokens`, total = prompt + completion + reasoning; its usage names
+    `num_sources_used`), Gemini's OpenAI-compatible endpoint (the thoughts only in
+    `total_tokens`; its messages carry `extra_content.google`), the HF router (`usage.
+    cached_tokens`), DeepSeek (`prompt_cache_hit_tokens` + `prompt_cache_miss_tokens`)."""
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+    from openai.types.completion_usage import CompletionTokensDetails, CompletionUsage
+
+    def reply(rid: str, usage: CompletionUsage, **message: Any) -> Any:
+        return ChatCompletion(
+            id=rid, object="chat.completion", created=1, model="m",
+            choices=[Choice(index=0, finish_reason="stop",
+                            message=ChatCompletionMessage(role="assistant", content="4",
+                                                          **message))],
+            usage=usage,
+        )  # fmt: skip
+
+    xai = CompletionUsage(
+        prompt_tokens=13, completion_tokens=1, total_tokens=233, num_sources_used=0,
+        completion_tokens_details=CompletionTokensDetails(reasoning_tokens=219),
+    )  # fmt: skip
+    gemini = CompletionUsage(prompt_tokens=35, completion_tokens=12, total_tokens=109)
+    hf = CompletionUsage(prompt_tokens=16, completion_tokens=216, total_tokens=232, cached_tokens=8)
+    deepseek = CompletionUsage(
+        prompt_tokens=563, completion_tokens=116, total_tokens=679,
+        prompt_cache_hit_tokens=512, prompt_cache_miss_tokens=51,
+    )  # fmt: skip
+    records = [
+        reply("x1", xai),
+        reply("g1", gemini, extra_content={"google": {"thought": True, "thought_signature": "A"}}),
+        reply("h1", hf),
+        reply("d1", deepseek),
+    ]
+    return Dataset(
+        [dump(r) for r in records],
+        Truth(
+            n_done=4,
+            total_comp=(1 + 219) + (109 - 35) + 216 + 116,
+            total_prompt=13 + 35 + 16 + 563,
+            total_reasoning=219 + (109 - 35 - 12),
+            total_cached_prompt=8 + 512,
+            formats={"xai_chat": 1, "gemini_openai": 1, "openai_chat": 2},
+        ),
+    )
+
+
+def tgi_stream_without_details_dataset() -> Dataset:
+    """A TGI stream (huggingface_hub's types) whose request asked for no details: its last
+    event has the text but no counts — one record, missing its usage."""
+    import huggingface_hub as hf
+
+    token = hf.TextGenerationStreamOutputToken(id=5, logprob=-0.1, special=False, text=" P")
+    events = [
+        hf.TextGenerationStreamOutput(index=i + 1, token=token, generated_text=None, details=None)
+        for i in range(3)
+    ]
+    events.append(
+        hf.TextGenerationStreamOutput(index=4, token=token, generated_text=" P P P", details=None)
+    )
+    return Dataset(
+        [json.dumps(e).encode() for e in events],
+        Truth(
+            n_done=1,
+            total_comp=0,
+            total_prompt=0,
+            stream_chunks=3,
+            counters={"missing_tokens": 1, "all_tokens_zero_or_missing": 1},
+            formats={"tgi": 1},
+        ),
+    )
+
+
+def distilabel_dataset() -> Dataset:
+    """distilabel rows (its docs: `distilabel_metadata.statistics_<step name>` holds
+    `input_tokens` and `output_tokens` per step, lists of one per generation in newer
+    releases): two steps add up."""
+
+    def row(generation: str, *steps: tuple[str, Any, Any]) -> bytes:
+        metadata: dict[str, Any] = {}
+        for name, inputs, outputs in steps:
+            metadata[f"raw_output_{name}"] = generation
+            metadata[f"statistics_{name}"] = {"input_tokens": inputs, "output_tokens": outputs}
+        return orjson.dumps(
+            {"instruction": "Write a persona", "generation": generation,
+             "distilabel_metadata": metadata, "model_name": "glm-4p5-air"}
+        )  # fmt: skip
+
+    lines = [
+        row("Elena", ("text_generation_0", 73, 58)),
+        row("Marco", ("text_generation_0", [40], [120]), ("ultra_feedback_0", [300], [20])),
+    ]
+    return Dataset(
+        lines,
+        Truth(
+            n_done=2,
+            total_comp=58 + 120 + 20,
+            total_prompt=73 + 40 + 300,
+            formats={"distilabel": 2},
         ),
     )

@@ -230,3 +230,142 @@ def test_a_declared_failure_rule_makes_failed_requests() -> None:
     facts = response_facts(record, formats(table))
     assert facts.failed_request and facts.request_detail == "failed_when result.status=error"
     assert (facts.format, facts.completion_tokens, facts.n_samples) == ("my_pipeline", 0, 0)
+
+
+# --- declarations v3 (docs/formats.md) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "value"),
+    [
+        ("m.*.o", {"m": {"a": {"o": 3}, "b": {"o": 4}, "c": "text"}}, 7),  # any one key, summed
+        ("m.*.o", {"m": {"a": {"x": 3}}}, None),
+        ("m.*.o[]", {"m": {"a": {"o": [1, 2]}, "b": {"o": 5}}}, 3),  # only the lists
+        ("u.t - u.p", {"u": {"t": 109, "p": 35}}, 74),
+        ("u.t - u.p - u.c", {"u": {"t": 109, "p": 35, "c": 12}}, 62),
+        ("u.t - u.p", {"u": {"t": 10}}, 10),  # an absent subtracted term is 0
+        ("u.t - u.p", {"u": {"p": 35}}, None),  # no added term: absent
+        ("u.t - u.p | u.c", {"u": {"c": 12}}, 12),
+        ("u.t - u.p", {"u": {"t": 3, "p": 5}}, -2),  # below 0: no count (invalid, not summed)
+        ("u.t - u.p", {"u": {"t": 3, "p": "5"}}, "5"),  # a term that is no count
+        ("u.a-b", {"u": {"a-b": 4}}, 4),  # without spaces `-` is a key's character
+        ("u.a + u.b - u.c", {"u": {"b": 9, "c": 4}}, 5),
+    ],
+)
+def test_fields_take_any_one_key_and_subtract(text: str, record: Any, value: Any) -> None:
+    assert parse_field(text).raw(record) == value
+
+
+def test_a_path_may_not_start_with_any_key() -> None:
+    with pytest.raises(PathError, match="cannot come first"):
+        parse_path("*.usage")
+
+
+@pytest.mark.parametrize(
+    ("condition", "record", "holds"),
+    [
+        ('status != ""', {"status": ""}, False),  # Vertex batch: "" is a success
+        ('status != ""', {"status": "Bad Request: ..."}, True),
+        ('status != ""', {}, False),
+        ("status", {"status": ""}, True),  # present: why `failed_when = "status"` is a trap
+        ('status == "x"', {"status": "x"}, True),
+        ('status == "x"', {"status": "y"}, False),
+        ("code == 400", {"code": 400}, True),
+        ('s == "a=b"', {"s": "a=b"}, True),  # the leftmost operator splits
+        ('type ^= "response."', {"type": "response.created"}, True),
+        ('type ^= "response."', {"type": "error"}, False),
+        ("has(m.*)", {"m": {"a": None}}, True),
+        ("has(m.*)", {"m": {}}, False),
+    ],
+)
+def test_the_failed_when_forms(condition: str, record: Any, holds: bool) -> None:
+    assert parse_condition(condition).holds(record) is holds
+
+
+def test_a_declared_failure_gives_the_sources_own_message_cut() -> None:
+    table = {"name": "vertexish", "completion_tokens": "n", "failed_when": 'status != ""'}
+    mine = formats(table)
+    failed = response_facts({"n": 0, "status": "Bad Request: " + "x" * 500}, mine)
+    assert failed.failed_request
+    assert failed.request_detail == f'failed_when status != "": Bad Request: {"x" * 187}'
+    assert not response_facts({"n": 3, "status": ""}, mine).failed_request
+    errored = formats({**table, "failed_when": "has(error)"})
+    facts = response_facts({"n": 0, "error": {"code": 7, "message": "quota"}}, errored)
+    assert facts.request_detail == "failed_when has(error): quota"
+
+
+GEMINI_RECORD = {
+    "candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "MAX_TOKENS"}],
+    "usageMetadata": {"promptTokenCount": 9, "candidatesTokenCount": 4, "thoughtsTokenCount": 3,
+                      "extraPromptCount": 5, "totalTokenCount": 21},
+    "promptFeedback": None,
+}  # fmt: skip
+
+
+def test_extends_changes_only_the_fields_given() -> None:
+    table = {
+        "name": "my_gemini",
+        "extends": "gemini",
+        "prompt_tokens": "usageMetadata.promptTokenCount + usageMetadata.extraPromptCount",
+    }
+    facts = response_facts(GEMINI_RECORD, formats(table))
+    # the changed field, and everything else of the built-in: counts, total, answer paths
+    assert (facts.format, facts.prompt_tokens, facts.completion_tokens) == ("my_gemini", 14, 7)
+    assert (facts.reasoning_tokens, facts.total_tokens, facts.usage_detail) == (3, 21, None)
+    assert facts.empty_output and facts.finish_reason == "MAX_TOKENS"
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {}}
+    assert response_facts(blocked, formats(table)).request_detail == "blocked SAFETY"
+    assert_same(orjson.dumps(GEMINI_RECORD), "responses", formats(table))
+
+
+def test_extends_adds_a_failure_and_keeps_the_built_in_ones() -> None:
+    table = {"name": "batchish", "extends": "openai_batch", "failed_when": "flagged"}
+    mine = formats(table)
+    line = {"custom_id": "c", "response": None, "error": {"code": "x", "message": "gone"}}
+    assert response_facts(line, mine).request_detail == "error x: gone"
+    assert response_facts({**line, "flagged": "yes"}, mine).request_detail == (
+        "failed_when flagged: yes"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"name": "x", "extends": "nope"}, "no built-in format 'nope'"),
+        ({"name": "x", "extends": 3}, "`extends` must be a string"),
+    ],
+)
+def test_extending_an_unknown_format_is_refused(table: dict[str, Any], message: str) -> None:
+    with pytest.raises(PathError, match=re.escape(message)):
+        user_declaration(table, "test")
+
+
+def test_a_user_declaration_that_misreads_a_sources_meaning_is_flagged_and_counted_whole() -> None:
+    # Bedrock Converse read as if inputTokens held the cache: the audit catches the trap
+    table = {
+        "name": "my_bedrock",
+        "completion_tokens": "usage.outputTokens",
+        "prompt_tokens": "usage.inputTokens",
+        "cached_tokens": "usage.cacheReadInputTokens",
+        "total_tokens": "usage.totalTokens",
+    }
+    record = {"usage": {"inputTokens": 3, "outputTokens": 121, "cacheReadInputTokens": 1712,
+                        "totalTokens": 1836}}  # fmt: skip
+    facts = response_facts(record, formats(table))
+    assert facts.usage_detail == "cached 1712 > prompt 3: counted beside it"
+    assert (facts.prompt_tokens, facts.input_uncached, facts.cached_tokens) == (1715, 3, 1712)
+
+
+def test_a_missing_reason_names_nested_keys_three_deep_and_no_settings() -> None:
+    settings_ = {f"s{i}": i for i in range(30)}
+    record = {"a": {"b": {"c": {"d": 1}}}, "generation_settings": settings_, "choices": [
+        {"message": {"role": "assistant"}}]}  # fmt: skip
+    reason = response_facts(record).missing_detail
+    assert reason == (
+        "no known format; keys: a{b{c}}, generation_settings{…}, choices[]{message{role}}"
+    )
+    many = {f"k{i}": {"x": i} for i in range(40)}
+    reason = response_facts(many).missing_detail
+    assert reason is not None and reason.endswith(", …")
+    named = re.findall(r"\b(?:k\d+|x)\b", reason.split("keys: ", 1)[1])
+    assert len(named) == 30  # at most 30 keys named

@@ -124,7 +124,9 @@ def test_outputs_without_a_request_id_or_prompt_ids_are_no_vllm_dump() -> None:
     record = {"output_ids": None, "outputs": [{"token_ids": [1, 2], "finish_reason": "stop"}]}
     facts = response_facts(record)
     assert (facts.format, facts.completion_tokens, facts.output_len) == (None, None, None)
-    assert facts.missing_detail == "no known format; keys: output_ids, outputs"
+    assert facts.missing_detail == (
+        "no known format; keys: output_ids, outputs[]{token_ids, finish_reason}"
+    )
 
 
 def test_mistyped_parent_is_not_a_present_path() -> None:

@@ -21,6 +21,7 @@ from genledger.refresh.collect import refresh
 from genledger.tail import parquet as parquet_module
 from genledger.tail.parquet import BATCH_BYTES
 
+from ..conftest import windowless
 from ..shards import FORMS, encode, gzip_being_written, jsonl, parquet, write
 
 FLAT = [{"id": f"r{i}", "text": f"answer {i}", "completion_tokens": i % 7} for i in range(40)]
@@ -55,6 +56,7 @@ def numbers(block: dict[str, Any]) -> dict[str, Any]:
     out = orjson.loads(orjson.dumps(block))
     out.pop("files")
     out.pop("rate", None)
+    windowless(out)  # the windows follow the order records were counted in
     for failure in out["quality"]["failures"]:
         failure["examples"] = [(e["line"], e["reason"].split(" (byte offset")[0]) for e in
                                failure["examples"]]  # fmt: skip

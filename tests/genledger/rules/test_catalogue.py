@@ -22,6 +22,7 @@ DESIGN_COUNTERS = (
     "zero_tokens",
     "invalid_tokens",
     "count_mismatch",
+    "usage_inconsistent",  # v3 (docs/formats.md, docs/checks.md)
     "failed_requests",
     "empty_outputs",
     "duplicate_ids",
@@ -30,6 +31,12 @@ DESIGN_COUNTERS = (
     "tokenized_zero_tokens",
     "loss_mask_mismatch",
     "no_trainable_tokens",
+    # v3: run health, all warnings
+    "truncated_outputs",
+    "output_drift",
+    "duplicate_outputs",
+    "prompt_not_masked",
+    "over_length",
 )
 # docs/checks.md: ERROR for missing/zero/invalid/malformed/mismatched-loss-mask/aggregate zero.
 DESIGN_ERRORS = {
@@ -47,6 +54,7 @@ CONTRACT_FAMILIES = {
     "responses_have_valid_token_counts",
     "responses_have_nonzero_token_counts",
     "token_counts_match_output_ids",
+    "usage_numbers_agree",
     "requests_succeeded",
     "responses_have_visible_output",
     "record_ids_unique",
@@ -58,6 +66,11 @@ CONTRACT_FAMILIES = {
     "files_have_records",
     "files_recognised",
     "dataset_has_token_counts",
+    "outputs_not_truncated",
+    "outputs_not_repeated",
+    "outputs_not_drifting",
+    "prompts_masked",
+    "samples_fit_max_seq_len",
 }
 
 

@@ -139,9 +139,31 @@ def test_every_catalogue_rule_agrees_on_generated_token_tables(
         assert [check(v) for v in builder.rows] == frame[name].tolist()
 
 
-def test_every_rule_but_duplicate_ids_has_one_condition() -> None:
-    # The one documented exception: "seen before" depends on earlier rows, not on one row.
-    assert [r.name for r in RULES if r.when is None] == ["duplicate_ids"]
+def test_every_rule_but_the_duplicates_and_drift_has_one_condition() -> None:
+    # The documented exceptions: "seen before" depends on earlier rows, not on one row, and
+    # drift compares two windows of records.
+    assert [r.name for r in RULES if r.when is None] == [
+        "duplicate_ids",
+        "duplicate_outputs",
+        "output_drift",
+    ]
+
+
+@settings(deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(0, 5)), max_size=8), st.integers(0, 5))
+def test_a_parameter_reads_like_a_column_and_unset_compares_false(
+    values: list[int | None], limit: int
+) -> None:
+    from genledger.rules.expr import param
+
+    expr = col("a") > param("limit")
+    frame = pd.DataFrame({"a": pd.array(values, dtype="Int64")})
+    rows = [(v,) for v in values]
+    for bound in ({"limit": limit}, {}):
+        by_row = condition_function(expr, ["a"], bound)
+        expected = [v is not None and "limit" in bound and v > limit for v in values]
+        assert [by_row(r) for r in rows] == expected
+        assert evaluate(expr, frame, bound).tolist() == expected
 
 
 def test_a_condition_reads_only_its_tables_columns() -> None:

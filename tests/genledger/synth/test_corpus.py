@@ -23,6 +23,7 @@ FORMATS = {  # what genledger must find in each shape, by the makers the plans n
     },
     "second": {"wrapped_openai", "sglang_generate", "flat", "openai_batch"},
     "tokens": {"wrapped_openai", "flat", "openai_batch"},
+    "variants": {"wrapped_openai", "flat", "openai_batch"},
 }  # fmt: skip
 
 
@@ -107,3 +108,20 @@ def test_the_reference_and_second_corpora_keep_their_record_counts() -> None:
     assert len(reference) == 12 and set(reference.values()) == {per_file, per_file // 4 * 4}
     assert len(second) == 4 and set(second.values()) == {int(800e6 / 10_000 / 4)}
     assert len(TOKENS.files) == 11
+
+
+def test_the_variants_corpus_writes_each_tokenized_file_as_another_pipeline_does(
+    tmp_path: Path,
+) -> None:
+    write_corpus(tmp_path / "c", 40, shape="variants")
+    first = {
+        path.parent.name: path.read_bytes().split(b"\n", 1)[0]
+        for path in (tmp_path / "c").glob("*/tokenized_data.jsonl")
+    }
+    assert first["V1_compact"].startswith(b'{"input_ids":[')  # orjson: compact
+    assert first["V2_masks_first"].startswith(b'{"loss_mask": [')  # json: spaced
+    assert b'"labels": [-100, ' in first["V3_hugging_face"]
+    assert b'"attention_mask":[1,1' in first["V8_hf_compact"]
+    assert len(first["V4_long_context"]) > 45_000
+    assert "解".encode() in first["V5_with_text"] and b"\\u89e3" in first["V6_escaped_text"]
+    assert max(json.loads(first["V7_positions"])["input_ids"]) >= 10**9

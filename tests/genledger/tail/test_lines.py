@@ -92,3 +92,18 @@ def test_counting_non_blank_lines_equals_looking_at_each(
     for block in splitter.blocks(data):
         expected = sum(not is_blank(content) for _, _, content in block.rows())
         assert block.non_blank() == expected, data
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.integers(0, 3), st.booleans())
+def test_line_spans_are_the_rows_without_copies(
+    pieces: list[bytes], offset: int, resumed: bool
+) -> None:
+    # The lifted tier reads tokenized lines in place: each span must cut out exactly the row
+    # `rows()` gives, with its number and offset, whatever CRs, BOMs and blank lines it holds.
+    data = b"".join(pieces) + b"\n"
+    splitter = LineSplitter(offset=offset if resumed else 0)
+    for block in splitter.blocks(data):
+        spans = [(n, o, block.data[a:b]) for n, o, a, b in block.spans()]
+        assert spans == list(block.rows()), data
+        assert block.next_number == spans[-1][0]

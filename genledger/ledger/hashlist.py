@@ -1,0 +1,82 @@
+"""Fixed-size answer keys and their line numbers, for the duplicate-answer rule.
+
+Each record with a visible answer costs 16 bytes here (its 8-byte key, `genledger.parse.
+answer`, and its 8-byte line), whatever the answer's length, so memory and state grow with
+the records, never with the texts.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from genledger.ledger.idlist import pack_ints, unpack_ints
+
+BYTES_PER_RECORD = 16
+
+
+class HashList:
+    """Keys in file order with their 1-based line numbers; appendable, addable, comparable."""
+
+    __slots__ = ("keys", "lines")
+
+    def __init__(self) -> None:
+        self.keys = array("q")
+        self.lines = array("q")
+
+    def append(self, line: int, key: int) -> None:
+        """One more key, found on `line`."""
+        self.keys.append(key)
+        self.lines.append(line)
+
+    def sink(self) -> Callable[[int, int], None]:
+        """`append` with the arrays' own appends bound (the books' pass calls it a record)."""
+        keys, lines = self.keys.append, self.lines.append
+
+        def add(line: int, key: int) -> None:
+            keys(key)
+            lines(line)
+
+        return add
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        """(line, key) pairs, in order."""
+        return zip(self.lines, self.keys, strict=True)
+
+    def __add__(self, other: HashList) -> HashList:
+        out = HashList()
+        out.keys = self.keys + other.keys
+        out.lines = self.lines + other.lines
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HashList):
+            return NotImplemented
+        return (self.keys, self.lines) == (other.keys, other.lines)
+
+    def __repr__(self) -> str:
+        return f"HashList(n={len(self)})"
+
+    def shifted(self, lines: int) -> HashList:
+        """The same keys with every line number moved by `lines`."""
+        out = HashList()
+        out.keys = self.keys
+        out.lines = array("q", (line + lines for line in self.lines))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form: both arrays as base64 of int64s."""
+        return {"keys": pack_ints(self.keys), "lines": pack_ints(self.lines)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HashList:
+        """Inverse of `to_dict`; raises ValueError on a damaged form."""
+        out = cls()
+        out.keys, out.lines = unpack_ints(data["keys"]), unpack_ints(data["lines"])
+        if len(out.keys) != len(out.lines):
+            raise ValueError("damaged key list")
+        return out

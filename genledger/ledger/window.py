@@ -1,0 +1,123 @@
+"""A dataset's first and latest windows of records, and what drifted between them.
+
+Each record of a window is kept as (flags, output tokens, finish reason): the flags are the
+bits of the books' trail conditions (truncated, empty, failed, refusal; `ledger.books`),
+the output tokens -1 where the record has no valid count. A pass over rows keeps the first
+and the last `limit` records (`Ends`, mergeable in file order); a dataset's record keeps its
+first window (filled from the first records counted, then frozen) and its latest window
+(the last `limit` records counted), across refreshes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from statistics import median_low
+from typing import Any
+
+FLAGS = ("truncated", "empty", "failed", "refusal")  # bit i: the books' trail flag i
+Item = tuple[int, int, Any]  # (flags, output tokens or -1, finish reason or None)
+# output_drift: a share at least doubles and rises by at least 5 points, or the median
+# output moves by at least 30 %
+SHARE_FACTOR, SHARE_POINTS, MEDIAN_MOVE = 2.0, 0.05, 0.30
+
+
+@dataclass
+class Ends:
+    """The first and last `limit` records of some rows (`tail` None: all are in `head`)."""
+
+    limit: int = 1000
+    head: list[Item] = field(default_factory=list)
+    tail: list[Item] | None = None
+
+    @property
+    def last(self) -> list[Item]:
+        """The last `limit` records."""
+        return self.head if self.tail is None else self.tail
+
+    def __add__(self, other: Ends) -> Ends:
+        if not other.head:
+            return self
+        if not self.head:
+            return other
+        head = (self.head + other.head)[: self.limit]
+        last = (self.last + other.last)[-self.limit :]
+        whole = (
+            self.tail is None
+            and other.tail is None
+            and len(head) == len(self.head) + len(other.head)
+        )
+        return Ends(self.limit, head, None if whole else last)
+
+
+@dataclass
+class Windows:
+    """A dataset's first window (frozen once full) and its latest one."""
+
+    limit: int = 1000
+    first: list[Item] = field(default_factory=list)
+    latest: list[Item] = field(default_factory=list)
+
+    def counted(self, ends: Ends) -> None:
+        """Records counted after all those before, in order."""
+        if len(self.first) < self.limit:
+            self.first += ends.head[: self.limit - len(self.first)]
+        self.latest = (self.latest + ends.last)[-self.limit :]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"limit": self.limit, "first": self.first, "latest": self.latest}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Windows:
+        """Inverse of `to_dict`; raises on a damaged form."""
+
+        def items(rows: Any) -> list[Item]:
+            return [(int(f), int(v), None if r is None else str(r)) for f, v, r in rows]
+
+        return cls(int(data["limit"]), items(data["first"]), items(data["latest"]))
+
+
+def window_block(items: list[Item]) -> dict[str, Any] | None:
+    """The shares, median output and finish-reason mix of one window (None: no record)."""
+    if not items:
+        return None
+    n = len(items)
+    block: dict[str, Any] = {"records": n}
+    for bit, name in enumerate(FLAGS):
+        block[f"{name}_share"] = sum(1 for f, _, _ in items if f >> bit & 1) / n
+    outputs = [v for _, v, _ in items if v >= 0]
+    block["median_output_tokens"] = median_low(outputs) if outputs else None
+    reasons = Counter("no finish reason" if r is None else r for _, _, r in items)
+    block["finish_reasons"] = {r: c / n for r, c in sorted(reasons.items())}
+    return block
+
+
+def drift(first: dict[str, Any] | None, latest: dict[str, Any] | None) -> list[str]:
+    """What moved from the first window to the latest, one phrase each (`output_drift`)."""
+    if first is None or latest is None:
+        return []
+    moved = []
+    for name in FLAGS:
+        key = f"{name}_share"
+        if _share_moved(first[key], latest[key]):
+            moved.append(f"{name} share {_pct(first[key])} → {_pct(latest[key])}")
+    a, b = first["median_output_tokens"], latest["median_output_tokens"]
+    if a and b is not None and abs(b - a) / a >= MEDIAN_MOVE:
+        moved.append(f"median output {a:,} → {b:,} tokens")
+    for reason in sorted(set(first["finish_reasons"]) | set(latest["finish_reasons"])):
+        was, now = (
+            first["finish_reasons"].get(reason, 0.0),
+            latest["finish_reasons"].get(reason, 0.0),
+        )
+        if _share_moved(was, now):
+            moved.append(f"finish {reason} {_pct(was)} → {_pct(now)}")
+    return moved
+
+
+def _share_moved(was: float, now: float) -> bool:
+    return now >= SHARE_FACTOR * was and now - was >= SHARE_POINTS - 1e-12
+
+
+def _pct(share: float) -> str:
+    return f"{share:.1%}"

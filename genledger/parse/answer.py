@@ -1,0 +1,127 @@
+"""A record's visible answer as a fixed-size key, for the duplicate-answer rule.
+
+The key is the 64-bit xxh3 hash of the answer's text — its visible parts (the declaration's
+answer paths, reasoning left out) joined by a space, with ASCII whitespace (space, tab,
+line feed, carriage return, vertical tab, form feed) stripped from both ends — written as
+JSON writes a string (orjson's escaping: `\\"`, `\\\\`, `\\n`, `\\t`, ..., other control
+characters as `\\u00XX`, everything else as its UTF-8 bytes). An answer that is empty after
+stripping has no key.
+
+Why JSON's escaping: the typed decoders keep texts as the raw JSON bytes of the line
+(`genledger.fast.rawtext`), and a JSON string holding no `\\u` and no `\\/` escape is written
+exactly as orjson writes it (the other escapes have one spelling). Such a text is hashed from
+its bytes as they are; any other takes `escaped`, the definition both paths share. Why only
+the ends: collapsing whitespace inside a text costs a pass over it in Python (measured
+~40 % of a record's decode on the reference corpus, docs/performance.md), while the ends are
+read in constant time; answers that repeat differ at their ends (a trailing newline), rarely
+inside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import xxhash
+
+WHITESPACE = " \t\n\r\x0b\x0c"  # ASCII whitespace, as bytes.strip() and str.isspace() agree
+# The escaped forms of the whitespace characters at a text's ends (vertical tab is `\u000b`,
+# which the raw-bytes path never meets: a `\u` escape sends a text to `escaped`).
+ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
+hash64 = _hash = xxhash.xxh3_64_intdigest  # the typed decoders hash in place too
+SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
+Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
+
+
+def escaped(text: str) -> bytes:
+    """A text as orjson writes it inside a JSON string (no quotes)."""
+    return orjson.dumps(text)[1:-1]
+
+
+def part_text(value: Any) -> str | None:
+    """The text of one value on an answer path: a string as it is, a tool call (an object)
+    as its JSON with sorted keys; None for null."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def key_of_texts(texts: Iterable[str]) -> int | None:
+    """The key of an answer given as its parts' texts (the general path)."""
+    joined = " ".join(texts).strip(WHITESPACE)
+    return _hash(escaped(joined)) - SIGN if joined else None
+
+
+def key_of_escaped(parts: list[Buffer]) -> int | None:
+    """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
+    body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
+    return _hash(body) - SIGN if body else None
+
+
+def key_of_spelled(raw: Buffer) -> int | None:
+    """The key of an answer of one JSON string (with its quotes) spelled as orjson spells
+    it: most answers neither start nor end with whitespace, so they are hashed in place."""
+    view = memoryview(raw)
+    size = len(view)
+    if size > 3:
+        first, last = view[1], view[-2]
+        if first != 32 and first != 92 and last != 32 and view[-3] != 92:
+            return _hash(view[1:-1]) - SIGN  # nothing to strip at either end
+    return key_of_escaped([view[1:-1]])
+
+
+def _strip_escaped(data: Buffer) -> Buffer:
+    """Escaped text less the escaped whitespace at its ends (`\\n`, `\\t`, `\\r`,
+    `\\f`, orjson's `\\u000b` for a vertical tab, and spaces)."""
+    start, end = 0, len(data)
+    while start < end:
+        size = _space_at(data, start)
+        if not size:
+            break
+        start += size
+    while end > start:
+        size = _space_before(data, start, end)
+        if not size:
+            break
+        end -= size
+    return data[start:end] if start or end < len(data) else data
+
+
+def _space_at(data: Buffer, at: int) -> int:
+    """The length of the escaped whitespace starting at `at` (0: none). Read from the
+    start, a backslash always begins an escape."""
+    if data[at] == 32:
+        return 1
+    if data[at] != 92:
+        return 0
+    if data[at + 1 : at + 2] in (b"n", b"t", b"r", b"f"):
+        return 2
+    return 6 if data[at + 1 : at + 6] == b"u000b" else 0
+
+
+def _space_before(data: Buffer, start: int, end: int) -> int:
+    """The length of the escaped whitespace ending at `end` (0: none)."""
+    if data[end - 1] == 32:
+        return 1
+    for size, tail in ((2, (b"n", b"t", b"r", b"f")), (6, (b"u000b",))):
+        at = end - size
+        if (
+            at >= start
+            and data[at] == 92
+            and data[at + 1 : end] in tail
+            and _escapes(data, start, at)
+        ):
+            return size
+    return 0
+
+
+def _escapes(data: Buffer, start: int, at: int) -> bool:
+    """Whether the backslash at `at` begins an escape: the run of backslashes before it is
+    even (an odd run ends in an escaped backslash)."""
+    before = at
+    while before > start and data[before - 1] == 92:
+        before -= 1
+    return (at - before) % 2 == 0
