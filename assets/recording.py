@@ -2,7 +2,7 @@
 
 A refresh run (`assets/refresh_job.py`, or `stats_json` launched by hand) refreshes the whole
 data root once (the engine reads only new bytes) and so knows every dataset's check results.
-Recording a dataset in Dagster costs a materialization and one result per check (13 events for
+Recording a dataset in Dagster costs a materialization and one result per check (17 events for
 a responses asset, each a few SQLite transactions: ~25 ms apiece, ~50 ms on a busy machine), so
 recording every growing dataset in every refresh would make a refresh's cost, and with it the
 time to signal, grow with the number of datasets. Instead each run records:
