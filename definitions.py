@@ -5,9 +5,11 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.factory import build_dataset_assets
+from assets.refresh_job import build_refresh_job
 from assets.spec import Location, load_location
 from assets.stats_json import build_stats_asset
 from automation.notifications import build_notification_sensors
+from automation.retention import build_retention_sensor
 from automation.schedule import build_refresh_schedule
 from automation.sensors import build_file_sensor
 
@@ -25,10 +27,16 @@ def build_defs(location: Location) -> dg.Definitions:
     """Assets, checks, schedule and sensors of one loaded location."""
     # A dataset with only a prompts file (generation not started) has no file asset yet.
     assets = [build_dataset_assets(s, location.config) for s in location.specs if s.roles]
+    refresh = build_refresh_job(location)
     return dg.Definitions(
         assets=[*assets, build_stats_asset(location)],
-        schedules=[build_refresh_schedule(location)],
-        sensors=[build_file_sensor(location), *build_notification_sensors(location.config)],
+        jobs=[refresh],
+        schedules=[build_refresh_schedule(location, refresh)],
+        sensors=[
+            build_file_sensor(location, refresh),
+            *build_notification_sensors(location.config),
+            build_retention_sensor(location),
+        ],
         executor=EXECUTORS[location.config.dagster.executor],
     )
 

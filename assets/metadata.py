@@ -1,29 +1,13 @@
-"""Materialization metadata of a file asset, from its dataset's stats block (numbers as numbers)."""
+"""Materialization metadata (numbers as numbers): a file asset's from its dataset's stats block,
+`stats_json`'s from the whole stats JSON."""
 
 from __future__ import annotations
 
-import warnings
-from functools import cache
 from typing import Any
 
 import dagster as dg
 
-from genledger.rules.catalogue import Table
-from genledger.rules.models import schema_of
 from genledger.tail.discovery import Dataset
-
-
-@cache
-def column_schema(role: str) -> dg.TableSchema:
-    """The TableSchema of a role's token table, from its generated pandera schema."""
-    from dagster_pandera import pandera_schema_to_dagster_type
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the converter is marked beta
-        dagster_type = pandera_schema_to_dagster_type(schema_of(Table(role)))
-    value = dagster_type.metadata["schema"]
-    assert isinstance(value, dg.TableSchemaMetadataValue)
-    return value.schema
 
 
 def _number(value: float | None) -> dg.MetadataValue | None:
@@ -152,7 +136,6 @@ def file_asset_metadata(
         "forms": dg.MetadataValue.json(_forms(dataset, role)),
         "compression": _compression(dataset, role),
         "dagster/row_count": dg.MetadataValue.int(int(numbers["records"] or 0)),
-        "dagster/column_schema": column_schema(role),
     }
     for name, value in numbers.items():
         number = _number(value)
@@ -200,4 +183,38 @@ def cost_metadata(block: dict[str, Any]) -> dict[str, Any]:
         metadata["drift"] = dg.MetadataValue.md("\n".join(f"- {d}" for d in drift or []) or "none")
         if block.get("prompts_unjoinable"):
             metadata["prompts_unjoinable"] = block["prompts_unjoinable"]
+    return metadata
+
+
+def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
+    """Totals and per-dataset status counts as numbers, plus where the JSON was written."""
+    totals = stats["totals"]
+    by_status = totals["quality"].get("datasets_by_status", {})
+    metadata: dict[str, Any] = {
+        "path": dg.MetadataValue.path(path),
+        "data_root": stats["data_root"],
+        "status": totals["quality"]["status"],
+        "datasets": dg.MetadataValue.int(len(stats["datasets"])),
+    }
+    for status in ("ok", "warn", "error"):
+        metadata[f"datasets_{status}"] = dg.MetadataValue.int(int(by_status.get(status, 0)))
+    for name in ("n_done", "n_counted", "total_comp", "total_prompt", "n_tokenized"):
+        metadata[name] = dg.MetadataValue.int(int(totals[name]))
+    metadata["total_tokens"] = dg.MetadataValue.int(int(totals["total_tokens"]))
+    for name in ("n_prompts", "progress", "avg_comp", "avg_tokens"):
+        if totals.get(name) is not None:
+            value = totals[name]
+            metadata[name] = (
+                dg.MetadataValue.int(value)
+                if isinstance(value, int)
+                else dg.MetadataValue.float(float(value))
+            )
+    metadata["unrecognised_files"] = dg.MetadataValue.int(
+        int(stats.get("unrecognised", {}).get("count", 0))
+        + sum(int(d.get("unrecognised", {}).get("count", 0)) for d in stats["datasets"].values())
+    )
+    metadata["failures"] = dg.MetadataValue.json(
+        {f["check"]: f["count"] for f in totals["quality"]["failures"]}
+    )
+    metadata.update(cost_metadata(totals))
     return metadata

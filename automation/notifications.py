@@ -20,6 +20,7 @@ from typing import Any
 import dagster as dg
 from dagster._core.event_api import RunStatusChangeEventType, RunStatusChangeRecordsFilter
 
+from automation.ticks import tick_every
 from genledger.config import Config
 from genledger.notify.budget import decide_budgets
 from genledger.notify.channels import channels_from_env, secrets_from_env
@@ -44,11 +45,12 @@ CHECK_MIN_INTERVAL_S = 5
 
 
 def build_notification_sensors(config: Config) -> list[dg.SensorDefinition]:
-    """The check-notification and stall-notification sensors, both running by default."""
+    """The check-, stall- and budget-notification sensors, all running by default."""
+    check_interval = tick_every(max(CHECK_MIN_INTERVAL_S, config.dagster.sensor_interval_s))
 
     @dg.sensor(
         name=CHECK_SENSOR,
-        minimum_interval_seconds=max(CHECK_MIN_INTERVAL_S, config.dagster.sensor_interval_s),
+        minimum_interval_seconds=check_interval,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Notifies on new, worse and resolved asset-check failures of finished runs.",
     )
@@ -66,7 +68,7 @@ def build_notification_sensors(config: Config) -> list[dg.SensorDefinition]:
 
     @dg.sensor(
         name=BUDGET_SENSOR,
-        minimum_interval_seconds=max(CHECK_MIN_INTERVAL_S, config.dagster.sensor_interval_s),
+        minimum_interval_seconds=check_interval,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Notifies when the projected cost, then the cost, first exceeds a budget.",
     )

@@ -1,10 +1,12 @@
 """The schedule: on a cron (default every 5 minutes), refresh what changed and the stats JSON.
 
-A tick compares each dataset's files (stat and a 256-byte head, never a full read) with the
-signature its file assets recorded at their last materialization. Only changed (or never
-materialized) datasets are in the run; the rest are skipped visibly — counted in the run's tags,
-named in the tick's log — and keep their check results, which still describe the same files.
-`stats_json` is always in the run and covers every dataset.
+The run is the file sensor's refresh run (`assets/refresh_job.py`: it covers every dataset in
+the stats JSON and records the changed ones), a backstop for when the sensor is stopped. A tick
+compares each dataset's files (stat and a 256-byte head, never a full read) with the signature
+its file assets recorded at their last materialization: the changed (or never materialized)
+datasets are the ones the run records; the rest are skipped visibly — counted in the run's
+tags, named in the tick's log — and keep their check results, which still describe the same
+files.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from assets.naming import SCOPE_TAG, STATS_KEY
+from assets.naming import SCOPE_TAG
+from assets.refresh_job import build_refresh_job
 from assets.signature import SIGNATURE_KEY, dataset_signature, signature_token
 from assets.spec import DatasetSpec, Location
 from genledger.tail.discovery import DataRootError, discover
@@ -61,13 +64,16 @@ def _names(specs: Sequence[DatasetSpec]) -> str:
     return f"{shown}, and {more} more" if more > 0 else shown or "none"
 
 
-def build_refresh_schedule(location: Location) -> dg.ScheduleDefinition:
-    """Refresh the changed datasets and `stats_json` on `dagster.schedule_cron`."""
+def build_refresh_schedule(
+    location: Location, job: dg.JobDefinition | None = None
+) -> dg.ScheduleDefinition:
+    """Refresh the changed datasets and `stats_json` on `dagster.schedule_cron`, with `job`
+    (the location's refresh job)."""
 
     @dg.schedule(
         name=SCHEDULE_NAME,
         cron_schedule=location.config.dagster.schedule_cron,
-        target=dg.AssetSelection.all(),
+        job=job or build_refresh_job(location),
         default_status=dg.DefaultScheduleStatus.RUNNING,
         tags={SCOPE_TAG: "all"},
         description=(
@@ -84,7 +90,6 @@ def build_refresh_schedule(location: Location) -> dg.ScheduleDefinition:
         unchanged = [s for s in location.specs if s not in changed]
         context.log.info(f"changed: {_names(changed)}; skipped as unchanged: {_names(unchanged)}")
         return dg.RunRequest(
-            asset_selection=[*(k for s in changed for k in s.asset_keys), STATS_KEY],
             tags={
                 SCOPE_TAG: "all",
                 CHANGED_TAG: str(len(changed)),

@@ -1,29 +1,42 @@
-"""The file sensor: request runs for the datasets whose files grew, shrank, appeared or changed.
+"""The file sensor: one refresh run when any dataset's files grew, shrank, appeared or changed.
 
-The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum); a
-dataset whose entry changed gets one run of its file assets plus `stats_json`, unless a run
-for it is already queued or running (then its old entry is kept, so the next tick retries).
-A tick that sees no change settles checks (`automation/settle.py`): once no run is in
-progress, datasets whose latest materialization lacks its check results are run once more.
+The cursor maps each dataset key to its files' (size, mtime_ns, inode, head checksum). However
+many datasets changed, a tick requests at most one run of the refresh job
+(`assets/refresh_job.py`): it refreshes the whole root once, writes the stats JSON and records
+`stats_json` and the changed datasets' file assets and checks (`assets/recording.py`).
+No run is requested while a refresh run still waits to start (it will read the files as they
+are then), so runs per minute do not grow with the number of datasets. A tick that sees no
+change follows up (`automation/settle.py`): once no run is in progress, one more refresh run if
+the last one left changed datasets to record or a check result belongs to another
+materialization.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
 import dagster as dg
 
-from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY
+from assets.naming import SCOPE_TAG, STATS_KEY
+from assets.recording import LEFT_DUE
+from assets.refresh_job import build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
-from assets.spec import DatasetSpec, Location
-from automation.settle import BUSY, STATS_OWNER, any_run_busy, newest_run_id, unsettled
-from genledger.tail.discovery import DataRootError, discover
+from assets.spec import Location
+from automation.settle import any_run_busy, newest_run, unsettled
+from automation.ticks import tick_every
+from genledger.tail.discovery import DataRootError, Dataset, discover
 from genledger.tail.fingerprint import Fingerprint
 
 SENSOR_NAME = "dataset_files_changed"
-SETTLED = "#settled"  # cursor entry: the newest run seen by the last settle pass (not a key)
+SETTLED = "#settled"  # cursor entry: the newest run seen by the last follow-up (not a key)
+REFRESH_TAGS = {SCOPE_TAG: "all"}  # a refresh of the whole root (sensor and schedule alike)
+WAITING = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+]
+NAMES_SHOWN = 20
 
 
 def describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -58,29 +71,33 @@ def _change(before: Fingerprint, after: Fingerprint) -> str:
     return "rewritten"
 
 
-def busy_keys(instance: dg.DagsterInstance, keys: Iterable[str]) -> set[str]:
-    """The dataset keys with a queued or running run (a run of everything makes all busy)."""
-    keys = list(keys)
-    if instance.get_runs(dg.RunsFilter(statuses=BUSY, tags={SCOPE_TAG: "all"}), limit=1):
-        return set(keys)
+def signatures(location: Location, found: dict[str, Dataset]) -> dict[str, Any]:
+    """Each known dataset's files now, by key (empty once its folder is gone)."""
     return {
-        key
-        for key in keys
-        if instance.get_runs(dg.RunsFilter(statuses=BUSY, tags={DATASET_TAG: key}), limit=1)
+        spec.key: dataset_signature(found[spec.name]) if spec.name in found else {}
+        for spec in location.specs
     }
 
 
-def _request(spec: DatasetSpec, signature: dict[str, Any]) -> dg.RunRequest:
-    token = signature_token(signature)
-    return dg.RunRequest(
-        run_key=f"{spec.key}:{token}",
-        asset_selection=[*spec.asset_keys, STATS_KEY],
-        tags={DATASET_TAG: spec.key},
-    )
+def changed_datasets(location: Location, before: str | None, after: str | None) -> set[str]:
+    """The dataset keys whose entries differ between two cursors."""
+    old = json.loads(before) if before else {}
+    new = json.loads(after) if after else {}
+    return {spec.key for spec in location.specs if old.get(spec.key) != new.get(spec.key)}
+
+
+def refresh_waiting(instance: dg.DagsterInstance) -> bool:
+    """Whether a refresh run is queued or starting: it will read the files as they are then."""
+    return bool(instance.get_runs(dg.RunsFilter(statuses=WAITING, tags=REFRESH_TAGS), limit=1))
+
+
+def refresh_request(run_key: str) -> dg.RunRequest:
+    """One run of the refresh job: it reads the whole root and records what changed."""
+    return dg.RunRequest(run_key=run_key, tags=dict(REFRESH_TAGS))
 
 
 def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.SensorResult:
-    """One tick: compare the files with the cursor; request runs for changed, idle datasets."""
+    """One tick: compare the files with the cursor; request one refresh run if any changed."""
     if location.problem is not None or location.config.data_root is None:
         return dg.SensorResult(skip_reason=location.problem or "no data root")
     try:
@@ -88,82 +105,79 @@ def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.Sens
     except DataRootError as exc:
         return dg.SensorResult(skip_reason=str(exc))
     old: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}
-    cursor: dict[str, Any] = {}
-    changed: dict[str, str] = {}
-    specs = {spec.key: spec for spec in location.specs}
-    for key, spec in specs.items():
-        new = dataset_signature(found[spec.name]) if spec.name in found else {}
-        cursor[key] = new
-        if old.get(key) != new:
-            changed[key] = describe_change(old.get(key, {}), new)
+    cursor = signatures(location, found)
+    token = signature_token(cursor)
     if not context.cursor:
-        return _first_tick(context, specs, cursor)
+        context.log.info(f"first tick: baseline of {len(cursor)} datasets; one run refreshes all")
+        request = refresh_request(f"initial:{token}")
+        return dg.SensorResult(run_requests=[request], cursor=json.dumps(cursor, sort_keys=True))
+    changed = {k: describe_change(old.get(k, {}), v) for k, v in cursor.items() if old.get(k) != v}
     if SETTLED in old:
         cursor[SETTLED] = old[SETTLED]
-    busy = busy_keys(context.instance, changed) if changed else set()
-    for key in busy:
-        cursor[key] = old.get(key, {})
-    requests = [_request(specs[k], cursor[k]) for k in sorted(changed) if k not in busy]
-    if not changed:
-        requests = _settle(context, specs, old, cursor)
-    for key in sorted(changed):
-        state = "run in progress, retrying next tick" if key in busy else "run requested"
-        context.log.info(f"{specs[key].name}: {changed[key]} ({state})")
+    waiting = bool(changed) and refresh_waiting(context.instance)
+    if changed:
+        state = "a waiting refresh run will read them" if waiting else "refresh run requested"
+        context.log.info(f"{_changes(location, changed)} ({state})")
+        requests = [] if waiting else [refresh_request(f"live:{token}")]
+    else:
+        requests = _follow_up(context, location, old, cursor)
     unknown = sorted(set(found) - {spec.name for spec in location.specs})
     if unknown:
         context.log.warning(f"new datasets {unknown}: reload the code location to give them assets")
     text = json.dumps(cursor, sort_keys=True)
     if requests:
         return dg.SensorResult(run_requests=requests, cursor=text)
-    return dg.SensorResult(skip_reason=_skip_text(specs, changed, busy, unknown), cursor=text)
+    return dg.SensorResult(skip_reason=_skip_text(location, changed, unknown), cursor=text)
 
 
-def _settle(
+def _changes(location: Location, changed: dict[str, str]) -> str:
+    """What changed, dataset by dataset (the first NAMES_SHOWN of them)."""
+    names = {spec.key: spec.name for spec in location.specs}
+    shown = [f"{names[k]}: {changed[k]}" for k in sorted(changed)[:NAMES_SHOWN]]
+    more = len(changed) - NAMES_SHOWN
+    return "; ".join(shown) + (f"; and {more} more datasets" if more > 0 else "")
+
+
+def _follow_up(
     context: dg.SensorEvaluationContext,
-    specs: dict[str, DatasetSpec],
+    location: Location,
     old: dict[str, Any],
     cursor: dict[str, Any],
 ) -> list[dg.RunRequest]:
-    """Once per new run, when nothing is in progress: rerun owners whose checks are unsettled."""
-    newest = newest_run_id(context.instance)
-    if newest is None or newest == old.get(SETTLED) or any_run_busy(context.instance):
+    """Once per new run, when nothing is in progress: one more refresh run if the last one left
+    changed datasets to record, or some check result belongs to another materialization."""
+    instance = context.instance
+    run = newest_run(instance)
+    if run is None or run.run_id == old.get(SETTLED) or any_run_busy(instance):
         return []
-    cursor[SETTLED] = newest
-    requests = []
-    for owner, (keys, storage_id) in sorted(unsettled(context.instance, specs.values()).items()):
-        context.log.info(f"{owner}: checks not evaluated for its latest materialization; rerun")
-        alone = owner == STATS_OWNER
-        requests.append(
-            dg.RunRequest(
-                run_key=f"settle:{owner}:{storage_id}",
-                asset_selection=keys if alone else [*keys, STATS_KEY],
-                tags={} if alone else {DATASET_TAG: owner},
-            )
-        )
-    return requests
+    cursor[SETTLED] = run.run_id
+    if run.status == dg.DagsterRunStatus.FAILURE:
+        return []  # a failing refresh is not retried in a loop: the next change will be
+    left = left_due(instance)
+    owners = unsettled(instance, location.specs)
+    if not left and not owners:
+        return []
+    context.log.info(
+        f"{left} changed dataset(s) left to record; checks not evaluated for the latest "
+        f"materialization of: {', '.join(owners) or 'none'}; one more refresh run"
+    )
+    return [refresh_request(f"settle:{run.run_id}")]
 
 
-def _first_tick(
-    context: dg.SensorEvaluationContext, specs: dict[str, DatasetSpec], cursor: dict[str, Any]
-) -> dg.SensorResult:
-    """Record the baseline and refresh everything in ONE run (tagged like the schedule's).
-
-    One run rather than one per dataset: a fresh `dagster dev` then queues a single run ahead of
-    whatever a user (or a harness) launches by hand, instead of one per dataset.
-    """
-    text = json.dumps(cursor, sort_keys=True)
-    context.log.info(f"first tick: baseline of {len(specs)} datasets; one run refreshes all")
-    request = dg.RunRequest(run_key=f"initial:{signature_token(cursor)}", tags={SCOPE_TAG: "all"})
-    return dg.SensorResult(run_requests=[request], cursor=text)
+def left_due(instance: dg.DagsterInstance) -> int:
+    """How many changed datasets the latest `stats_json` run left to record."""
+    records = instance.get_asset_records([STATS_KEY])
+    latest = records[0].asset_entry.last_materialization if records else None
+    materialization = latest.asset_materialization if latest is not None else None
+    value = materialization.metadata.get(LEFT_DUE) if materialization is not None else None
+    return int(getattr(value, "value", 0) or 0)
 
 
-def _skip_text(
-    specs: dict[str, DatasetSpec], changed: dict[str, str], busy: set[str], unknown: list[str]
-) -> str:
-    files = sum(len(s.dataset.files) for s in specs.values())
-    parts = [f"watched {len(specs)} datasets ({files} files at load time)"]
-    if busy:
-        parts.append(f"changed but a run is in progress: {', '.join(sorted(busy))}")
+def _skip_text(location: Location, changed: dict[str, str], unknown: list[str]) -> str:
+    files = sum(len(s.dataset.files) for s in location.specs)
+    parts = [f"watched {len(location.specs)} datasets ({files} files at load time)"]
+    if changed:
+        parts.append(f"{len(changed)} changed; a waiting refresh run will read them")
     else:
         parts.append("nothing changed since the last tick")
     if unknown:
@@ -171,15 +185,21 @@ def _skip_text(
     return "; ".join(parts)
 
 
-def build_file_sensor(location: Location) -> dg.SensorDefinition:
-    """The sensor, running by default every `dagster.sensor_interval_s` seconds."""
+def build_file_sensor(
+    location: Location, job: dg.JobDefinition | None = None
+) -> dg.SensorDefinition:
+    """The sensor, running by default every `dagster.sensor_interval_s` seconds, requesting
+    runs of `job` (the location's refresh job)."""
 
     @dg.sensor(
         name=SENSOR_NAME,
-        minimum_interval_seconds=location.config.dagster.sensor_interval_s,
-        target=dg.AssetSelection.all(),
+        minimum_interval_seconds=tick_every(location.config.dagster.sensor_interval_s),
+        job=job or build_refresh_job(location),
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="Materialises only the datasets whose files changed, plus stats_json.",
+        description=(
+            "One refresh run when any dataset's files changed: it refreshes the whole root, "
+            "writes the stats JSON and records the changed datasets' file assets and checks."
+        ),
     )
     def dataset_files_changed(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         return evaluate(location, context)

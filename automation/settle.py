@@ -1,23 +1,24 @@
-"""Settling: every check of a dataset's latest materialization gets a result once runs are idle.
+"""Settling: every check of an asset's latest materialization gets a result once runs are idle.
 
-Dagster shows, per check, the execution *planned* last (planned when a run is created) and
-calls it "Not evaluated" unless it targets the asset's latest materialization. Two runs created
-together (a sensor's run and one launched by hand, a schedule's) can plan their checks
-interleaved and execute in the other order; no concurrency limit prevents that. So once no run
-is in progress, the file sensor looks for datasets whose latest check executions do not belong
-to their latest materialization and requests one more run of each: created last, it executes
-last, and its checks are the ones shown.
+Dagster shows, per check, the execution *planned* (or recorded) last and calls it "Not
+evaluated" unless it targets the asset's latest materialization. Two runs created together (a
+sensor's run and one launched by hand, a schedule's) can plan their checks interleaved and
+execute in the other order; no concurrency limit prevents that. So once no run is in progress,
+the file sensor looks for assets whose latest check executions do not belong to their latest
+materialization and requests one more refresh run, which records those datasets again,
+materialization and checks together (`assets/recording.py`), and `stats_json` with its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import dagster as dg
 
 from assets.naming import STATS_KEY
+from assets.recording import recorded_state, targets
 from assets.spec import DatasetSpec
-from checks.asset_checks import EVERY_DATASET_PRESENT, families_for
+from checks.asset_checks import EVERY_DATASET_PRESENT
 
 STATS_OWNER = "#stats_json"  # not a dataset key: those are [A-Za-z0-9_]
 BUSY = [
@@ -34,54 +35,27 @@ def any_run_busy(instance: dg.DagsterInstance) -> bool:
     return bool(instance.get_runs(dg.RunsFilter(statuses=BUSY), limit=1))
 
 
-def newest_run_id(instance: dg.DagsterInstance) -> str | None:
-    """The id of the run created last (a settle pass is due once per new run)."""
+def newest_run(instance: dg.DagsterInstance) -> dg.DagsterRun | None:
+    """The run created last (a settle pass is due once per new run)."""
     runs = instance.get_runs(limit=1)
-    return runs[0].run_id if runs else None
+    return runs[0] if runs else None
 
 
-def _check_keys(spec: DatasetSpec) -> dict[dg.AssetCheckKey, dg.AssetKey]:
-    return {
-        dg.AssetCheckKey(spec.asset_key(role), family): spec.asset_key(role)
-        for role in spec.roles
-        for family in families_for(role)
-    }
+def unsettled(instance: dg.DagsterInstance, specs: Sequence[DatasetSpec]) -> list[str]:
+    """Dataset keys (and STATS_OWNER) whose latest materialization lacks a check result of its
+    own; call it when no run is in progress."""
+    owners = [key for key, state in recorded_state(instance, specs).items() if not state.settled]
+    if not _stats_settled(instance):
+        owners.append(STATS_OWNER)
+    return sorted(owners)
 
 
-def unsettled(
-    instance: dg.DagsterInstance, specs: Iterable[DatasetSpec]
-) -> dict[str, tuple[list[dg.AssetKey], int]]:
-    """Owner (dataset key or STATS_OWNER) -> (asset keys to rerun, latest materialization id).
-
-    Only for owners whose latest materialization has a check whose latest execution belongs
-    elsewhere; call it when no run is in progress.
-    """
-    owners: dict[str, list[dg.AssetKey]] = {STATS_OWNER: [STATS_KEY]}
-    checks = {dg.AssetCheckKey(STATS_KEY, EVERY_DATASET_PRESENT): (STATS_OWNER, STATS_KEY)}
-    for spec in specs:
-        owners[spec.key] = list(spec.asset_keys)
-        checks.update({ck: (spec.key, key) for ck, key in _check_keys(spec).items()})
-    asset_keys = [key for keys in owners.values() for key in keys]
-    latest = {
-        r.asset_entry.asset_key: r.asset_entry.last_materialization_record
-        for r in instance.get_asset_records(asset_keys)
-    }
-    executions = instance.event_log_storage.get_latest_asset_check_execution_by_key(list(checks))
-    found: dict[str, tuple[list[dg.AssetKey], int]] = {}
-    for check_key, (owner, asset_key) in checks.items():
-        materialization = latest.get(asset_key)
-        if materialization is None or owner in found:
-            continue
-        execution = executions.get(check_key)
-        if execution is None or not _targets(execution, materialization):
-            found[owner] = (owners[owner], materialization.storage_id)
-    return found
-
-
-def _targets(execution: object, materialization: dg.EventLogRecord) -> bool:
-    """Whether a check execution describes this materialization (as the UI decides it)."""
-    if getattr(execution, "run_id", None) == materialization.event_log_entry.run_id:
+def _stats_settled(instance: dg.DagsterInstance) -> bool:
+    record = instance.get_asset_records([STATS_KEY])
+    latest = record[0].asset_entry.last_materialization_record if record else None
+    if latest is None:
         return True
-    evaluation = getattr(execution, "evaluation", None)
-    target = getattr(evaluation, "target_materialization_data", None)
-    return target is not None and target.storage_id == materialization.storage_id
+    check_key = dg.AssetCheckKey(STATS_KEY, EVERY_DATASET_PRESENT)
+    execution = instance.event_log_storage.get_latest_asset_check_execution_by_key([check_key])
+    found = execution.get(check_key)
+    return found is not None and targets(found, latest)

@@ -169,10 +169,19 @@ class DagsterSettings:
     owners: tuple[str, ...] = setting((), TEXTS)
     # or "multiprocess": the datasets of one run over every core
     executor: str = setting("in_process", one_of(*EXECUTORS))
+    # How long a refresh run spends recording changed datasets that hold no news (news is
+    # always recorded): bounds a refresh's Dagster events whatever the number of datasets.
+    record_seconds: float = setting(3.0, number(0))
+    # Finished runs older than this are deleted with their events (0: keep every run).
+    keep_runs_days: float = setting(2.0, number(0))
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ConfigError(f"dagster.executor = {self.executor!r}: use {' or '.join(EXECUTORS)}")
+        for name in ("record_seconds", "keep_runs_days"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"dagster.{name} = {value!r}: use a number >= 0")
 
 
 @dataclass(frozen=True)

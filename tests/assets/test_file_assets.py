@@ -121,10 +121,20 @@ def test_materializations_carry_numbers_the_ui_can_plot(sample_run: Materialized
     assert {k: v for k, v in got.items() if k.startswith("format/")} == {
         f"format/{fmt}": n for fmt, n in block["formats"].items()
     }
-    columns = [c.name for c in got["dagster/column_schema"].columns]
-    assert "completion_tokens" in columns and "missing_tokens" in columns
     pre = sample_run.materializations()[f"{dataset_key('A1_pretokenized')}/tokenized_data"]
     assert pre["total_tokens"] == sample_run.engine["datasets"]["A1_pretokenized"]["total_tokens"]
+
+
+def test_the_column_schema_is_stated_by_the_asset_not_by_each_materialization(
+    sample_run: Materialized,
+) -> None:
+    defs = build_defs(sample_run.location)
+    for role, column in (("raw_responses", "missing_tokens"), ("tokenized_data", "n_tokens")):
+        name = "clean_chat_then_flat" if role == "raw_responses" else "A1_pretokenized"
+        key = dg.AssetKey([dataset_key(name), role])
+        schema = defs.resolve_assets_def(key).specs_by_key[key].metadata["dagster/column_schema"]
+        assert column in [c.name for c in schema.columns]
+        assert "dagster/column_schema" not in sample_run.materializations()[key.to_user_string()]
 
 
 def test_an_empty_file_fails_files_have_records_as_a_warning(tmp_path: Path) -> None:

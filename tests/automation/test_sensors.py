@@ -1,4 +1,4 @@
-"""The file sensor: runs only for datasets whose files changed, never on top of a running one."""
+"""The file sensor: one refresh run for whatever changed, never a second one waiting to start."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from assets.naming import DATASET_TAG, SCOPE_TAG, STATS_KEY, dataset_key
+from assets.naming import SCOPE_TAG, dataset_key
 from assets.spec import Location, load_location
-from automation.sensors import build_file_sensor
+from automation.sensors import build_file_sensor, changed_datasets
 from genledger.synth.records import line
 
 
@@ -23,9 +23,17 @@ def tick(location: Location, instance: dg.DagsterInstance, cursor: str | None) -
     return result
 
 
-def requested(result: dg.SensorResult) -> set[str]:
-    """The dataset tags of the requested runs."""
-    return {r.tags[DATASET_TAG] for r in result.run_requests or []}
+def requested(result: dg.SensorResult) -> list[dg.RunRequest]:
+    """The requested runs, each checked to be a run of the refresh job."""
+    requests = list(result.run_requests or [])
+    for request in requests:
+        assert request.asset_selection is None and request.tags[SCOPE_TAG] == "all"
+    return requests
+
+
+def changed(location: Location, before: str | None, after: str | None) -> set[str]:
+    """The dataset keys whose entries differ between two cursors."""
+    return changed_datasets(location, before, after)
 
 
 def responses(location: Location, name: str) -> Path:
@@ -45,9 +53,8 @@ def test_the_first_tick_refreshes_everything_in_one_run(
     sample_location: Location, instance: dg.DagsterInstance
 ) -> None:
     result = tick(sample_location, instance, None)
-    assert len(result.run_requests or []) == 1
-    (request,) = result.run_requests or []
-    assert request.tags == {SCOPE_TAG: "all"} and request.asset_selection is None
+    (request,) = requested(result)
+    assert request.run_key and request.run_key.startswith("initial:")
     assert result.cursor and all(
         dataset_key(s.name) in result.cursor for s in sample_location.specs
     )
@@ -64,17 +71,29 @@ def test_nothing_is_requested_when_nothing_changed(
     assert "4 datasets" in (second.skip_reason.skip_message or "")
 
 
-def test_exactly_the_grown_dataset_is_requested_after_an_append(
+def test_an_append_to_one_dataset_requests_one_refresh_run_seeing_exactly_that_change(
     sample_location: Location, instance: dg.DagsterInstance
 ) -> None:
     cursor = tick(sample_location, instance, None).cursor
     with responses(sample_location, "warn_think_leaks").open("ab") as handle:
         handle.write(line({"id": "x", "completion_tokens": 3}))
     result = tick(sample_location, instance, cursor)
-    assert requested(result) == {dataset_key("warn_think_leaks")}
-    (request,) = result.run_requests or []
-    spec = next(s for s in sample_location.specs if s.name == "warn_think_leaks")
-    assert set(request.asset_selection or []) == {*spec.asset_keys, STATS_KEY}
+    (request,) = requested(result)
+    assert request.run_key and request.run_key.startswith("live:")
+    assert changed(sample_location, cursor, result.cursor) == {dataset_key("warn_think_leaks")}
+
+
+def test_one_run_is_requested_however_many_datasets_grew(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    cursor = tick(sample_location, instance, None).cursor
+    for spec in sample_location.specs:
+        for data_file in spec.dataset.files:
+            with data_file.path.open("ab") as handle:
+                handle.write(line({"id": "grew", "completion_tokens": 3}))
+    result = tick(sample_location, instance, cursor)
+    assert len(requested(result)) == 1
+    assert changed(sample_location, cursor, result.cursor) == {s.key for s in sample_location.specs}
 
 
 def test_a_torn_write_counts_as_growth(
@@ -83,9 +102,9 @@ def test_a_torn_write_counts_as_growth(
     cursor = tick(sample_location, instance, None).cursor
     with responses(sample_location, "clean_chat_then_flat").open("ab") as handle:
         handle.write(b'{"id": "half')
-    assert requested(tick(sample_location, instance, cursor)) == {
-        dataset_key("clean_chat_then_flat")
-    }
+    result = tick(sample_location, instance, cursor)
+    assert len(requested(result)) == 1
+    assert changed(sample_location, cursor, result.cursor) == {dataset_key("clean_chat_then_flat")}
 
 
 def test_a_replaced_file_is_requested(
@@ -96,36 +115,57 @@ def test_a_replaced_file_is_requested(
     replacement = path.with_suffix(".new")
     replacement.write_bytes(path.read_bytes()[::-1].strip() + b"\n")
     os.replace(replacement, path)
-    assert requested(tick(sample_location, instance, cursor)) == {
-        dataset_key("error_missing_tokens")
-    }
+    result = tick(sample_location, instance, cursor)
+    assert len(requested(result)) == 1
+    assert changed(sample_location, cursor, result.cursor) == {dataset_key("error_missing_tokens")}
 
 
-def test_a_dataset_with_a_run_in_progress_is_not_requested_until_it_finishes(
-    sample_location: Location, instance: dg.DagsterInstance
-) -> None:
-    cursor = tick(sample_location, instance, None).cursor
-    busy, idle = dataset_key("warn_think_leaks"), dataset_key("clean_chat_then_flat")
-    for name in ("warn_think_leaks", "clean_chat_then_flat"):
-        with responses(sample_location, name).open("ab") as handle:
-            handle.write(line({"id": "y", "completion_tokens": 4}))
+def refresh_run(instance: dg.DagsterInstance, status: dg.DagsterRunStatus) -> dg.DagsterRun:
+    """A refresh run in the instance, in `status`."""
     run = dg.DagsterRun(
-        job_name="__ASSET_JOB",
-        run_id=str(uuid.uuid4()),
-        status=dg.DagsterRunStatus.STARTED,
-        tags={DATASET_TAG: busy},
+        job_name="__ASSET_JOB", run_id=str(uuid.uuid4()), status=status, tags={SCOPE_TAG: "all"}
     )
     instance.add_run(run)
-    result = tick(sample_location, instance, cursor)
-    assert requested(result) == {idle}
+    return run
+
+
+def finish(instance: dg.DagsterInstance, run: dg.DagsterRun) -> None:
+    """Mark a run finished, as its worker would."""
     instance.handle_run_event(
         run.run_id,
         dg.DagsterEvent(
             event_type_value=dg.DagsterEventType.RUN_SUCCESS.value, job_name=run.job_name
         ),
     )
-    assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.SUCCESS
-    assert requested(tick(sample_location, instance, result.cursor)) == {busy}
+
+
+def grow(location: Location, name: str) -> None:
+    """Append one record to a dataset's responses file."""
+    with responses(location, name).open("ab") as handle:
+        handle.write(line({"id": "y", "completion_tokens": 4}))
+
+
+def test_no_second_refresh_run_is_requested_while_one_waits_to_start(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    cursor = tick(sample_location, instance, None).cursor
+    waiting = refresh_run(instance, dg.DagsterRunStatus.NOT_STARTED)  # queued, or starting
+    grow(sample_location, "warn_think_leaks")
+    result = tick(sample_location, instance, cursor)
+    assert not requested(result), "the queued run will read the files when it starts"
+    assert "waiting refresh run" in (result.skip_reason.skip_message or "")
+    finish(instance, waiting)
+    grow(sample_location, "clean_chat_then_flat")
+    assert len(requested(tick(sample_location, instance, result.cursor))) == 1
+
+
+def test_a_refresh_run_in_progress_gets_one_successor_for_what_changed_since(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    cursor = tick(sample_location, instance, None).cursor
+    refresh_run(instance, dg.DagsterRunStatus.STARTED)  # it may have read the files already
+    grow(sample_location, "warn_think_leaks")
+    assert len(requested(tick(sample_location, instance, cursor))) == 1
 
 
 def test_without_a_data_root_the_sensor_skips_naming_the_variable(
@@ -156,10 +196,13 @@ def test_a_rewritten_sealed_shard_and_a_new_nested_shard_are_noticed(
         root / "sealed" / "part-00000" / "raw_responses.jsonl.gz", encode(records * 2, "jsonl.gz")
     )
     result = tick(location, instance, cursor)
-    assert requested(result) == {dataset_key("sealed")}
+    assert len(requested(result)) == 1
+    assert changed(location, cursor, result.cursor) == {dataset_key("sealed")}
+    later = result.cursor
     write(root / "nested" / "part-00001" / "raw_responses.parquet", encode(records, "parquet"))
-    result = tick(location, instance, result.cursor)
-    assert requested(result) == {dataset_key("nested")}
+    result = tick(location, instance, later)
+    assert len(requested(result)) == 1
+    assert changed(location, later, result.cursor) == {dataset_key("nested")}
 
 
 def test_a_new_unrecognised_file_in_a_dataset_is_a_change(
@@ -169,4 +212,5 @@ def test_a_new_unrecognised_file_in_a_dataset_is_a_change(
     folder = responses(sample_location, "warn_think_leaks").parent
     (folder / "outputs.jsonl").write_bytes(b"{}\n")
     result = tick(sample_location, instance, cursor)
-    assert requested(result) == {dataset_key("warn_think_leaks")}
+    assert len(requested(result)) == 1
+    assert changed(sample_location, cursor, result.cursor) == {dataset_key("warn_think_leaks")}

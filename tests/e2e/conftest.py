@@ -23,6 +23,8 @@ from .harness import (
     SCHEDULE_CRON,
     SENSOR_INTERVAL_S,
     DagsterDev,
+    Growing,
+    GrowingWriter,
     SimulatedWriter,
     WebhookReceiver,
     budget_usd,
@@ -30,6 +32,7 @@ from .harness import (
     start_dagster_dev,
     stop_dagster_dev,
     write_e2e_tree,
+    write_growing_tree,
 )
 from .postgres import PgServer, start_postgres, stop_postgres, why_unavailable
 from .topology import Topology, deploy_home, start_topology, stop_topology
@@ -220,3 +223,54 @@ def prod_materialized(prod_api: DagsterApi) -> Materialized:
     run_id = prod_api.launch(keys)
     status = prod_api.wait_for_run(run_id)
     return Materialized(run_id, status, keys, prod_api.check_results(run_id), started)
+
+
+# --- many datasets growing at once: module-scoped, started only by its own suite -----------
+
+MANY_DATASETS = 30
+
+
+@pytest.fixture(scope="module")
+def many_webhook() -> Iterator[WebhookReceiver]:
+    """The growing suite's own webhook receiver."""
+    receiver = WebhookReceiver()
+    receiver.thread.start()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def many(
+    tmp_path_factory: pytest.TempPathFactory, many_webhook: WebhookReceiver
+) -> Iterator[Growing]:
+    """`dagster dev` with the default settings over MANY_DATASETS datasets, all growing."""
+    workdir = tmp_path_factory.mktemp("many")
+    home = workdir / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    port = free_port()
+    env = genledger_env(workdir, home, "", many_webhook, port)  # an empty [dagster]: defaults
+    root = workdir / "growing"
+    names = write_growing_tree(root, MANY_DATASETS)
+    env["GENLEDGER_DATA_ROOT"] = str(root)
+    dev = start_dagster_dev(port, env, workdir / "dagster-dev.log")
+    writer = GrowingWriter(root, names)
+    writer.start()
+    try:
+        yield Growing(dev, writer, names)
+    finally:
+        writer.halt.set()
+        leftovers = stop_dagster_dev(dev)
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(dev.log_path, ARTIFACTS / "dagster-dev-many.log")
+        assert not leftovers, f"processes left after stopping dagster dev: {leftovers}"
+
+
+@pytest.fixture(scope="module")
+def many_api(many: Growing) -> DagsterApi:
+    """A GraphQL client for the growing instance, once its code location has loaded."""
+    api = DagsterApi(many.dev)
+    api.wait_until_loaded()
+    many.dev.remember_children()
+    return api

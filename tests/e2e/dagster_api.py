@@ -28,7 +28,7 @@ ASSET_NODES_QUERY = """
 RUNS_QUERY = """
 query Runs($filter: RunsFilter) {
   runsOrError(filter: $filter, limit: 200) { __typename
-    ... on Runs { results { runId status creationTime startTime endTime
+    ... on Runs { results { runId jobName status creationTime startTime endTime
         tags { key value } assetSelection { path } } }
     ... on PythonError { message } } }
 """
@@ -54,6 +54,12 @@ query Checks($keys: [AssetKeyInput!]) {
     assetChecksOrError { __typename
       ... on AssetChecks { checks { name
           executionForLatestMaterialization { runId status } } } } } }
+"""
+
+LATEST_MATERIALIZATIONS_QUERY = """
+query Latest($keys: [AssetKeyInput!]) {
+  assetNodes(assetKeys: $keys) { assetKey { path }
+    assetMaterializations(limit: 1) { runId timestamp } } }
 """
 
 INSTIGATORS_QUERY = """
@@ -220,6 +226,18 @@ class DagsterApi:
         nodes = self.query(CHECK_STATES_QUERY, {"keys": [{"path": list(key)}]})["assetNodes"]
         checks = nodes[0]["assetChecksOrError"]["checks"]
         return {c["name"]: c["executionForLatestMaterialization"] for c in checks}
+
+    def latest_materialization_runs(
+        self, keys: list[tuple[str, ...]]
+    ) -> dict[tuple[str, ...], str]:
+        """Each asset's latest materialization's run id (absent: never materialized)."""
+        variables = {"keys": [{"path": list(key)} for key in keys]}
+        nodes = self.query(LATEST_MATERIALIZATIONS_QUERY, variables)["assetNodes"]
+        return {
+            tuple(n["assetKey"]["path"]): n["assetMaterializations"][0]["runId"]
+            for n in nodes
+            if n["assetMaterializations"]
+        }
 
     def latest_check_states(self, key: tuple[str, ...]) -> dict[str, str | None]:
         """Each check of an asset -> the status the UI shows for it (None: not evaluated)."""

@@ -31,6 +31,8 @@ PROJECT = Path(__file__).resolve().parents[2]
 ARTIFACTS = PROJECT / "test-artifacts"
 ASSET_JOB = "__ASSET_JOB"  # Dagster's implicit job holding every asset
 DATASET_TAG = "genledger/dataset"
+SCOPE_TAG = "genledger/scope"
+REFRESH_JOB = "genledger_refresh"  # what the file sensor and the schedule run
 SENSOR_TAG = "dagster/sensor_name"
 STARTUP_TIMEOUT_S = 240.0
 RUN_TIMEOUT_S = 300.0
@@ -388,3 +390,69 @@ def wait_for(pred: Callable[[], Any], timeout: float, what: str, every: float = 
             return value
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+# --- many datasets growing at once ------------------------------------------------------
+
+
+def write_growing_tree(root: Path, count: int, records: int = 10, seed: int = 5) -> list[str]:
+    """`count` dataset folders of clean `/generate`-flat records; returns their names."""
+    names = [f"ds_{i:03d}" for i in range(count)]
+    rng = random.Random(seed)
+    for name in names:
+        folder = root / name
+        folder.mkdir(parents=True)
+        (folder / "raw_responses.jsonl").write_bytes(clean_lines(name, records, rng))
+    return names
+
+
+def clean_lines(dataset: str, count: int, rng: random.Random) -> bytes:
+    """`count` clean records for one dataset, as JSONL."""
+    return b"".join(
+        line(flat(f"{dataset}-{rng.random()}", 20, rng.randint(5, 60), rng)) for _ in range(count)
+    )
+
+
+def bad_lines(dataset: str, count: int) -> bytes:
+    """Responses with no token count at all: `missing_tokens`, an ERROR check."""
+    return b"".join(
+        json.dumps({"id": f"{dataset}-bad-{i}", "text": "usage dropped"}).encode() + b"\n"
+        for i in range(count)
+    )
+
+
+class GrowingWriter(threading.Thread):
+    """Every dataset gains `records` clean records every `every` seconds, spread evenly."""
+
+    def __init__(self, root: Path, names: list[str], records: int = 5, every: float = 3.0):
+        super().__init__(daemon=True)
+        self.root, self.names, self.records, self.every = root, names, records, every
+        self.halt = threading.Event()
+        self._lock = threading.Lock()  # a bad append never interleaves with a clean one
+        self._rng = random.Random(3)
+
+    def run(self) -> None:
+        gap = self.every / len(self.names)
+        while not self.halt.is_set():
+            for name in self.names:
+                self._append(name, clean_lines(name, self.records, self._rng))
+                if self.halt.wait(gap):
+                    return
+
+    def break_dataset(self, dataset: str, count: int = 20) -> float:
+        """Append `count` records without token counts; return when (monotonic clock)."""
+        self._append(dataset, bad_lines(dataset, count))
+        return time.monotonic()
+
+    def _append(self, dataset: str, data: bytes) -> None:
+        with self._lock, (self.root / dataset / "raw_responses.jsonl").open("ab") as handle:
+            handle.write(data)
+
+
+@dataclass
+class Growing:
+    """A live instance over a data root whose every dataset grows."""
+
+    dev: DagsterDev
+    writer: GrowingWriter
+    names: list[str]

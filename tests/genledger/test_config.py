@@ -67,6 +67,23 @@ def test_a_url_data_root_stays_a_url(tmp_path) -> None:
     assert config.data_root == "sftp://gpu-box:2222/data/run"
 
 
+def test_the_recording_time_and_the_run_retention_come_from_the_dagster_section(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text("[dagster]\nrecord_seconds = 0.5\nkeep_runs_days = 7\n")
+    settings = load_config(file, env={}).dagster
+    assert (settings.record_seconds, settings.keep_runs_days) == (0.5, 7)
+
+
+@pytest.mark.parametrize("line", ["record_seconds = -1", 'keep_runs_days = "week"'])
+def test_a_negative_or_non_numeric_dagster_duration_is_named(tmp_path: Path, line: str) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text(f"[dagster]\n{line}\n")
+    with pytest.raises(ConfigError, match=line.split(" ")[0]):
+        load_config(file, env={})
+
+
 def test_prices_fleet_and_budgets_are_read_from_their_tables(tmp_path: Path) -> None:
     file = tmp_path / "genledger.toml"
     file.write_text(
