@@ -46,6 +46,19 @@ def _finished_refresh_runs(api: DagsterApi) -> list[dict[str, Any]]:
     return [r for r in api.runs() if r["status"] == "SUCCESS"]
 
 
+def _states_of_a_finished_record(api: DagsterApi, key: tuple[str, str]) -> dict[str, str | None]:
+    """The key's check states for its latest materialization, read once the run that wrote it
+    has ended: a run still recording has written the materialization but not yet its checks."""
+    for _ in range(20):
+        run_id = api.latest_materialization_runs([key])[key]
+        if api.wait_for_run(run_id) != "SUCCESS":
+            raise AssertionError(f"{key}: the run that recorded it, {run_id}, did not succeed")
+        states = api.latest_check_states(key)
+        if api.latest_materialization_runs([key])[key] == run_id:
+            return states
+    raise AssertionError(f"{key}: recorded again by every run while reading its checks")
+
+
 def test_a_bad_append_among_thirty_growing_datasets_is_signalled_by_the_next_refresh(
     many: Growing, many_api: DagsterApi, many_webhook: WebhookReceiver
 ) -> None:
@@ -97,7 +110,7 @@ def test_growing_datasets_are_recorded_in_turn_and_their_checks_agree_with_the_s
     for name, key in zip(many.names, keys, strict=True):
         if key not in latest:
             continue  # not recorded yet: no result of an older state either
-        states = many_api.latest_check_states(key)
+        states = _states_of_a_finished_record(many_api, key)
         missing = sorted(check for check, state in states.items() if state is None)
         assert not missing, f"{name}: the UI shows 'not evaluated' for {missing}"
         failed = {check for check, state in states.items() if state == "FAILED"}
