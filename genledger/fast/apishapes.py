@@ -30,7 +30,7 @@ from genledger.fast.shapes import (
     _reason,
     _Shape,
     _shows_text,
-    _think_close_in,
+    _think_tag_in,
     answer_key,
 )
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
@@ -43,10 +43,10 @@ EXACT_FLOAT = 2**53  # below it a JSON number read as a double is the exact inte
 
 
 def _texts(plain: bool, *texts: msgspec.Raw) -> None:
-    """Each text is a valid JSON string or null (`_think_close_in` raises otherwise); a raw
-    text's `</think>` is never a leak in these formats (none declares `messages`)."""
+    """Each text is a valid JSON string or null (`_think_tag_in` raises otherwise); a raw
+    text's think tag is never a leak in these formats (none declares `messages`)."""
     for text in texts:
-        _think_close_in(text, plain)
+        _think_tag_in(text, plain)
 
 
 def _sum(*values: int | None) -> int | None:

@@ -2,10 +2,11 @@
 
 Decoding a text into a Python string was half the parse, yet the facts only need two things
 from it: that it is a valid string (what the decode would have checked: UTF-8, escapes) and
-whether it holds `</think>`. msgspec's skip checks the escapes; this module checks the rest
-once per read (1 MB) instead of once per text, with vectorised scans: a read that is valid
-UTF-8 and spells neither `</` nor `<\\/`, nor a `\\u00XX` escape of an ASCII character (the
-only ways to write `</think>` otherwise), makes each of its lines "plain": its texts are
+whether it holds a think tag (`</think>`, `<think>`). msgspec's skip checks the escapes; this
+module checks the rest once per read (1 MB) instead of once per text, with vectorised scans: a
+read that is valid UTF-8 and spells neither `think>` nor a `\\u00XX` escape of an ASCII
+character (the only ways to write a think tag: `\\/` can only spell the `/`), makes each of
+its lines "plain": its texts are
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
 by one; a line that has one decodes its texts exactly, as before.
 
@@ -27,7 +28,7 @@ from genledger.fast.utf8 import by_decode, valid_utf8
 
 ZERO, SEVEN = ord("0"), ord("7")
 # A `\\u00` escape of an ASCII character (`\\u0000`-`\\u007f`): the only kind that can spell a
-# character of `</think>`. Other escapes (`\\u00e9`, CJK, surrogate pairs, which msgspec's skip
+# character of `<think>`. Other escapes (`\\u00e9`, CJK, surrogate pairs, which msgspec's skip
 # checks exactly as orjson does) are harmless.
 ASCII_ESCAPE = re.compile(rb"\\u00[0-7]")
 BOM = b"\xef\xbb\xbf"  # cut from a file's first line by `rows()`
@@ -39,8 +40,8 @@ class ReadFlags:
 
     utf8: bool  # all valid UTF-8
     risky_escapes: bool = True  # a `\\u00XX` escape of an ASCII character
-    close_tags: bool = True  # `</` or `<\\/`
-    # With close tags: the lengths a line holding one may have (as `rows()` cuts it), so the
+    think_tags: bool = True  # `think>`
+    # With think tags: the lengths a line holding one may have (as `rows()` cuts it), so the
     # other lines skip their own search; None: every line searches.
     tag_lines: frozenset[int] | None = None
     # a `\u` or `\/` escape: without one, every text is written as orjson writes it (the
@@ -73,7 +74,7 @@ def vectorised_flags(data: bytes, end: int) -> ReadFlags:
 def _flags(data: bytes, end: int, valid: Callable[[memoryview], bool]) -> ReadFlags:
     if not data.isascii() and not valid(memoryview(data)[:end]):
         return NOTHING_PLAIN
-    tags = _close_tags_in(data, end)
+    tags = sz.find(data, THINK_TAG, 0, end) >= 0
     # `\u` first: every risky escape is one, and most reads have none
     any_u = sz.find(data, b"\\u", 0, end) >= 0
     escapes = any_u and _risky_escapes(data, end)
@@ -89,13 +90,12 @@ def plain_line(content: bytes, flags: ReadFlags) -> int:
     if flags.risky_escapes and _risky_escapes(content, len(content)):
         return 0
     plain = PLAIN if flags.respelled else SPELLED
-    if not flags.close_tags:
+    if not flags.think_tags:
         return plain
     lengths = flags.tag_lines
     if lengths is not None and len(content) not in lengths:
-        return plain  # no close tag in this line (a read's few tagged lines are known)
-    # Without \u00 escapes, `</think>` can only be written with a literal `think>`.
-    return plain if b"think>" not in content else 0
+        return plain  # no think tag in this line (a read's few tagged lines are known)
+    return plain if THINK_TAG not in content else 0
 
 
 MAX_ESCAPES_LOOKED = 16  # `\\u00` looked at one by one before a regex search takes the rest
@@ -117,33 +117,25 @@ def _risky_escapes(data: bytes, end: int) -> bool:
     return False
 
 
-CLOSE_TAGS = (b"</", b"<\\/")
-
-
-def _close_tags_in(data: bytes, end: int) -> bool:
-    """Whether `data[:end]` holds `</` or `<\\/` (SIMD searches: `<` is common in code)."""
-    return any(sz.find(data, tag, 0, end) >= 0 for tag in CLOSE_TAGS)
-
-
-MAX_TAG_WALK = 512  # close tags looked at per read before every line searches for itself
+# Without `\\u00` escapes (looked for apart), a think tag can only be written with this.
+THINK_TAG = b"think>"
+MAX_TAG_WALK = 512  # think tags looked at per read before every line searches for itself
 
 
 def _tag_lines(data: bytes, end: int) -> frozenset[int] | None:
-    """The lengths of the lines of `data[:end]` holding `</` or `<\\/`, each also less a
-    `\\r` and a BOM (which `rows()` cuts off); None when close tags are too common to walk.
-    Searching a read's few tagged lines once costs less than searching every line
-    (~6 % of a scan of texts with a few `<think>` blocks, measured)."""
+    """The lengths of the lines of `data[:end]` holding `think>`, each also less a `\\r` and a
+    BOM (which `rows()` cuts off); None when the tags are too common to walk. Searching a read's
+    few tagged lines once costs less than searching every line (~6 % of a scan of texts with a
+    few `<think>` blocks, measured)."""
     lengths: set[int] = set()
-    walked = 0
-    for tag in CLOSE_TAGS:
-        at = sz.find(data, tag, 0, end)
-        while at >= 0:
-            walked += 1
-            if walked > MAX_TAG_WALK:
-                return None
-            start = data.rfind(b"\n", 0, at) + 1
-            stop = data.find(b"\n", at, end)
-            n = (end if stop < 0 else stop) - start
-            lengths.update((n, n - 1, n - len(BOM), n - len(BOM) - 1))
-            at = sz.find(data, tag, at + len(tag), end)
+    at, walked = sz.find(data, THINK_TAG, 0, end), 0
+    while at >= 0:
+        walked += 1
+        if walked > MAX_TAG_WALK:
+            return None
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at, end)
+        n = (end if stop < 0 else stop) - start
+        lengths.update((n, n - 1, n - len(BOM), n - len(BOM) - 1))
+        at = sz.find(data, THINK_TAG, at + len(THINK_TAG), end)
     return frozenset(lengths)

@@ -9,7 +9,7 @@ checks them against the general path on generated records.
 
 Anything outside the shapes raises: `msgspec.ValidationError` (an unknown key, a null where a
 value is typed, an int beyond int64, a string where an int is typed) or `Unusual` (a
-`</think>` in a text, an id array that is not a flat list of numbers, a failed request).
+a think tag in a text, an id array that is not a flat list of numbers, a failed request).
 The caller then takes the slower paths, which decide.
 """
 
@@ -25,7 +25,7 @@ from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
 from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
 from genledger.parse.answer import hash64 as _hash
-from genledger.parse.formats import text_value, time_value
+from genledger.parse.formats import has_think_tag, text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 from genledger.parse.usage import settle
@@ -40,7 +40,6 @@ USAGE = (
     "prompt_tokens", "completion_tokens", "reasoning_tokens", "input_uncached",
     "output_visible", "usage_detail",
 )  # fmt: skip
-THINK_CLOSE = "</think>"
 WHITESPACE = b" \t\r\n"
 
 
@@ -144,8 +143,8 @@ _STRING = msgspec.json.Decoder(str)
 QUOTE, NULL_N, SPACE, BACKSLASH = ord('"'), ord("n"), ord(" "), ord("\\")
 
 
-def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
-    """Whether a text field holds `</think>`; a value other than a JSON string or null is
+def _think_tag_in(raw: msgspec.Raw, plain: bool) -> bool:
+    """Whether a text field holds a think tag; a value other than a JSON string or null is
     unusual. Texts stay raw JSON (`genledger.fast.rawtext`): msgspec's skip checked the value's
     syntax and escapes, and of a plain line's texts nothing more is needed."""
     if not raw:
@@ -158,7 +157,7 @@ def _think_close_in(raw: msgspec.Raw, plain: bool) -> bool:
     if data == b"null":
         return False
     try:
-        return THINK_CLOSE in _STRING.decode(data)  # exactly as a `str` field decodes
+        return has_think_tag(_STRING.decode(data))  # exactly as a `str` field decodes
     except msgspec.DecodeError:  # not a string, or not valid UTF-8
         raise Unusual from None
 
@@ -170,7 +169,7 @@ def _shows_text(raw: msgspec.Raw) -> bool:
 
 def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
     """A raw completion's `text`: checked to be a valid string or null; whether it is `""`."""
-    _think_close_in(raw, plain)  # never a leak, yet it must be a valid string
+    _think_tag_in(raw, plain)  # never a leak, yet it must be a valid string
     return bool(raw) and len(raw) == 2 and memoryview(raw)[0] == QUOTE
 
 
@@ -216,12 +215,12 @@ def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:
 
 
 def _no_think(raw: msgspec.Raw, plain: bool) -> None:
-    # A `</think>` may be a leak (formats.think_leak): the general path decides.
-    if _think_close_in(raw, plain):
+    # A think tag may be a leak (formats.think_leak): the general path decides.
+    if _think_tag_in(raw, plain):
         raise Unusual
 
 
-Text = msgspec.Raw  # a JSON string or null, checked by `_think_close_in`
+Text = msgspec.Raw  # a JSON string or null, checked by `_think_tag_in`
 NO_TEXT = msgspec.Raw()
 
 
@@ -331,12 +330,12 @@ class _Message(_Shape):
 
     def check(self, plain: bool) -> None:
         """Every text is a valid string or null; `content` is a non-empty string without
-        `</think>` (an empty answer or a possible leak: the general path decides)."""
+        a think tag (an empty answer or a possible leak: the general path decides)."""
         if not _shows_text(self.content):
             raise Unusual
         _no_think(self.content, plain)
         for text in (self.reasoning_content, self.reasoning, self.refusal):
-            _think_close_in(text, plain)
+            _think_tag_in(text, plain)
 
 
 class _Choice(_Shape):

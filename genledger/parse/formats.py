@@ -30,7 +30,9 @@ from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import settle
 
-THINK_CLOSE = "</think>"
+# A reply with a reasoning field keeps its trace there; a think tag in its content means the
+# trace leaked into the answer, or the reply was cut inside an unclosed `<think>`.
+THINK_TAGS = ("</think>", "<think>")
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")  # `thinking`: Ollama's
 ID_FALLBACK = ("custom_id", "id")
 MAX_KEYS = 30  # keys named in a missing-count reason
@@ -115,27 +117,33 @@ def record_id(
     return None
 
 
-def _has_think_close(text: Any) -> bool:
-    """`</think>` in a string, or in the string `text` of a content list's parts."""
+def has_think_tag(text: str) -> bool:
+    """`</think>` or `<think>` in a text."""
+    return "think>" in text and any(tag in text for tag in THINK_TAGS)
+
+
+def _holds_think_tag(text: Any) -> bool:
+    """A think tag in a string, or in the string `text` of a content list's parts."""
     if isinstance(text, str):
-        return THINK_CLOSE in text
+        return has_think_tag(text)
     if isinstance(text, list):
         # One level only: content parts are flat, and hostile nesting must not recurse.
         parts = (p.get("text") for p in text if isinstance(p, dict))
-        return any(isinstance(t, str) and THINK_CLOSE in t for t in parts)
+        return any(isinstance(t, str) and has_think_tag(t) for t in parts)
     return False
 
 
 def think_leak(decl: Declaration | None, obj: Any) -> bool:
-    """A chat message's content holds `</think>` while its reasoning field is null or absent.
-    Raw completions (`text`) carry the whole trace by design and are never leaks."""
+    """A chat message's content holds `</think>` or `<think>` (a reply cut inside an unclosed
+    one) while its reasoning field is null or absent. Raw completions (`text`) carry the whole
+    trace by design and are never leaks."""
     messages = CHAT_MESSAGES if decl is None else decl.messages  # no count: read as chat
     if messages is None:
         return False
     for message in messages.values(obj):
         if (
             isinstance(message, dict)
-            and _has_think_close(message.get("content"))
+            and _holds_think_tag(message.get("content"))
             and all(message.get(k) is None for k in REASONING_KEYS)
         ):
             return True

@@ -123,7 +123,7 @@ RESPONSE_FACTS: tuple[Column, ...] = (
     _count("output_len", "len(output_ids) when it is a list", ge=0),
     _flag("failed_request", "the request failed (batch error, abort, blocked prompt...)"),
     _text("request_detail", "why the request failed"),
-    _flag("think_leak", "a message's content holds </think> with no reasoning field"),
+    _flag("think_leak", "a message's content holds </think> or <think> with no reasoning field"),
     _flag("empty_output", "the record has an answer place and nothing visible in it"),
     _flag("stream_chunk", "a streamed fragment: not a record"),
     _text("missing_detail", "with no count: what was looked for, which keys were seen"),

@@ -275,8 +275,12 @@ RULES: tuple[Rule, ...] = (
         Severity.WARN,
         (Table.RESPONSES,),
         "no_think_tag_leaks",
-        "No chat message content holds </think> while reasoning_content/reasoning is null.",
-        lambda r: "</think> in message content while reasoning_content/reasoning is null or absent",
+        "No chat message content holds </think> or an unclosed <think> while "
+        "reasoning_content/reasoning is null.",
+        lambda r: (
+            "a think tag (</think>, or <think> of a reply cut inside it) in message "
+            "content while reasoning_content/reasoning is null or absent"
+        ),
         col("think_leak"),
     ),
     Rule(

@@ -329,7 +329,9 @@ SCALARS = st.one_of(
     st.integers(min_value=-5, max_value=3000),
     st.integers(min_value=2**62, max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
-    st.sampled_from(["stop", "length", "</think>", "a<\\/think>", "数据", "", "text_completion"]),
+    st.sampled_from(
+        ["stop", "length", "</think>", "a<\\/think>", "<think>a", "数据", "", "text_completion"]
+    ),
 )
 IDS = st.one_of(
     st.lists(st.integers(min_value=-2, max_value=200_000), max_size=30),
@@ -480,6 +482,17 @@ SHAPE_LINES: list[bytes] = [
     b'{"usage": {"completion_tokens": 2}, "choices": [], "object": "text_completion"}',
     b'{"usage": {"completion_tokens": 2}, "choices": [{"text": "a"}]}',
     b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "a</think>"}}]}',
+    # a reply cut inside an unclosed `<think>`, spelled every way
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "<think>a"}, '
+    b'"finish_reason": "length"}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "\\u003cthink>a"}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "<thin\\u006b>a"}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "x <think", '
+    b'"reasoning_content": null}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": [{"type": "text", '
+    b'"text": "<think>r"}]}}]}',
+    b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": "<think>a", '
+    b'"reasoning": "r"}}]}',
     b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {}}, '
     b'{"message": {"content": "a</think>", "reasoning": "r"}}]}',
     b'{"usage": {"completion_tokens": 2}, "choices": [{"message": {"content": null}, '

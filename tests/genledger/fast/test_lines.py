@@ -256,14 +256,15 @@ def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
-        st.lists(st.sampled_from([b"a", b"<", b"/", b"\\", b"\r", b" ", b"\xef\xbb\xbf"]),
+        st.lists(st.sampled_from([b"a", b"<", b"/", b"\\", b"\r", b" ", b"\xef\xbb\xbf",
+                                  b"think", b">", b"think>"]),
                  max_size=12).map(b"".join),
         min_size=1, max_size=6,
     )
 )  # fmt: skip
-def test_a_reads_tagged_line_lengths_cover_every_line_with_a_close_tag(parts: list[bytes]) -> None:
-    # The lengths a tagged line may have, as `rows()` cuts it: no line holding `</` or `<\/`
-    # may pass for one without, or its texts would skip the `</think>` check.
+def test_a_reads_tagged_line_lengths_cover_every_line_with_a_think_tag(parts: list[bytes]) -> None:
+    # The lengths a tagged line may have, as `rows()` cuts it: no line holding `think>` may
+    # pass for one without, or its texts would skip the think-tag check.
     data = b"\n".join(parts) + b"\n"
     assert vector.load()
     for flags in (rawtext.bytes_flags(data, len(data)), rawtext.vectorised_flags(data, len(data))):
@@ -271,12 +272,12 @@ def test_a_reads_tagged_line_lengths_cover_every_line_with_a_close_tag(parts: li
             continue
         for line in parts:
             for content in (line, line.removesuffix(b"\r"), line.removeprefix(b"\xef\xbb\xbf")):
-                if b"</" in content or b"<\\/" in content:
-                    assert flags.close_tags and len(content) in flags.tag_lines, (data, content)
+                if b"think>" in content:
+                    assert flags.think_tags and len(content) in flags.tag_lines, (data, content)
 
 
 def test_a_read_with_many_angle_brackets_makes_every_line_search() -> None:
-    data = b'{"text": "' + b"a</b " * (rawtext.MAX_TAG_WALK + 1) + b'"}\n'
+    data = b'{"text": "' + b"a</think> " * (rawtext.MAX_TAG_WALK + 1) + b'"}\n'
     assert vector.load()
     assert rawtext.vectorised_flags(data, len(data)).tag_lines is None
     plain = rawtext.ReadFlags(True, False, True, frozenset({5}))
@@ -308,7 +309,7 @@ def test_vectorised_flags_are_never_bolder_than_bytes_flags(data: bytes, cut: in
     fast, slow = rawtext.vectorised_flags(data, len(data)), rawtext.bytes_flags(data, len(data))
     if slow.utf8:  # where the bytes reading sees a risk, so does the vectorised one
         assert fast.risky_escapes >= slow.risky_escapes
-        assert fast.close_tags >= slow.close_tags
+        assert fast.think_tags >= slow.think_tags
     try:
         data.decode()
     except UnicodeDecodeError:
@@ -332,12 +333,12 @@ def test_the_escape_search_finds_exactly_the_ascii_escapes(parts: list[bytes], c
 
 
 @pytest.mark.parametrize("angles", [0, 1, 255, 256, 257, 600])
-@pytest.mark.parametrize("tag", [b"", b"</", b"<\\/"])
-def test_close_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
-    data = b'{"text": "' + b"a<b " * angles + tag + b'think>"}\n'
+@pytest.mark.parametrize("tag", [b"", b"</think>", b"<\\/think>", b"<think>"])
+def test_think_tags_are_found_past_many_angle_brackets(angles: int, tag: bytes) -> None:
+    data = b'{"text": "' + b"a</b><think " * angles + tag + b'"}\n'
     assert vector.load()
     for flags in (rawtext.bytes_flags, rawtext.vectorised_flags):
-        assert flags(data, len(data)).close_tags == bool(tag), (flags, angles, tag)
+        assert flags(data, len(data)).think_tags == bool(tag), (flags, angles, tag)
 
 
 @settings(max_examples=200, deadline=None)

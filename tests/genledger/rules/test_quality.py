@@ -133,6 +133,21 @@ def test_think_tag_leaks_are_warned(tmp_path: Path) -> None:
     assert data["quality"]["status"] == "warn"
 
 
+def test_a_reply_cut_inside_an_unclosed_think_is_a_think_tag_leak(tmp_path: Path) -> None:
+    # The content is all reasoning and no answer: the trace leaked, and the cut hid its end.
+    def chat(content: str, reasoning: Any) -> dict[str, Any]:
+        message = {"content": content, "reasoning_content": reasoning}
+        choice = {"message": message, "finish_reason": "length"}
+        return {"choices": [choice], "usage": {"completion_tokens": 4}}
+
+    records = [chat("ok", None), chat("<think>\nHmm, the user", None), chat("<think>r", "r")]
+    data = block(tmp_path, jl(*records))
+    assert data["quality"]["think_tag_leaks"] == 1
+    example = failure(data["quality"], "think_tag_leaks")["examples"][0]
+    assert example["line"] == 2
+    assert "<think>" in example["reason"]
+
+
 def test_duplicate_ids_are_counted_across_shards_and_ignore_records_without_id(
     tmp_path: Path,
 ) -> None:
