@@ -176,10 +176,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def collect_command(args: argparse.Namespace) -> int:
-    """`genledger collect`: exit 0 clean, 1 error-severity failures, 2 usage/unreadable root."""
+    """`genledger collect`: exit 0 clean, 1 error-severity failures, 2 usage, an unreadable
+    root, or a dataset another refresh holds for longer than the lock wait."""
     from genledger.config import ConfigError, load_config
     from genledger.ledger.summary import render
     from genledger.refresh.collect import UsageError, refresh
+    from genledger.refresh.state import StateBusy
     from genledger.tail.discovery import DataRootError
     from genledger.terminal import printable
 
@@ -188,7 +190,7 @@ def collect_command(args: argparse.Namespace) -> int:
             data_root=args.data_root, stats_path=args.output, state_dir=args.state
         )
         result = refresh(config, full=args.full, forget_missing=args.forget_missing)
-    except (UsageError, ConfigError, DataRootError) as exc:
+    except (UsageError, ConfigError, DataRootError, StateBusy) as exc:
         print(printable(f"genledger collect: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

@@ -144,7 +144,8 @@ def _forms(stem: str) -> tuple[str, ...]:
 class FilePatterns:
     """`[files]`: glob patterns (matched against file names, at any depth in a dataset
     folder) per file role, names to ignore, how long a sealed file must be unchanged
-    before an early end of its stream is an error, and the longest line kept."""
+    before an early end of its stream is an error, the longest line kept, and how long a
+    refresh waits for another one's lock."""
 
     responses: tuple[str, ...] = setting(_forms("raw_responses*"), GLOBS)
     tokenized: tuple[str, ...] = setting(_forms("tokenized_data*"), GLOBS)
@@ -154,6 +155,9 @@ class FilePatterns:
     settle_seconds: float = setting(300.0, number(0))  # gzip writers may not flush for minutes
     # a longer line is one malformed line, skipped without being kept
     max_line_bytes: int = setting(MAX_LINE_BYTES, whole(1))
+    # how long a refresh waits for another refresh of a dataset (a cold scan of terabytes
+    # takes minutes) before it stops with a line naming the holder
+    lock_wait_seconds: float = setting(900.0, number(0))
 
 
 EXECUTORS = ("in_process", "multiprocess")

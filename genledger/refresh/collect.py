@@ -83,7 +83,12 @@ def _store(config: Config) -> StateStore:
         raise UsageError("no data root: pass DATA_ROOT or set GENLEDGER_DATA_ROOT")
     refuse_writes_inside(config)
     signature = counting_signature(config.format_set, config.counting_settings())
-    return StateStore(config.resolved_state_dir(), root_id(config.data_root), signature)
+    return StateStore(
+        config.resolved_state_dir(),
+        root_id(config.data_root),
+        signature,
+        config.patterns.lock_wait_seconds,
+    )
 
 
 def refuse_writes_inside(config: Config) -> None:

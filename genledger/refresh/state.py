@@ -5,27 +5,41 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import math
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from genledger.ledger import jsonio
 from genledger.ledger.records import DatasetRecord
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
+
+LONGEST_PAUSE_S = 0.5  # between tries of a held lock
+
+
+class StateBusy(ValueError):
+    """Another refresh has held a dataset's lock for longer than this one may wait."""
 
 
 class StateStore:
     """The state dir: one record file and one lock file per dataset.
 
     Records are replaced atomically; a per-dataset `flock` keeps two refreshes of the same
-    dataset (a Dagster run and a CLI collect, say) from interleaving.
+    dataset (a Dagster run and a CLI collect, say) from interleaving. A refresh waits for
+    another one's lock at most `lock_wait_s`: one that never returns (a read hung on a dead
+    share) must not block every later refresh in silence.
     """
 
-    def __init__(self, state_dir: Path, data_root: str, signature: str = "") -> None:
+    def __init__(
+        self, state_dir: Path, data_root: str, signature: str = "", lock_wait_s: float = math.inf
+    ) -> None:
         self.state_dir = state_dir
         self.data_root = data_root
         self.signature = signature  # the counting signature of this refresh
+        self.lock_wait_s = lock_wait_s
 
     def _stem(self, dataset: str) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in dataset)[:60]
@@ -42,11 +56,26 @@ class StateStore:
         lock = self.state_dir / "locks" / f"{self._stem(dataset)}.lock"
         lock.parent.mkdir(parents=True, exist_ok=True)
         with lock.open("a") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            self._acquire(handle.fileno(), dataset, lock)
             try:
+                _say_who_holds(handle)
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _acquire(self, fd: int, dataset: str, lock: Path) -> None:
+        """Take the lock, trying until `lock_wait_s` is spent; then raise `StateBusy`."""
+        deadline, pause = time.monotonic() + self.lock_wait_s, 0.01
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StateBusy(_busy(dataset, lock, self.lock_wait_s)) from None
+                time.sleep(min(pause, left))
+                pause = min(2 * pause, LONGEST_PAUSE_S)
 
     def load(self, dataset: str, history_only: bool = False) -> DatasetRecord:
         """The committed record, or a fresh one if absent or damaged; `history_only`: a fresh
@@ -152,3 +181,26 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together."""
         atomic_write_many([(self.path(r.name), r.to_bytes()) for r in records])
+
+
+def _busy(dataset: str, lock: Path, waited_s: float) -> str:
+    """Why a refresh gave up: the dataset, the lock's holder, and the setting."""
+    try:
+        holder = " ".join(lock.read_text(errors="replace").split())[:100]
+    except OSError:
+        holder = ""
+    return (
+        f"dataset {dataset!r}: another refresh ({holder or 'a process that has not said who'}) "
+        f"still holds its lock ({lock}) after {waited_s:g} s of waiting; wait for it to end, or "
+        "stop it if it is stuck ([files] lock_wait_seconds sets the wait)"
+    )
+
+
+def _say_who_holds(handle: IO[str]) -> None:
+    """Write this process into its lock file, for a refresh that gives up waiting (best
+    effort: a full disk must not fail the refresh here)."""
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with contextlib.suppress(OSError):
+        handle.truncate(0)
+        handle.write(f"pid {os.getpid()} since {since}")
+        handle.flush()

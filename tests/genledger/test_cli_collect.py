@@ -238,6 +238,46 @@ def test_collect_takes_expected_totals_from_the_config_file(tmp_path: Path) -> N
     assert (block["n_prompts"], block["progress"]) == (28, n_done / 28)
 
 
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from genledger.refresh.state import StateStore
+with StateStore(Path(sys.argv[1]), "/data").locked(sys.argv[2]):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_collect_stops_with_one_line_when_another_refresh_holds_a_dataset_too_long(
+    tmp_path: Path,
+) -> None:
+    # A refresh that never returns (a read hung on a dead share) holds "clean run"'s lock.
+    root, state = tmp_path / "data", tmp_path / "state"
+    build_clean(root)
+    config = tmp_path / "genledger.toml"
+    config.write_text("[files]\nlock_wait_seconds = 0.5\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(state), "clean run"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        out = tmp_path / "stats.json"
+        done = run("collect", root, "-o", out, "--state", state, "--config", config, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert "'clean run'" in line and f"pid {holder.pid}" in line and "lock_wait_seconds" in line
+        assert not out.exists(), "stats written without the held dataset"
+    finally:
+        holder.kill()
+        holder.wait()
+    done = run("collect", root, "-o", out, "--state", state, "--config", config, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
 QUICK_EXIT = """
 import atexit, sys, threading, time
 from pathlib import Path
