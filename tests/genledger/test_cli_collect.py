@@ -278,6 +278,61 @@ def test_collect_stops_with_one_line_when_another_refresh_holds_a_dataset_too_lo
     assert done.returncode == 0, done.stderr
 
 
+def test_two_collects_at_once_on_one_state_dir_both_finish_and_agree_with_a_full_scan(
+    tmp_path: Path,
+) -> None:
+    # A Dagster run and an operator's collect at the same moment: the dataset locks serialise
+    # them; neither may lose or double a record.
+    root, state = tmp_path / "data", tmp_path / "state"
+    build_clean(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENLEDGER_")}
+    outs = [tmp_path / f"stats{i}.json" for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [str(GENLEDGER), "collect", str(root), "-o", str(out), "--state", str(state), "-q"],
+            cwd=tmp_path,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for out in outs
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    full = tmp_path / "full.json"
+    done = run("collect", root, "-o", full, "--state", tmp_path / "other", "--full", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = orjson.loads(full.read_bytes())["datasets"]
+    for out in outs:
+        got = orjson.loads(out.read_bytes())["datasets"]
+        for name, block in expected.items():
+            assert got[name]["n_done"] == block["n_done"], name
+            assert got[name]["total_comp"] == block["total_comp"], name
+
+
+def test_a_state_dir_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from .caps import drop_in_child
+
+    root, state = tmp_path / "data", tmp_path / "state"
+    build_clean(root)
+    state.mkdir(mode=0o555)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENLEDGER_")}
+    args = ["collect", str(root), "-o", str(tmp_path / "stats.json"), "--state", str(state)]
+    done = subprocess.run(
+        [str(GENLEDGER), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=drop_in_child,  # root's power to write anywhere gone, as for any user
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert str(state) in line and "Permission denied" in line, line
+
+
 QUICK_EXIT = """
 import atexit, sys, threading, time
 from pathlib import Path

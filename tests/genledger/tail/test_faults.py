@@ -365,6 +365,7 @@ HOSTILE: list[tuple[str, bytes, str]] = [
     ),
     ("huge int count", b'{"id": "h", "completion_tokens": ' + b"9" * 30 + b"}", "invalid_tokens"),
     ("u64 count", b'{"id": "q", "completion_tokens": 18446744073709551615}', "invalid_tokens"),
+    ("10,000 keys, no count", orjson.dumps({f"k{i}": i for i in range(10_000)}), "missing_tokens"),
 ]
 
 
