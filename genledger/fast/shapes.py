@@ -9,7 +9,7 @@ checks them against the general path on generated records.
 
 Anything outside the shapes raises: `msgspec.ValidationError` (an unknown key, a null where a
 value is typed, an int beyond int64, a string where an int is typed) or `Unusual` (a
-a think tag in a text, an id array that is not a flat list of numbers, a failed request).
+think tag in a text, an id array that is not a flat list of numbers, a failed request).
 The caller then takes the slower paths, which decide.
 """
 
