@@ -16,6 +16,8 @@ import pytest
 from genledger.rules.catalogue import COUNTER_NAMES
 from genledger.synth.records import flat, no_tokens, sglang_generate
 
+from .lock_holder import hold
+
 GENLEDGER = Path(sys.executable).with_name("genledger")
 RNG = random.Random(11)
 
@@ -238,16 +240,6 @@ def test_collect_takes_expected_totals_from_the_config_file(tmp_path: Path) -> N
     assert (block["n_prompts"], block["progress"]) == (28, n_done / 28)
 
 
-HOLD_LOCK = """
-import sys, time
-from pathlib import Path
-from genledger.refresh.state import StateStore
-with StateStore(Path(sys.argv[1]), "/data").locked(sys.argv[2]):
-    print("held", flush=True)
-    time.sleep(600)
-"""
-
-
 @pytest.mark.timeout(120)
 def test_collect_stops_with_one_line_when_another_refresh_holds_a_dataset_too_long(
     tmp_path: Path,
@@ -257,14 +249,9 @@ def test_collect_stops_with_one_line_when_another_refresh_holds_a_dataset_too_lo
     build_clean(root)
     config = tmp_path / "genledger.toml"
     config.write_text("[files]\nlock_wait_seconds = 0.5\n")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(state), "clean run"],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    state.mkdir()
+    holder = hold(state, "clean run", 600)
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         out = tmp_path / "stats.json"
         done = run("collect", root, "-o", out, "--state", state, "--config", config, cwd=tmp_path)
         assert done.returncode == 2, done.stderr

@@ -27,6 +27,7 @@ from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint
 
 from ..conftest import Ledger, comparable
+from ..lock_holder import hold
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
@@ -148,36 +149,11 @@ def test_the_dataset_lock_serialises_two_refreshes(tmp_path: Path) -> None:
     assert events in (["a in", "a out", "b in", "b out"], ["b in", "b out", "a in", "a out"])
 
 
-HOLD_LOCK = """
-import sys, time
-from pathlib import Path
-from genledger.refresh.state import StateStore
-state_dir = Path(sys.argv[1])
-with StateStore(state_dir, "/data").locked("ds"):
-    (state_dir / "holding").touch()
-    print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
-    (state_dir / "holding").unlink()
-"""
-
-
-def _holder(state_dir: Path, hold_s: float) -> subprocess.Popen[str]:
-    """Another process (a refresh that does not return) holding the lock of dataset "ds"."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(state_dir), str(hold_s)],
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
-    return proc
-
-
 @pytest.mark.timeout(60)
 def test_a_refresh_waits_for_a_held_lock_only_so_long_and_names_its_holder(
     tmp_path: Path,
 ) -> None:
-    holder = _holder(tmp_path, 600)
+    holder = hold(tmp_path, "ds", 600)
     try:
         store = StateStore(tmp_path, "/data", lock_wait_s=0.3)
         busy = f"'ds'.*pid {holder.pid} since .*0.3 s"
@@ -195,7 +171,7 @@ def test_a_refresh_waits_for_a_held_lock_only_so_long_and_names_its_holder(
 
 @pytest.mark.timeout(60)
 def test_a_lock_released_within_the_wait_is_taken(tmp_path: Path) -> None:
-    holder = _holder(tmp_path, 0.5)
+    holder = hold(tmp_path, "ds", 0.5)
     try:
         with StateStore(tmp_path, "/data", lock_wait_s=30).locked("ds"):
             assert not (tmp_path / "holding").exists(), "taken while another process held it"
