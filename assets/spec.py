@@ -48,13 +48,18 @@ class Location:
     problem: str | None = None
 
 
+METRICS_NAME = "genledger.prom"  # the Dagster refresh's metrics file, beside the stats JSON
+
+
 def with_dagster_defaults(config: Config, env: dict[str, str]) -> Config:
-    """Fill the stats path and state dir under `$DAGSTER_HOME/genledger` when unset."""
+    """Fill the stats path and state dir under `$DAGSTER_HOME/genledger` when unset, and the
+    metrics file beside the stats JSON (docs/metrics.md)."""
     home = env.get(ENV_DAGSTER_HOME, "").strip()
     base = Path(home) / "genledger" if home else Path.home() / ".cache" / "genledger" / "dagster"
     stats = config.stats_path or base / "stats.json"
     state = config.state_dir or (base / "state" if home else None)
-    return config.with_paths(stats_path=stats, state_dir=state)
+    metrics = config.metrics_path or stats.parent / METRICS_NAME
+    return config.with_paths(stats_path=stats, state_dir=state, metrics_path=metrics)
 
 
 def specs_for(datasets: list[Dataset]) -> list[DatasetSpec]:

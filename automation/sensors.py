@@ -17,12 +17,16 @@ import json
 from typing import Any
 
 import dagster as dg
+from dagster._core.definitions.unresolved_asset_job_definition import (
+    UnresolvedAssetJobDefinition,
+)
 
 from assets.naming import SCOPE_TAG, STATS_KEY
 from assets.recording import LEFT_DUE
-from assets.refresh_job import build_refresh_job
+from assets.refresh_job import REFRESH_JOB, build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import Location
+from assets.stats_json import build_stats_job
 from automation.settle import any_run_busy, newest_run, unsettled
 from automation.ticks import tick_every
 from genledger.tail.discovery import DataRootError, Dataset, discover
@@ -93,7 +97,7 @@ def refresh_waiting(instance: dg.DagsterInstance) -> bool:
 
 def refresh_request(run_key: str) -> dg.RunRequest:
     """One run of the refresh job: it reads the whole root and records what changed."""
-    return dg.RunRequest(run_key=run_key, tags=dict(REFRESH_TAGS))
+    return dg.RunRequest(run_key=run_key, tags=dict(REFRESH_TAGS), job_name=REFRESH_JOB)
 
 
 def evaluate(location: Location, context: dg.SensorEvaluationContext) -> dg.SensorResult:
@@ -186,15 +190,19 @@ def _skip_text(location: Location, changed: dict[str, str], unknown: list[str]) 
 
 
 def build_file_sensor(
-    location: Location, job: dg.JobDefinition | None = None
+    location: Location,
+    job: dg.JobDefinition | None = None,
+    stats_job: UnresolvedAssetJobDefinition | None = None,
 ) -> dg.SensorDefinition:
     """The sensor, running by default every `dagster.sensor_interval_s` seconds, requesting
-    runs of `job` (the location's refresh job)."""
+    runs of `job` (the location's refresh job). It names the `stats_json` job too, so the
+    asset's page lists it among the automations that keep it fresh (Dagster maps a sensor
+    to the assets of its jobs); every run it requests is the refresh job's."""
 
     @dg.sensor(
         name=SENSOR_NAME,
         minimum_interval_seconds=tick_every(location.config.dagster.sensor_interval_s),
-        job=job or build_refresh_job(location),
+        jobs=[job or build_refresh_job(location), stats_job or build_stats_job()],
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=(
             "One refresh run when any dataset's files changed: it refreshes the whole root, "

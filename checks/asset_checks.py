@@ -24,19 +24,27 @@ FILE_RULES = ("unreadable_files", "empty_files")
 ROLE_TABLES = {
     "responses": (
         Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET, Table.ANSWERS,
-        Table.WINDOWS,
+        Table.WINDOWS, Table.PROVIDER,
     ),
     "tokenized": (Table.TOKENIZED, Table.FILES, Table.FOLDER),
 }  # fmt: skip
 # Rules about a whole dataset: checked on its responses asset, or on its tokenized one when
 # it has no responses (a pretokenized dataset).
 DATASET_LEVEL = {
-    "responses": {Table.IDS, Table.DATASET, Table.FOLDER, Table.ANSWERS, Table.WINDOWS},
+    "responses": {
+        Table.IDS,
+        Table.DATASET,
+        Table.FOLDER,
+        Table.ANSWERS,
+        Table.WINDOWS,
+        Table.PROVIDER,
+    },
     "tokenized": {Table.FOLDER},
 }
 # Rules weighed over the whole dataset (a share against `[health]`, or the drift of its
-# windows): their verdict is the stats block's (`genledger.ledger.health.weighed`).
-WEIGHED = ("truncated_outputs", "duplicate_outputs", "output_drift")
+# windows) or against the provider's books: their verdict is the stats block's
+# (`genledger.ledger.health.weighed`, `genledger.ledger.provider`).
+WEIGHED = ("truncated_outputs", "duplicate_outputs", "output_drift", "provider_mismatch")
 
 
 def rules_for(role: str) -> tuple[Rule, ...]:
@@ -110,7 +118,7 @@ def _rows_checked(rule: Rule, rows: Rows) -> int:
         return rows.files
     if Table.FOLDER in rule.tables:
         return rows.folder
-    if Table.DATASET in rule.tables or Table.WINDOWS in rule.tables:
+    if {Table.DATASET, Table.WINDOWS, Table.PROVIDER} & set(rule.tables):
         return 1
     return rows.lines if rule.name == "malformed_lines" else rows.records
 

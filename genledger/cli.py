@@ -1,4 +1,4 @@
-"""`genledger` command line: collect, missing, monitor, demo (imports stay lazy)."""
+"""`genledger` command line: collect, missing, monitor, demo, schema (imports stay lazy)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     collect.add_argument("-o", "--output", type=_path_arg, help="default: $GENLEDGER_STATS_PATH")
     collect.add_argument("--state", type=_path_arg, help="state dir (default: under ~/.cache)")
+    collect.add_argument(
+        "--metrics",
+        type=_path_arg,
+        metavar="FILE",
+        help="also write the stats as OpenMetrics text (default: $GENLEDGER_METRICS_PATH, "
+        "[metrics] path)",
+    )
     collect.add_argument("--full", action="store_true", help="ignore checkpoints, read all")
     collect.add_argument(
         "--forget-missing",
@@ -100,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     monitor.add_argument("--collect-interval", type=float, default=30.0, help="seconds")
     monitor.add_argument("--state", type=_path_arg, help="state dir for --collect")
     monitor.add_argument("--config", type=_path_arg, help="config file (genledger.toml)")
+
+    sub.add_parser("schema", help="print the JSON Schema (draft 2020-12) of the stats JSON")
 
     demo = sub.add_parser("demo", help="a simulated growing run with the Dagster UI on it")
     demo.add_argument("--port", type=int, default=3000, help="Dagster UI port on 127.0.0.1")
@@ -166,6 +175,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return collect_command(args)
     if args.command == "missing":
         return missing_command(args)
+    if args.command == "schema":
+        return schema_command()
     if args.command == "monitor":
         from genledger.monitor.app import monitor_command
 
@@ -187,7 +198,10 @@ def collect_command(args: argparse.Namespace) -> int:
 
     try:
         config = load_config(args.config).with_paths(
-            data_root=args.data_root, stats_path=args.output, state_dir=args.state
+            data_root=args.data_root,
+            stats_path=args.output,
+            state_dir=args.state,
+            metrics_path=args.metrics,
         )
         result = refresh(config, full=args.full, forget_missing=args.forget_missing)
     except (UsageError, ConfigError, DataRootError, StateBusy) as exc:
@@ -202,6 +216,14 @@ def collect_command(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(render(result.stats), file=sys.stderr)
     return EXIT_FAILURES if result.has_errors else EXIT_OK
+
+
+def schema_command() -> int:
+    """`genledger schema`: the stats JSON's JSON Schema on stdout (the file docs/ publishes)."""
+    from genledger.ledger.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return EXIT_OK
 
 
 def missing_command(args: argparse.Namespace) -> int:

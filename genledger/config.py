@@ -26,6 +26,7 @@ from genledger.settings import (
     FilePatterns,
     FleetSettings,
     HealthSettings,
+    MetricsSettings,
     NotifySettings,
     UserPrice,
     validate,
@@ -34,8 +35,8 @@ from genledger.settings import (
 # The settings tables live with their schema (genledger.settings); they are named here too.
 __all__ = [
     "EXECUTORS", "MAX_LINE_BYTES", "PRICE_KEYS", "BudgetSettings", "Config", "ConfigError",
-    "DagsterSettings", "FilePatterns", "FleetSettings", "HealthSettings", "NotifySettings",
-    "Switches",
+    "DagsterSettings", "FilePatterns", "FleetSettings", "HealthSettings", "MetricsSettings",
+    "NotifySettings", "Switches",
     "UserPrice", "load_config",
 ]  # fmt: skip
 
@@ -43,6 +44,7 @@ ENV_CONFIG = "GENLEDGER_CONFIG"
 ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
+ENV_METRICS_PATH = "GENLEDGER_METRICS_PATH"
 # How an sftp:// root is reached (read when a connection is made: genledger.tail.remote)
 ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
 ENV_SSH_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
@@ -107,6 +109,7 @@ class Config:
     data_root: Path | str | None = None  # a folder, or a `sftp://` / `s3://` URL (text)
     stats_path: Path | None = None
     state_dir: Path | None = None
+    metrics_path: Path | None = None  # the OpenMetrics text of the stats (none: not written)
     patterns: FilePatterns = field(default_factory=FilePatterns)
     n_prompts: dict[str, int] = field(default_factory=dict)
     dagster: DagsterSettings = field(default_factory=DagsterSettings)
@@ -123,6 +126,7 @@ class Config:
     models: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] model`
     providers: dict[str, str] = field(default_factory=dict)  # `[datasets."X"] provider`
     health: HealthSettings = field(default_factory=HealthSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
     max_seq_len: int | None = None  # `[tokenized] max_seq_len`: over_length when set
     keys: dict[str, DatasetKeys] = field(default_factory=dict)  # join keys, by dataset
 
@@ -195,6 +199,7 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         data_root=_env_root(env),
         stats_path=_env_path(env, ENV_STATS_PATH),
         state_dir=_env_path(env, ENV_STATE_DIR),
+        metrics_path=_env_path(env, ENV_METRICS_PATH),
     )
 
 
@@ -278,6 +283,8 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         dagster=DagsterSettings(**values.get("dagster", {})),
         notify=NotifySettings(**values.get("notify", {})),
         health=HealthSettings(**values.get("health", {})),
+        metrics=MetricsSettings(**values.get("metrics", {})),
+        metrics_path=_path(values.get("metrics", {}).get("path")),
         max_seq_len=values.get("tokenized", {}).get("max_seq_len"),
         keys={
             name: DatasetKeys(table.get("prompt_key"), table.get("response_key"))

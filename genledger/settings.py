@@ -143,13 +143,16 @@ def _forms(stem: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class FilePatterns:
     """`[files]`: glob patterns (matched against file names, at any depth in a dataset
-    folder) per file role, names to ignore, how long a sealed file must be unchanged
-    before an early end of its stream is an error, the longest line kept, and how long a
-    refresh waits for another one's lock."""
+    folder) per file role and for batch status objects, names to ignore, how long a sealed
+    file must be unchanged before an early end of its stream is an error, the longest line
+    kept, and how long a refresh waits for another one's lock."""
 
     responses: tuple[str, ...] = setting(_forms("raw_responses*"), GLOBS)
     tokenized: tuple[str, ...] = setting(_forms("tokenized_data*"), GLOBS)
     prompts: tuple[str, ...] = setting(_forms("prompts*"), GLOBS)
+    # a batch's status object beside its output (OpenAI's Batch, Anthropic's Message Batch),
+    # read as the provider's own books (genledger.ledger.provider), never as records
+    batch_status: tuple[str, ...] = setting(("batch_*.json", "*message_batch*.json"), GLOBS)
     # globs on the file name or its path under the data root
     ignore: tuple[str, ...] = setting((), GLOBS)
     settle_seconds: float = setting(300.0, number(0))  # gzip writers may not flush for minutes
@@ -254,6 +257,15 @@ class TokenizedSettings:
     max_seq_len: int | None = setting(None, whole(1))
 
 
+@dataclass(frozen=True)
+class MetricsSettings:
+    """`[metrics]`: where the OpenMetrics text of the stats goes, and how many model labels
+    a dataset keeps before the rest fold into `other`."""
+
+    path: str | None = setting(None, NAME)  # none: no metrics file (GENLEDGER_METRICS_PATH)
+    max_models: int = setting(20, whole(1, 10_000))
+
+
 # The settings tables of genledger.toml that are one dataclass each (docs/operations.md's
 # settings table lists each field with its default: tests/test_docs.py).
 SECTIONS: dict[str, type] = {
@@ -264,6 +276,7 @@ SECTIONS: dict[str, type] = {
     "budget": BudgetSettings,
     "health": HealthSettings,
     "tokenized": TokenizedSettings,
+    "metrics": MetricsSettings,
 }
 DATASET = Table(
     {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,18 @@ def config_for(tmp_path: Path):
         )
 
     return build
+
+
+@pytest.fixture(autouse=True)
+def _stats_match_the_schema(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test using `tmp_path`, every stats JSON under it matches the published
+    schema (tests/stats_schema.py)."""
+    checked = "tmp_path" in request.fixturenames and not request.node.get_closest_marker(
+        "stats_by_hand"
+    )
+    folder = request.getfixturevalue("tmp_path") if checked else None
+    yield
+    if folder is not None:
+        from tests.stats_schema import check_folder
+
+        check_folder(folder)

@@ -29,6 +29,7 @@ RESPONSE_CHECKS = [
     "outputs_not_drifting",
     "outputs_not_repeated",
     "outputs_not_truncated",
+    "provider_books_agree",
     "record_ids_unique",
     "requests_succeeded",
     "responses_have_nonzero_token_counts",

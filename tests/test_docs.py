@@ -259,6 +259,10 @@ def _written_stats(tmp_path: Path) -> dict:
         '{"custom_id": "a", "completion_tokens": 3}\n'
         '{"custom_id": "b", "error": {"message": "overloaded"}}\n'
     )
+    # the provider's own books of the joined dataset: an OpenAI Batch object beside it
+    from tests.genledger.ledger.batch_objects import openai_batch
+
+    (joined / "batch_6790e4c8.json").write_bytes(openai_batch(2, 1, 40, 3))
     config = Config(
         data_root=root,
         stats_path=tmp_path / "s.json",

@@ -89,8 +89,11 @@ def _windows(health: dict[str, Any]) -> str:
     return f"first {first['records']:,} records → latest {latest['records']:,}"
 
 
-def total_health(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The totals' `health`: counts summed, shares of the sums (windows are per dataset)."""
+def total_health(
+    blocks: list[dict[str, Any]], output_tokens: dict[str, int] | None
+) -> dict[str, Any]:
+    """The totals' `health`: counts summed, shares of the sums (windows are per dataset),
+    `output_tokens`: the quantiles merged over every dataset's files."""
     found = [b["health"] for b in blocks if b.get("health")]
     truncated = sum(h["truncated"] for h in found)
     duplicates = sum(h["duplicate_outputs"] for h in found)
@@ -99,7 +102,7 @@ def total_health(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "truncated": truncated,
         "truncated_share": _share(truncated, records),
-        "output_tokens": None,  # filled by the caller from the merged summaries
+        "output_tokens": output_tokens,
         "answers": answered,
         "duplicate_outputs": duplicates,
         "duplicate_share": _share(duplicates, answered),

@@ -10,6 +10,7 @@ writers rewrite their whole output each time, and that growth is real progress.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from genledger.ledger.records import DatasetRecord
@@ -22,15 +23,17 @@ RESET_READS = ("truncated",)
 Sample = list[float]
 
 
-def update_rates(block: dict[str, Any], record: DatasetRecord, now: float) -> None:
-    """Append a sample to the record's history and set `block["rate"]`."""
+def update_rates(
+    block: Mapping[str, Any], record: DatasetRecord, now: float
+) -> dict[str, Any] | None:
+    """Append a sample (of `block`'s counts) to the record's history; the dataset's rate."""
     sample = [float(now), float(block["n_done"]), float(block["total_comp"])]
     history = [] if _must_reset(record, sample) else list(record.history)
     if history and history[-1][0] == sample[0]:
         history.pop()  # two refreshes at the same instant: the later counts win
     history.append(sample)
     record.history = _bounded(history, now)
-    block["rate"] = dataset_rate(record.history, block["n_prompts"], block["n_done"])
+    return dataset_rate(record.history, block["n_prompts"], block["n_done"])
 
 
 def _must_reset(record: DatasetRecord, sample: Sample) -> bool:

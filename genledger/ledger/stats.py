@@ -1,5 +1,9 @@
-"""The stats JSON (docs/stats-json.md): built from the committed per-file counts, nothing else;
-which stats a dataset block and the totals hold comes from the books (`ledger.books`)."""
+"""The stats JSON (docs/stats-json.md), written here and nowhere else: each block's fields are
+declared once, in order (`DATASET_FIELDS`, `TOTALS_FIELDS`, `DOCUMENT_FIELDS`), and `written`
+lays out the sections other modules compute (cost: `ledger.cost`, rates: `ledger.rates`,
+provider books: `ledger.provider`) in that order. The sections come from the committed
+per-file counts, nothing else; which stats they hold comes from the books (`ledger.books`).
+The JSON Schema (`ledger.schema`) is generated from the same declarations."""
 
 from __future__ import annotations
 
@@ -10,14 +14,61 @@ from typing import Any
 from genledger.config import HealthSettings
 from genledger.ledger.books import BOOKS, Count, Priced, Ratio, Sum, Tally
 from genledger.ledger.health import DEFAULT_HEALTH, health_block, total_health, weighed
+from genledger.ledger.provider import Status, provider_books, provider_rows
 from genledger.ledger.records import DatasetState, FileState
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
 from genledger.rules.catalogue import COUNTER_NAMES, RULES, RULES_BY_NAME, Severity, worst
 from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
+from genledger.rules.rows import provider_failures
 
 SCHEMA_VERSION = 1
 RULE_ORDER = {rule.name: i for i, rule in enumerate(RULES)}
+
+
+def book_entries() -> list[tuple[str, Any]]:
+    """(stat, entry) of every entry of the books that names a stat, in order (the price keys'
+    stats are the cost's: `ledger.cost`)."""
+    named = [(getattr(e, "stat", None), e) for entries in BOOKS.values() for e in entries]
+    return [(stat, e) for stat, e in named if stat is not None and not isinstance(e, Priced)]
+
+
+BOOK_STATS = tuple(stat for stat, _ in book_entries())
+COST_FIELDS = ("models", "cost_usd", "cost_projected_usd", "cost_unpriced", "prices")
+# The order of every block's fields: the one place it is stated.
+DATASET_FIELDS = (
+    "kind",
+    "n_prompts",
+    *BOOK_STATS,
+    "health",
+    "prompts",
+    "prompts_unjoinable",
+    "provider_books",
+    *COST_FIELDS,
+    "quality",
+    "files",
+    "unrecognised",
+    "rate",
+)
+TOTALS_FIELDS = ("n_prompts", *BOOK_STATS, "n_datasets", "health", *COST_FIELDS, "quality", "rate")
+DOCUMENT_FIELDS = (
+    "schema_version",
+    "generated_at",
+    "data_root",
+    "totals",
+    "datasets",
+    "unrecognised",
+    "unreadable",
+)
+
+
+def written(fields: tuple[str, ...], sections: dict[str, Any]) -> dict[str, Any]:
+    """The block of `sections` in the order of `fields`; a field missing or undeclared is a
+    bug, raised at once rather than written."""
+    if set(sections) != set(fields):
+        missing, extra = set(fields) - set(sections), set(sections) - set(fields)
+        raise KeyError(f"stats block: missing {sorted(missing)}, undeclared {sorted(extra)}")
+    return {name: sections[name] for name in fields}
 
 
 def iso_utc(ts: float | None) -> str | None:
@@ -69,7 +120,7 @@ def file_entry(state: FileState) -> dict[str, Any]:
     return entry
 
 
-def dataset_stats(
+def dataset_sections(
     kind: str,
     n_prompts_config: int | None,
     files: list[FileState],
@@ -77,41 +128,46 @@ def dataset_stats(
     unrecognised: tuple[str, ...] = (),
     windows: Windows | None = None,
     settings: HealthSettings = DEFAULT_HEALTH,
+    status: Status | None = None,
 ) -> dict[str, Any]:
-    """One dataset's block of the stats JSON; `unrecognised`: its files matching no pattern,
-    `windows`: its first and latest records, `settings`: when the share rules fail."""
+    """One dataset's sections counted from its files (all but its cost and rate);
+    `unrecognised`: its files matching no pattern, `windows`: its first and latest records,
+    `settings`: when the share rules fail, `status`: the provider's batch status objects."""
     ordered = sorted(files, key=lambda f: ROLES.index(f.role))  # examples: responses first
     tally = _sum_tallies(ordered)
     n_prompts = n_prompts_config
     if n_prompts is None and any(f.role == "prompts" and f.error is None for f in files):
         n_prompts = tally["prompt_lines"]
-    block: dict[str, Any] = {"kind": kind, "n_prompts": n_prompts}
-    block.update(book_stats(tally, n_prompts))
+    sections: dict[str, Any] = {"kind": kind, "n_prompts": n_prompts}
+    sections.update(book_stats(tally, n_prompts))
+    books = None if status is None else provider_books(status, sections)
     failures = merge_failures(tally.failures, dataset.failures)
+    failures = merge_failures(failures, provider_failures(provider_rows(books)))
     health = health_block(tally, windows, failures)
-    block.update(
+    sections.update(
         health=health,
         prompts=dataset.prompts,
         prompts_unjoinable=dataset.unjoinable,
+        provider_books=books,
         quality=quality_block(weighed(failures, health, settings)),
         files={f.name: file_entry(f) for f in files},
         unrecognised=unrecognised_block(unrecognised),
-        rate=None,
     )
-    return block
+    return sections
 
 
-def _entries() -> list[tuple[str, Any]]:
-    """(stat, entry) of every entry of the books that names a stat, in order (the price keys'
-    stats are the cost's: `ledger.cost`)."""
-    named = [(getattr(e, "stat", None), e) for entries in BOOKS.values() for e in entries]
-    return [(stat, e) for stat, e in named if stat is not None and not isinstance(e, Priced)]
+def dataset_block(
+    sections: dict[str, Any], cost: dict[str, Any], rate: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A dataset's block of the stats JSON: its counted sections, its cost fields
+    (`ledger.cost`) and its rate (`ledger.rates`)."""
+    return written(DATASET_FIELDS, {**sections, **cost, "rate": rate})
 
 
 def book_stats(tally: FileTally, n_prompts: int | None) -> dict[str, Any]:
     """The stats the books name, in their order, from a dataset's summed tally."""
     values: dict[str, Any] = {"n_prompts": n_prompts}
-    for stat, entry in _entries():
+    for stat, entry in book_entries():
         if isinstance(entry, Tally):
             values[stat] = dict(sorted(tally.counter(entry.key).items()))
         elif isinstance(entry, Sum) and entry.known is not None and not tally[entry.known]:
@@ -123,7 +179,7 @@ def book_stats(tally: FileTally, n_prompts: int | None) -> dict[str, Any]:
 
 def _with_ratios(values: dict[str, Any]) -> dict[str, Any]:
     out = {}
-    for stat, entry in _entries():
+    for stat, entry in book_entries():
         if isinstance(entry, Ratio):
             out[stat] = _ratio(values[entry.numerator], values[entry.denominator])
         else:
@@ -143,15 +199,20 @@ ROLES = ("responses", "tokenized", "prompts")
 
 
 def totals(
-    datasets: dict[str, dict[str, Any]], outside: dict[str, RuleTally] | None = None
+    datasets: dict[str, dict[str, Any]],
+    outside: dict[str, RuleTally] | None,
+    cost: dict[str, Any],
+    rate: dict[str, Any] | None,
+    output_tokens: dict[str, int] | None,
 ) -> dict[str, Any]:
     """The same stats over all datasets (`outside`: failures of files in no dataset): sums,
-    known-or-null sums, merged counters, ratios of the totals."""
+    known-or-null sums, merged counters, ratios of the totals; `cost`, `rate` and the
+    merged `output_tokens` quantiles are computed over every dataset by their modules."""
     blocks = list(datasets.values())
     inference = [d for d in blocks if d["kind"] == "inference"]
     known = [d["n_prompts"] for d in inference]
     values: dict[str, Any] = {"n_prompts": sum(known) if inference and None not in known else None}
-    for stat, entry in _entries():
+    for stat, entry in book_entries():
         if isinstance(entry, Tally):
             values[stat] = _merged(d[stat] for d in blocks)
         elif isinstance(entry, Sum) and entry.known is not None:
@@ -159,12 +220,15 @@ def totals(
             values[stat] = sum(found) if found else None
         elif isinstance(entry, Count | Sum):
             values[stat] = sum(d[stat] for d in blocks)
-    out: dict[str, Any] = {"n_prompts": values["n_prompts"], **_with_ratios(values)}
-    out["n_datasets"] = len(datasets)
-    out["health"] = total_health(blocks)
-    out["quality"] = _total_quality(datasets, outside or {})
-    out["rate"] = None
-    return out
+    sections: dict[str, Any] = {"n_prompts": values["n_prompts"], **_with_ratios(values)}
+    sections.update(
+        cost,
+        n_datasets=len(datasets),
+        health=total_health(blocks, output_tokens),
+        quality=_total_quality(datasets, outside or {}),
+        rate=rate,
+    )
+    return written(TOTALS_FIELDS, sections)
 
 
 def _merged(maps: Any) -> dict[str, int]:
@@ -195,23 +259,26 @@ def _total_quality(
 def document(
     data_root: str,
     datasets: dict[str, dict[str, Any]],
+    totals_block: dict[str, Any],
     now: float,
     unrecognised: tuple[str, ...] = (),
-    outside: dict[str, RuleTally] | None = None,
     unreadable: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     """The whole stats JSON; `unrecognised`: files under the root in no dataset (loose, or in
     a folder holding no recognised file), `unreadable`: what cannot be read there (path,
-    reason), `outside`: their rule failures and the root's own."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "generated_at": iso_utc(now),
-        "data_root": data_root,
-        "totals": totals(datasets, outside),
-        "datasets": datasets,
-        "unrecognised": unrecognised_block(unrecognised),
-        "unreadable": unreadable_block(unreadable),
-    }
+    reason)."""
+    return written(
+        DOCUMENT_FIELDS,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "generated_at": iso_utc(now),
+            "data_root": data_root,
+            "totals": totals_block,
+            "datasets": datasets,
+            "unrecognised": unrecognised_block(unrecognised),
+            "unreadable": unreadable_block(unreadable),
+        },
+    )
 
 
 def unreadable_block(entries: tuple[tuple[str, str], ...]) -> dict[str, Any]:

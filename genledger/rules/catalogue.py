@@ -41,6 +41,7 @@ class Table(StrEnum):
     ROOT = "root"
     ANSWERS = "answers"
     WINDOWS = "windows"
+    PROVIDER = "provider"
 
 
 Row = Mapping[str, Any]
@@ -174,6 +175,12 @@ TABLE_SCHEMAS: dict[Table, tuple[Column, ...]] = {
         Column("first", "str", "its value in the dataset's first window", False, ""),
         Column("latest", "str", "its value in the latest window", False, ""),
         Column("moved", "bool", "it moved enough to count as drift", False, False),
+    ),
+    Table.PROVIDER: (
+        Column("file", "str", "the batch status object's path in the dataset folder", False, ""),
+        Column("measure", "str", "requests, failed, input_tokens or output_tokens", False, ""),
+        Column("provider", "int", "the provider's own count", False, 0, checks={"ge": 0}),
+        Column("genledger", "int", "what genledger counted", False, 0, checks={"ge": 0}),
     ),
 }  # fmt: skip
 TABLE_COLUMNS: dict[Table, tuple[str, ...]] = {
@@ -316,6 +323,19 @@ RULES: tuple[Rule, ...] = (
         "median output moves by less than 30 %.",
         lambda r: f"{_value(r, 'measure')} {_value(r, 'first')} → {_value(r, 'latest')}",
         None,
+    ),
+    Rule(
+        "provider_mismatch",
+        Severity.WARN,
+        (Table.PROVIDER,),
+        "provider_books_agree",
+        "Where a batch status object lies beside the output (an OpenAI Batch, an Anthropic "
+        "Message Batch), its request, failure and token counts equal genledger's.",
+        lambda r: (
+            f"{_value(r, 'measure')}: the provider reports {_value(r, 'provider')}, "
+            f"genledger counted {_value(r, 'genledger')}"
+        ),
+        col("provider") != col("genledger"),
     ),
     Rule(
         "tokenized_missing_tokens",

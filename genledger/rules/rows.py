@@ -177,6 +177,12 @@ def dataset_failures(n_done: int, n_nonzero: int) -> dict[str, RuleTally]:
     return _dict_tallies(Table.DATASET, [{"n_done": n_done, "n_nonzero": n_nonzero}])
 
 
+def provider_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
+    """The provider's books set against genledger's: rows of file, measure, provider,
+    genledger (`ledger.provider`)."""
+    return _dict_tallies(Table.PROVIDER, rows)
+
+
 def root_failures(n_datasets: int) -> dict[str, RuleTally]:
     """The data root's own rule: it holds at least one dataset."""
     return _dict_tallies(Table.ROOT, [{"n_datasets": n_datasets}])

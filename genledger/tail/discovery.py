@@ -72,6 +72,8 @@ class Dataset:
     files: tuple[DataFile, ...]
     n_prompts_config: int | None
     unrecognised: tuple[str, ...] = ()  # paths relative to the dataset folder
+    # batch status objects beside the output: (path in the dataset folder, source)
+    statuses: tuple[tuple[str, Source], ...] = ()
 
     def of_role(self, role: str) -> tuple[DataFile, ...]:
         """This dataset's files of one role, sorted by path."""
@@ -102,6 +104,11 @@ def role_of(name: str, patterns: FilePatterns) -> str | None:
         if any(fnmatch.fnmatchcase(name, p) for p in getattr(patterns, role)):
             return role
     return None
+
+
+def is_status(name: str, patterns: FilePatterns) -> bool:
+    """A file name of a batch status object (`[files] batch_status`)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns.batch_status)
 
 
 def ignored(path: str, patterns: FilePatterns) -> bool:
@@ -175,12 +182,16 @@ DATASET_FOLDER = "./"  # how a dataset's entries name its own folder (when it ca
 def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dataset | None:
     files: list[DataFile] = []
     unrecognised: list[str] = []
+    statuses: list[tuple[str, Source]] = []
     problems: list[tuple[str, FileInfo, str | None]] = []
     for info in infos:
         inner = info.path[len(name) + 1 :] or DATASET_FOLDER
-        role = role_of(inner.rstrip("/").rsplit("/", 1)[-1], config.patterns)
+        base = inner.rstrip("/").rsplit("/", 1)[-1]
+        role = role_of(base, config.patterns)
         if info.readable:
-            if role is None:
+            if role is None and is_status(base, config.patterns):
+                statuses.append((inner, tree.source(info.path, info)))
+            elif role is None:
                 unrecognised.append(inner)
             else:
                 files.append(DataFile(name, inner, role, tree.source(info.path, info)))
@@ -195,7 +206,14 @@ def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dat
         files.append(DataFile(name, inner, role or main, source, error=info.error))
     folder = tree.source(name, _top(infos))
     files.sort(key=lambda f: f.name)
-    return Dataset(name, folder, tuple(files), config.n_prompts.get(name), tuple(unrecognised))
+    return Dataset(
+        name,
+        folder,
+        tuple(files),
+        config.n_prompts.get(name),
+        tuple(unrecognised),
+        tuple(sorted(statuses, key=lambda s: s[0])),
+    )
 
 
 def _main_role(files: list[DataFile]) -> str:

@@ -185,9 +185,8 @@ def test_the_recent_rate_looks_back_one_window_and_the_start_rate_to_the_start()
     n = 0
     for second in range(0, 1201, 10):
         n += 10 if second <= 600 else 30  # 1 record/s, then 3 records/s
-        block = _block(n, 2 * n, n_prompts=10_000)
-        update_rates(block, record, T0 + second)
-    rate = block["rate"]
+        rate = update_rates(_block(n, 2 * n, n_prompts=10_000), record, T0 + second)
+    assert rate is not None
     assert rate["window_s"] == pytest.approx(WINDOW_S)
     assert rate["records_per_s"] == pytest.approx(3.0)
     first = record.history[0]
@@ -209,9 +208,8 @@ def test_counts_going_down_reset_the_history() -> None:
     record = DatasetRecord("a", "/data")
     update_rates(_block(50, 500), record, T0)
     update_rates(_block(60, 600), record, T0 + 10)
-    block = _block(40, 400)
-    update_rates(block, record, T0 + 20)
-    assert block["rate"] is None and record.history == [[T0 + 20, 40.0, 400.0]]
+    rate = update_rates(_block(40, 400), record, T0 + 20)
+    assert rate is None and record.history == [[T0 + 20, 40.0, 400.0]]
 
 
 def test_totals_sum_the_rated_datasets() -> None:
@@ -220,7 +218,7 @@ def test_totals_sum_the_rated_datasets() -> None:
         record = DatasetRecord(name, "/data")
         update_rates(_block(0, 0, 100), record, T0)
         blocks[name] = _block(10 * per_s, 100 * per_s, 100)
-        update_rates(blocks[name], record, T0 + 10)
+        blocks[name]["rate"] = update_rates(blocks[name], record, T0 + 10)
     total = total_rate(blocks)
     assert total is not None
     assert total["records_per_s"] == pytest.approx(7.0)

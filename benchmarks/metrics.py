@@ -1,0 +1,78 @@
+"""What writing the metrics costs: a no-op refresh with and without `--metrics`, in one run.
+
+    python benchmarks/metrics.py [--shape reference] [--mb 200] [--repeats 9]
+        [--dir /tmp/genledger-bench-metrics]
+
+Generates a corpus (`genledger.synth.corpus`) or takes `--root` (e.g. ../shared/realworld/
+data), collects it once cold, then times `genledger collect` no-op refreshes as subprocesses
+(start-up included, as cron runs them), alternating without and with `--metrics FILE` so
+machine load hits both alike; also times the exposition alone in process on the written
+stats. Prints medians and the share the metrics add (target: < 5 % of a no-op refresh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from genledger.ledger.metrics import exposition
+from genledger.synth.corpus import SHAPES, write_corpus
+
+
+def timed(cmd: list[str]) -> float:
+    """Wall seconds of one subprocess run (exit 0 or 1: failures found are still a run)."""
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, check=False)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.decode()[-500:]}")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    """Run the measurement and print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="reference")
+    parser.add_argument("--mb", type=float, default=200.0)
+    parser.add_argument("--root", type=Path, help="an existing data root instead of a corpus")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--dir", type=Path)
+    args = parser.parse_args()
+    work = args.dir or Path(tempfile.mkdtemp(prefix="genledger-bench-metrics-"))
+    work.mkdir(parents=True, exist_ok=True)
+    root = args.root
+    if root is None:
+        root = work / "data"
+        if root.exists():
+            shutil.rmtree(root)
+        write_corpus(root, args.mb, shape=args.shape)
+    stats, metrics = work / "stats.json", work / "genledger.prom"
+    base = [sys.executable, "-m", "genledger.cli", "collect", str(root), "-o", str(stats)]
+    base += ["--state", str(work / "state"), "-q"]
+    timed([*base, "--full"])
+    plain, with_metrics = [], []
+    for _ in range(args.repeats):
+        plain.append(timed(base))
+        with_metrics.append(timed([*base, "--metrics", str(metrics)]))
+    document = orjson.loads(stats.read_bytes())
+    inside = []
+    for _ in range(max(args.repeats, 20)):
+        start = time.perf_counter()
+        exposition(document)
+        inside.append(time.perf_counter() - start)
+    p, m, e = (statistics.median(x) for x in (plain, with_metrics, inside))
+    print(f"root {root}: {len(document['datasets'])} datasets, {metrics.stat().st_size} B metrics")
+    print(f"no-op refresh          {p * 1000:7.1f} ms (median of {args.repeats})")
+    print(f"no-op with --metrics   {m * 1000:7.1f} ms ({(m - p) / p * 100:+.1f} %)")
+    print(f"exposition in process  {e * 1000:7.2f} ms ({e / p * 100:.2f} % of a no-op refresh)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""One dataset's refresh: its files read on from their checkpoints, its dataset rules, and
+the sections of its stats block (`ledger.stats` lays them out with the cost, which waits for
+every dataset: `refresh.collect`)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from genledger.config import HealthSettings
+from genledger.ledger.books import NONZERO, RECORDS
+from genledger.ledger.health import DEFAULT_HEALTH
+from genledger.ledger.prompts import Join, join
+from genledger.ledger.provider import (
+    MAX_STATUS_BYTES,
+    ProviderCounts,
+    Status,
+    StatusError,
+    parse_status,
+    summed,
+)
+from genledger.ledger.quantiles import Quantiles
+from genledger.ledger.rates import update_rates
+from genledger.ledger.records import DatasetRecord, DatasetState, FileState
+from genledger.ledger.stats import dataset_block, dataset_sections
+from genledger.ledger.tally import FileTally
+from genledger.ledger.window import Windows
+from genledger.refresh.filescan import FileScan
+from genledger.refresh.gone import gone_files, is_gone
+from genledger.refresh.parallel import ScanJob, scan_job
+from genledger.refresh.reading import DEFAULT_READING, Reading
+from genledger.rules import rows as rule_rows
+from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.discovery import DataFile, Dataset
+from genledger.tail.roots import open_source
+
+RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
+NO_RESPONSES_YET = {
+    "file": RESPONSE_FILES,
+    "role": "responses",
+    "records": 0,
+    "error": None,
+    "pending_bytes": 0,
+    "settled": False,
+    "line": 0,
+}
+
+
+@dataclass
+class Counted:
+    """A dataset refreshed: its new record, and its block's sections bar the cost."""
+
+    record: DatasetRecord
+    sections: dict[str, Any]
+    rate: dict[str, Any] | None = None
+
+    def block(self, cost: dict[str, Any]) -> dict[str, Any]:
+        """The dataset's stats block, with its cost fields (`ledger.cost.cost_fields`)."""
+        return dataset_block(self.sections, cost, self.rate)
+
+
+def refresh_record(
+    ds: Dataset,
+    old: DatasetRecord,
+    now: float,
+    scans: Mapping[str, FileScan] | None = None,
+    reading: Reading = DEFAULT_READING,
+    health: HealthSettings = DEFAULT_HEALTH,
+    forget_missing: bool = False,
+) -> Counted:
+    """Scan a dataset's files from `old` (or take `scans` made already, by file key);
+    return its new record and its block's sections. Files of `old` the walk no longer lists stay
+    in the record as gone (`genledger.refresh.gone`), unless `forget_missing`."""
+    readable = {} if old.files_only_named else old.files  # a full re-read: no checkpoints
+    windows = _windows(old, health)
+    files = []
+    for f in ds.files:
+        state, delta = _refresh_file(f, readable.get(f.name), scans, reading, now)
+        windows.counted(delta.trail)  # records counted in file order: the latest window
+        known = old.files.get(state.name)  # read at some refresh before: missed if it goes
+        state.ever_read = state.ever_read or (known is not None and known.ever_read)
+        files.append(state)
+    if not forget_missing:
+        files += gone_files(old, ds.path, {f.name for f in ds.files})
+    record = DatasetRecord(
+        ds.name,
+        old.data_root,
+        {f.name: f for f in files},
+        history=old.history,
+        signature=old.signature,
+        fleet_first=old.fleet_first,
+        windows=windows,
+    )
+    statuses, not_statuses = read_statuses(ds)
+    unrecognised = tuple(sorted((*ds.unrecognised, *not_statuses)))
+    record.rules = dataset_rules(files, unrecognised, old.rules, reading.prompt_key)
+    sections = dataset_sections(
+        ds.kind, ds.n_prompts_config, files, record.rules, unrecognised, windows, health, statuses
+    )
+    return Counted(record, sections, update_rates(sections, record, now))
+
+
+def read_statuses(ds: Dataset) -> tuple[Status | None, list[str]]:
+    """The dataset's batch status objects summed, and the files named like one that are not
+    (listed as unrecognised: nothing is skipped in silence)."""
+    found: list[tuple[str, ProviderCounts]] = []
+    others: list[str] = []
+    for name, source in ds.statuses:
+        try:
+            handle = open_source(source)
+            try:
+                data = handle.read_at(0, min(handle.size, MAX_STATUS_BYTES + 1))
+            finally:
+                handle.close()
+            if len(data) > MAX_STATUS_BYTES:
+                raise StatusError("too large for a status object")
+            found.append((name, parse_status(data)))
+        except (OSError, StatusError):
+            others.append(name)
+    return summed(found), others
+
+
+def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
+    """The windows to count on: the old record's, or fresh ones when the size changed."""
+    if old.windows.limit == health.window:
+        return Windows(health.window, list(old.windows.first), list(old.windows.latest))
+    return Windows(health.window)
+
+
+def total_quantiles(records: Iterable[DatasetRecord]) -> dict[str, int] | None:
+    """Output-length quantiles over every dataset's response files."""
+    merged = Quantiles()
+    for record in records:
+        for f in record.files.values():
+            merged = merged + f.tally.quantiles.get("output_tokens", Quantiles())
+    return merged.summary()
+
+
+def _checkpoint(old: FileState | None) -> Checkpoint | None:
+    # A file in error (unreadable, gone) is read again from its start once it can be.
+    return old.checkpoint if old is not None and old.error is None else None
+
+
+def job_of(data_file: DataFile, old: FileState | None, reading: Reading, now: float) -> ScanJob:
+    f = data_file
+    return ScanJob(f.key, f.path, f.name, f.role, _checkpoint(old), reading, now)
+
+
+def _refresh_file(
+    data_file: DataFile,
+    old: FileState | None,
+    scans: Mapping[str, FileScan] | None,
+    reading: Reading,
+    now: float,
+) -> tuple[FileState, FileTally]:
+    """The file's new state, and what this refresh counted in it."""
+    if data_file.error is not None:  # listed, but nothing to open (a FIFO, a folder)
+        state = FileState(data_file.dataset, data_file.name, data_file.role, error=data_file.error)
+        return state, FileTally()
+    scan = scans.get(data_file.key) if scans else None
+    if scan is None:
+        scan = scan_job(job_of(data_file, old, reading, now))
+    return _merge(data_file, old, scan, now - reading.settle_seconds), scan.delta
+
+
+def _merge(
+    data_file: DataFile, old: FileState | None, scan: FileScan, settled_by: float
+) -> FileState:
+    """The file's new state; `settled_by`: a file last written before then has settled."""
+    state = FileState(data_file.dataset, data_file.name, data_file.role)
+    if scan.read is None:
+        state.error = scan.error
+        return state
+    state.ever_read = True
+    base = old.tally if old is not None and not scan.restarted else FileTally()
+    state.tally = base + scan.delta
+    state.checkpoint = scan.read.checkpoint
+    state.pending_bytes = scan.read.pending_bytes
+    state.mtime = scan.read.mtime
+    state.last_read = scan.read.reason
+    state.settled = scan.read.mtime <= settled_by
+    return state
+
+
+def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:
+    # Everything that tells a resumed read from a restarted one: a file rewritten to the same
+    # length (new ids, same offset) must still re-run the dataset rules.
+    parts = [
+        (
+            f.name,
+            f.role,
+            f.error,
+            f.tally[RECORDS[f.role]],
+            f.tally[NONZERO.get(f.role, RECORDS[f.role])],
+            f.checkpoint.offset,
+            f.checkpoint.file.head_sum,
+            f.checkpoint.tail_sum,
+            f.checkpoint.file.inode,
+            f.pending_bytes,
+            f.settled,
+        )
+        for f in files
+    ]
+    return hashlib.blake2b(orjson.dumps([parts, unrecognised]), digest_size=8).hexdigest()
+
+
+def file_rows(files: list[FileState]) -> list[dict[str, Any]]:
+    """The files table of a dataset's files (prompts files too: they can be unreadable or end
+    without a newline)."""
+    return [f.rule_row() for f in files]
+
+
+def dataset_rules(
+    files: list[FileState],
+    unrecognised: tuple[str, ...],
+    old: DatasetState,
+    prompt_key: str | None = None,
+) -> DatasetState:
+    signature = _signature(files, unrecognised)
+    if old.signature == signature:
+        return old
+    responses = [f for f in files if f.role == "responses"]
+    failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
+    failures.update(
+        rule_rows.answer_failures(
+            (f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes
+        )
+    )
+    # Only a prompts file so far: no record yet must say so, not pass on no
+    # data (docs/checks.md).
+    rows = file_rows(files)
+    if all(f.role == "prompts" for f in files):
+        rows.append(NO_RESPONSES_YET)
+    failures.update(rule_rows.file_failures(rows))
+    n_done = sum(f.tally["records"] for f in responses)
+    n_nonzero = sum(f.tally["nonzero"] for f in responses)
+    aggregate = rule_rows.dataset_failures(n_done, n_nonzero)
+    for tally in aggregate.values():
+        for example in tally.examples:
+            example["file"] = RESPONSE_FILES  # the rule is about all response shards at once
+    failures.update(aggregate)
+    folder = [{"file": f.name, "recognised": True} for f in files]
+    folder += [{"file": path, "recognised": False} for path in unrecognised]
+    failures.update(rule_rows.folder_failures(folder))
+    prompts = [f for f in files if f.role == "prompts"]
+    joined = _join(prompts, responses, prompt_key)
+    return DatasetState(signature, failures, joined.block, joined.reason)
+
+
+def _join(prompts: list[FileState], responses: list[FileState], prompt_key: str | None) -> Join:
+    # The files there are: one counted before and gone now is reported as such, not joined.
+    prompts = [f for f in prompts if not is_gone(f)]
+    responses = [f for f in responses if not is_gone(f)]
+    if any(f.error is not None for f in prompts):
+        return Join(None, "a prompts file cannot be read", [])
+    unreadable = [f.name for f in responses if f.error is not None]
+    if unreadable:
+        return Join(None, f"a responses file cannot be read ({unreadable[0]})", [])
+    return join([f.tally for f in prompts], [f.tally for f in responses], prompt_key)
