@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -42,3 +45,55 @@ def test_the_workspaces_load_one_grpc_code_server() -> None:
         (entry,) = yaml.safe_load((DEPLOY / name).read_text())["load_from"]
         server = entry["grpc_server"]
         assert server["port"] == 4000 and server["location_name"] == "definitions", name
+
+
+# PromQL's keywords (functions are told by the parenthesis after them).
+PROMQL_WORDS = {"by", "without", "and", "or", "unless", "on", "ignoring", "group_left",
+                "group_right", "offset", "bool"}  # fmt: skip
+IDENTIFIER = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\(?)")
+
+
+def _metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads: identifiers that are not a function, a
+    keyword, a label list (`by (...)`), a label matcher, a string, a range or the label
+    argument of Grafana's `label_values(metric, label)`."""
+    text = re.sub(r'"[^"]*"', "", expr)
+    text = re.sub(r"label_values\(\s*([^,()]+),[^)]*\)", r"\1", text)
+    text = re.sub(r"\{[^}]*\}|\[[^\]]*\]", "", text)
+    text = re.sub(r"\b(?:by|without|on|ignoring)\s*\([^)]*\)", "", text)
+    names = {m.group(1) for m in IDENTIFIER.finditer(text) if not m.group(2)}  # not a call
+    return {n for n in names if n not in PROMQL_WORDS}
+
+
+def _queries(dashboard: dict[str, Any]) -> list[str]:
+    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel.get("targets", [])]
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            exprs.append(variable["query"]["query"])
+    return exprs
+
+
+def test_the_grafana_dashboard_queries_only_metrics_genledger_writes() -> None:
+    from genledger.ledger.metrics import family_names
+
+    dashboard = json.loads((DEPLOY / "grafana" / "genledger.json").read_text())
+    assert dashboard["title"] and dashboard["uid"] and dashboard["panels"]
+    exprs = _queries(dashboard)
+    named = set().union(*(_metric_names(e) for e in exprs))
+    assert named, "no query names a metric"
+    assert named <= set(family_names()), f"not written by genledger: {named - set(family_names())}"
+    shown = {"genledger_progress_ratio", "genledger_output_tokens_per_second",
+             "genledger_eta_seconds", "genledger_check_failures", "genledger_cost_usd",
+             "genledger_health_share"}  # fmt: skip
+    assert shown <= named, f"the dashboard leaves out {shown - named}"
+    ids = [p["id"] for p in dashboard["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids repeat"
+
+
+def test_the_metric_name_parser_finds_what_a_query_reads() -> None:
+    expr = 'sum by (model) (gen_ai_usage_output_tokens{dataset=~"$dataset"}) / time()'
+    assert _metric_names(expr) == {"gen_ai_usage_output_tokens"}
+    assert _metric_names("label_values(genledger_records_done, dataset)") == {
+        "genledger_records_done"
+    }
+    assert _metric_names("sum without (model) (rate(gen_ai_x[5m])) > bool 0") == {"gen_ai_x"}

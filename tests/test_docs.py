@@ -327,3 +327,27 @@ def test_every_setting_is_documented_with_the_default_the_code_has() -> None:
         if _toml_value(table[(s, k)]) != defaults[(s, k)]
     }
     assert not wrong, f"docs/operations.md documents other defaults than the code: {wrong}"
+
+
+def _modules() -> list[Path]:
+    """Every module of the engine and the Dagster layer (not `__init__.py`)."""
+    found = [p for p in (ROOT / "genledger").rglob("*.py") if p.name != "__init__.py"]
+    for layer in ("assets", "checks", "automation"):
+        found += [p for p in (ROOT / layer).glob("*.py") if p.name != "__init__.py"]
+    return sorted(found)
+
+
+def _named_in(text: str, module: Path) -> bool:
+    """A module is named by its path, or by its file name in its package's table row."""
+    rel = module.relative_to(ROOT).as_posix()
+    if rel in text:
+        return True
+    package = module.parent.relative_to(ROOT).as_posix()
+    rows = [line for line in text.splitlines() if line.startswith(f"| `{package}/`")]
+    return any(f"`{module.name}`" in row for row in rows)
+
+
+def test_architecture_page_names_every_module() -> None:
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    absent = [m.relative_to(ROOT).as_posix() for m in _modules() if not _named_in(text, m)]
+    assert not absent, f"docs/architecture.md does not name these modules: {absent}"

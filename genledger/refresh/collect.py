@@ -25,7 +25,6 @@ from genledger.ledger.cost import (
     share_fleet,
     total_fields,
 )
-from genledger.ledger.metrics import exposition
 from genledger.ledger.rates import total_rate
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_block, dataset_sections, document, totals
@@ -170,6 +169,9 @@ def _outputs(config: Config, stats: dict[str, Any]) -> list[tuple[Path, bytes]]:
     assert config.stats_path is not None
     files = [(config.stats_path, jsonio.dumps(stats, indent=True))]
     if config.metrics_path is not None:
+        # only then: prometheus_client's import (its HTTP server, urllib) is most of the cost
+        from genledger.ledger.metrics import exposition
+
         files.append((config.metrics_path, exposition(stats, config.metrics.max_models)))
     return files
 

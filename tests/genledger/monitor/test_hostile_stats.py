@@ -28,6 +28,9 @@ from genledger.refresh.collect import refresh
 from ..conftest import jl
 from .conftest import T0
 
+# Stats documents of the wrong shape on purpose: not checked against the schema.
+pytestmark = pytest.mark.stats_by_hand
+
 CONTROL = "evil\x1b[2J\x1b]0;pwned\x07\r\u202eX"
 
 
