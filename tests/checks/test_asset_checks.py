@@ -135,3 +135,17 @@ def test_a_failing_health_check_carries_its_detail_line() -> None:
     assert result.metadata["detail"].value == said
     assert {"outputs_not_truncated", "outputs_not_drifting"} <= set(families_for("responses"))
     assert {"prompts_masked", "samples_fit_max_seq_len"} <= set(families_for("tokenized"))
+
+
+def test_the_provider_books_check_takes_the_stats_blocks_verdict() -> None:
+    record = DatasetRecord(
+        "ds", "/r", {"raw_responses.jsonl": FileState("ds", "raw_responses.jsonl", "responses")}
+    )
+    assert "provider_mismatch" not in role_failures(
+        record, "responses", {"quality": {"failures": []}}
+    )
+    mismatch = {"check": "provider_mismatch", "count": 1, "examples": [example(0)]}
+    found = role_failures(record, "responses", {"quality": {"failures": [mismatch]}})
+    assert found["provider_mismatch"].count == 1
+    result = family_result(KEY, "responses", "provider_books_agree", found, "ds", ROWS, None)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN

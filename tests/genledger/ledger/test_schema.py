@@ -115,3 +115,21 @@ def test_a_mistyped_field_is_rejected(stats: dict[str, Any], path: list[str], va
     block[path[-1]] = value
     with pytest.raises(jsonschema.ValidationError):
         validator().validate(changed)
+
+
+def test_the_suites_check_validates_what_a_test_writes_and_can_fail(
+    stats: dict[str, Any], tmp_path: Path
+) -> None:
+    import orjson
+
+    from tests.stats_schema import check_folder
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "stats.json").write_bytes(orjson.dumps(stats))
+    (tmp_path / "out" / "config.json").write_bytes(b'{"not": "stats"}')
+    assert check_folder(tmp_path) == 1
+    broken = _renamed(stats, ["totals"], "n_done", "records_done")
+    (tmp_path / "out" / "stats.json").write_bytes(orjson.dumps(broken))
+    with pytest.raises(AssertionError, match=r"does not match docs/stats-schema\.json"):
+        check_folder(tmp_path)
+    (tmp_path / "out" / "stats.json").write_bytes(orjson.dumps(stats))  # the hook runs after
