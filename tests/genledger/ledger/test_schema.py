@@ -5,6 +5,7 @@ field. (Every stats JSON the suite writes is validated too: tests/stats_schema.p
 from __future__ import annotations
 
 import copy
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,13 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from genledger.ledger.schema import schema_text, stats_schema
 from genledger.ledger.stats import BOOK_STATS, DATASET_FIELDS, TOTALS_FIELDS
 from genledger.refresh.collect import refresh
+from genledger.synth.records import WRITERS, line
 from genledger.synth.tree import write_sample_tree
 from tests.stats_schema import PUBLISHED, validator
 
@@ -133,3 +137,41 @@ def test_the_suites_check_validates_what_a_test_writes_and_can_fail(
     with pytest.raises(AssertionError, match=r"does not match docs/stats-schema\.json"):
         check_folder(tmp_path)
     (tmp_path / "out" / "stats.json").write_bytes(orjson.dumps(stats))  # the hook runs after
+
+
+RUN = st.lists(
+    st.tuples(
+        st.sampled_from(sorted(WRITERS)), st.integers(0, 50), st.integers(0, 80), st.booleans()
+    ),
+    min_size=0,
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(RUN, min_size=1, max_size=3), st.booleans(), st.integers(0, 3))
+def test_any_run_gives_a_stats_json_the_schema_accepts(
+    tmp_path_factory: pytest.TempPathFactory, datasets: list, prompts: bool, status: int
+) -> None:
+    # every format, malformed lines, prompts files, batch status objects good and bad
+    from genledger.config import Config
+    from tests.genledger.ledger.batch_objects import anthropic_batch, openai_batch
+
+    tmp = tmp_path_factory.mktemp("any")
+    rng = random.Random(1)
+    for i, plan in enumerate(datasets):
+        folder = tmp / "data" / f"ds{i}"
+        folder.mkdir(parents=True)
+        lines = [
+            b"{not json\n" if broken else line(WRITERS[kind](f"r{i}-{j}", p, c, rng))
+            for j, (kind, p, c, broken) in enumerate(plan)
+        ]
+        (folder / "raw_responses.jsonl").write_bytes(b"".join(lines))
+        if prompts:
+            ids = "".join(f'{{"custom_id": "r{i}-{j}"}}\n' for j in range(len(plan) + 1))
+            (folder / "prompts.jsonl").write_text(ids)
+        objects = [b"", openai_batch(len(plan), 0, 10, 5), anthropic_batch(len(plan)), b"[]"]
+        if status:
+            (folder / "batch_x.json").write_bytes(objects[status])
+    config = Config(data_root=tmp / "data", stats_path=tmp / "s.json", state_dir=tmp / "st")
+    validator().validate(refresh(config).stats)
