@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from genledger.parse.declarations import USER_KEYS
@@ -75,6 +76,21 @@ def whole(minimum: int, maximum: int | None = None) -> Value:
 TEXT = Value("a string", lambda v: isinstance(v, str))
 NAME = Value("a non-empty string", lambda v: isinstance(v, str) and bool(v))
 FLAG = Value("true or false", lambda v: isinstance(v, bool))
+
+
+def _path_text(v: Any) -> bool:
+    """A path the OS can take: text without a NUL byte, whose `~user` names a user."""
+    if not isinstance(v, str) or "\0" in v:
+        return False
+    try:
+        Path(v.strip()).expanduser()
+    except (RuntimeError, KeyError, ValueError):
+        return False
+    return True
+
+
+# a path (or a data root's URL); empty: none set here
+PATH = Value("a string (a path: no NUL byte, `~user` of a user that exists)", _path_text)
 TEXTS = Value(
     "a list of strings",
     lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
@@ -262,7 +278,7 @@ class MetricsSettings:
     """`[metrics]`: where the OpenMetrics text of the stats goes, and how many model labels
     a dataset keeps before the rest fold into `other`."""
 
-    path: str | None = setting(None, NAME)  # none: no metrics file (GENLEDGER_METRICS_PATH)
+    path: str | None = setting(None, PATH)  # none: no metrics file (GENLEDGER_METRICS_PATH)
     max_models: int = setting(20, whole(1, 10_000))
 
 
@@ -299,9 +315,9 @@ FORMAT = Table(
 )
 SCHEMA = Table(
     {
-        "data_root": TEXT,
-        "stats_path": TEXT,
-        "state_dir": TEXT,
+        "data_root": PATH,
+        "stats_path": PATH,
+        "state_dir": PATH,
         **{section: Table.of(kind) for section, kind in SECTIONS.items()},
         "datasets": Tables(DATASET),
         "prices": Tables(Table.of(UserPrice)),
