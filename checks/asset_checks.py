@@ -24,14 +24,21 @@ FILE_RULES = ("unreadable_files", "empty_files")
 ROLE_TABLES = {
     "responses": (
         Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET, Table.ANSWERS,
-        Table.WINDOWS,
+        Table.WINDOWS, Table.PROMPTS,
     ),
     "tokenized": (Table.TOKENIZED, Table.FILES, Table.FOLDER),
 }  # fmt: skip
 # Rules about a whole dataset: checked on its responses asset, or on its tokenized one when
 # it has no responses (a pretokenized dataset).
 DATASET_LEVEL = {
-    "responses": {Table.IDS, Table.DATASET, Table.FOLDER, Table.ANSWERS, Table.WINDOWS},
+    "responses": {
+        Table.IDS,
+        Table.DATASET,
+        Table.FOLDER,
+        Table.ANSWERS,
+        Table.WINDOWS,
+        Table.PROMPTS,
+    },
     "tokenized": {Table.FOLDER},
 }
 # Rules weighed over the whole dataset (a share against `[health]`, or the drift of its
@@ -79,6 +86,8 @@ def role_failures(
     # The prompts files (the expected total) have no asset: their file rules (unreadable, an
     # unterminated last line) are checked on the dataset's main asset.
     prompts = [f for f in record.files.values() if f.role == "prompts"] if main else []
+    for state in prompts:  # a prompt line that is no JSON (`malformed_prompts`)
+        failures = merge_failures(failures, state.tally.failures)
     rows = file_rows(files + prompts)
     if rows:
         failures = merge_failures(failures, file_failures(rows))

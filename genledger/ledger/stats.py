@@ -66,6 +66,8 @@ def file_entry(state: FileState) -> dict[str, Any]:
     }
     if state.error is not None:
         entry["error"] = state.error
+    if state.aliases:
+        entry["aliases"] = list(state.aliases)
     return entry
 
 

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,13 @@ from genledger.ledger.window import Windows
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone, kind_of_files
+from genledger.refresh.moved import follow_moves
 from genledger.refresh.parallel import ScanJob, scan_all, scan_job
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.state import StateStore
 from genledger.rules import rows as rule_rows
 from genledger.rules.result import RuleTally
-from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.checkpoint import Checkpoint, seen_since
 from genledger.tail.discovery import DataFile, Dataset, open_root, survey
 from genledger.tail.roots import root_id
 
@@ -125,11 +126,15 @@ def refresh(
     datasets = found.datasets
     readings = {ds.name: Reading.of(config, ds.name) for ds in datasets}
     now = time.time() if now is None else now
-    missing = store.other_datasets({ds.name for ds in datasets})
+    # a folder that is a dataset's folder under another name is no dataset gone
+    aliases = {alias for ds in datasets for alias in ds.aliases if "/" not in alias}
+    missing = store.other_datasets({ds.name for ds in datasets} | aliases)
     with ExitStack() as stack:
         for name in sorted({ds.name for ds in datasets} | set(missing)):
             stack.enter_context(store.locked(name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
+        # files renamed or copied away under a name no pattern matches keep their counts
+        datasets = [_follow(ds, previous) for ds in datasets]
         # The parallel lever (refresh.parallel): big reads run in forked workers first.
         jobs = [
             _job(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
@@ -308,11 +313,19 @@ def refresh_dataset_record(
     now = time.time() if now is None else now
     with store.locked(dataset.name):
         old = _previous(store, dataset, full)
+        dataset, old = follow_moves(dataset, old)
         reading = Reading.of(config, dataset.name)
         record, block = refresh_record(dataset, old, now, None, reading, config.health)
         _priced(config, store, {dataset.name: (record, block)}, now, others=True)
         store.save(record)
     return record, block
+
+
+def _follow(ds: Dataset, previous: dict[str, DatasetRecord]) -> Dataset:
+    """`ds` with its counted files found under new names (`refresh.moved`); `previous`
+    then holds their states under those names."""
+    ds, previous[ds.name] = follow_moves(ds, previous[ds.name])
+    return ds
 
 
 def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:
@@ -342,7 +355,7 @@ def refresh_record(
         state.ever_read = state.ever_read or (known is not None and known.ever_read)
         files.append(state)
     if not forget_missing:
-        files += gone_files(old, ds.path, {f.name for f in ds.files})
+        files += gone_files(old, ds.path, _listed(ds))
     record = DatasetRecord(
         ds.name,
         old.data_root,
@@ -357,7 +370,17 @@ def refresh_record(
         ds.kind, ds.n_prompts_config, files, record.rules, ds.unrecognised, windows, health
     )
     update_rates(block, record, now)
+    if ds.aliases:
+        block["aliases"] = list(ds.aliases)
     return record, block
+
+
+def _listed(ds: Dataset) -> set[str]:
+    """The names the walk found for the dataset's files, their aliases in its folder too (a
+    counted file now reached under another name is not gone)."""
+    inside = f"{ds.name}/"
+    aliases = {a[len(inside) :] for f in ds.files for a in f.aliases if a.startswith(inside)}
+    return {f.name for f in ds.files} | aliases
 
 
 def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
@@ -400,25 +423,35 @@ def _refresh_file(
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
         scan = scan_job(_job(data_file, old, reading, now))
-    return _merge(data_file, old, scan, now - reading.settle_seconds), scan.delta
+    settle = reading.settle_seconds
+    return _merge(data_file, old, scan, now - settle, settle), scan.delta
 
 
 def _merge(
-    data_file: DataFile, old: FileState | None, scan: FileScan, settled_by: float
+    data_file: DataFile,
+    old: FileState | None,
+    scan: FileScan,
+    settled_by: float,
+    settle_seconds: float = 0.0,
 ) -> FileState:
-    """The file's new state; `settled_by`: a file last written before then has settled."""
+    """The file's new state; `settled_by`: a file last written, or first seen as it is,
+    before then has settled."""
     state = FileState(data_file.dataset, data_file.name, data_file.role)
+    state.aliases = data_file.aliases
     if scan.read is None:
         state.error = scan.error
         return state
     state.ever_read = True
     base = old.tally if old is not None and not scan.restarted else FileTally()
     state.tally = base + scan.delta
-    state.checkpoint = scan.read.checkpoint
+    cp = scan.read.checkpoint
+    now = settled_by + settle_seconds
+    state.checkpoint = replace(cp, since=cp.since or seen_since(_checkpoint(old), cp.file, now))
     state.pending_bytes = scan.read.pending_bytes
     state.mtime = scan.read.mtime
     state.last_read = scan.read.reason
-    state.settled = scan.read.mtime <= settled_by
+    # settled by its mtime, or by our own clock (an mtime in the future settles too)
+    state.settled = min(scan.read.mtime, state.checkpoint.since) <= settled_by
     return state
 
 
@@ -477,6 +510,10 @@ def _dataset_rules(
         return old
     responses = [f for f in files if f.role == "responses"]
     failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
+    prompts = [f for f in files if f.role == "prompts"]
+    failures.update(
+        rule_rows.prompt_id_failures([(f.name, f.tally.id_list("prompt_ids")) for f in prompts])
+    )
     failures.update(
         rule_rows.answer_failures(
             (f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes
@@ -498,7 +535,6 @@ def _dataset_rules(
     folder = [{"file": f.name, "recognised": True} for f in files]
     folder += [{"file": path, "recognised": False} for path in unrecognised]
     failures.update(rule_rows.folder_failures(folder))
-    prompts = [f for f in files if f.role == "prompts"]
     joined = _join(prompts, responses, prompt_key)
     return DatasetState(signature, failures, joined.block, joined.reason)
 

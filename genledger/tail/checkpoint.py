@@ -22,6 +22,9 @@ class Checkpoint:
     tail_sum: str | None = None
     unsettled: bool = False  # a sealed file whose stream ended early, not yet an error
     pending: int = 0  # a sealed file's decoded bytes after its last complete line
+    # genledger's own clock (POSIX seconds) when it first saw the file at this size and
+    # mtime: settling is timed from here too, so an mtime in the future still settles
+    since: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form for the state file."""
@@ -47,9 +50,20 @@ def _fits(default: Any, value: Any) -> bool:
     """`value` has the type of the field whose default is `default`."""
     if isinstance(default, bool):
         return type(value) is bool
+    if isinstance(default, float):
+        return type(value) in (int, float)
     if isinstance(default, int):
         return type(value) is int
     return value is None or isinstance(value, str)  # the checksums
+
+
+def seen_since(old: Checkpoint | None, now_seen: Fingerprint, now: float) -> float:
+    """When genledger first saw the file as `now_seen` shows it (its size and mtime): the
+    old checkpoint's time when both are unchanged, else `now`."""
+    if old is None or not old.since:
+        return now
+    unchanged = (old.file.size, old.file.mtime_ns) == (now_seen.size, now_seen.mtime_ns)
+    return old.since if unchanged else now
 
 
 def resume_decision(cp: Checkpoint, handle: Handle) -> tuple[int, str]:
