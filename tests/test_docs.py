@@ -259,6 +259,8 @@ def _written_stats(tmp_path: Path) -> dict:
         '{"custom_id": "a", "completion_tokens": 3}\n'
         '{"custom_id": "b", "error": {"message": "overloaded"}}\n'
     )
+    (joined / "raw_responses_link.jsonl").symlink_to("raw_responses.jsonl")  # `aliases`
+    (root / "joined_alias").symlink_to("joined", target_is_directory=True)
     config = Config(
         data_root=root,
         stats_path=tmp_path / "s.json",
