@@ -44,9 +44,10 @@ from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.state import StateStore
 from genledger.rules import rows as rule_rows
 from genledger.rules.result import RuleTally
-from genledger.tail.checkpoint import Checkpoint, seen_since
+from genledger.tail.checkpoint import Checkpoint, seen_since, unchanged_as_listed
 from genledger.tail.discovery import DataFile, Dataset, open_root, survey
-from genledger.tail.roots import root_id
+from genledger.tail.reader import ReadResult
+from genledger.tail.roots import RemoteFile, root_id
 
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
 NO_RESPONSES_YET = {
@@ -140,7 +141,7 @@ def refresh(
             _job(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
             for ds in datasets
             for f in ds.files
-            if f.error is None
+            if f.error is None and _as_listed(f, previous[ds.name].files.get(f.name)) is None
         ]
         scans = scan_all(jobs, config.switches.workers)
         refreshed = {
@@ -422,9 +423,25 @@ def _refresh_file(
         return state, FileTally()
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        scan = scan_job(_job(data_file, old, reading, now))
+        scan = _as_listed(data_file, old) or scan_job(_job(data_file, old, reading, now))
     settle = reading.settle_seconds
     return _merge(data_file, old, scan, now - settle, settle), scan.delta
+
+
+def _as_listed(data_file: DataFile, old: FileState | None) -> FileScan | None:
+    """The scan of a local file the walk listed as its checkpoint saw it (size, mtime and
+    inode), made without opening it; None when it must be read."""
+    cp, info = _checkpoint(old), data_file.listed
+    if cp is None or info is None or info.node is None:
+        return None
+    if not unchanged_as_listed(cp, info.size, info.mtime_ns, info.node):
+        return None
+    path = data_file.path
+    if isinstance(path, RemoteFile) or not os.access(path, os.R_OK, effective_ids=True):
+        return None  # a chmod moves no mtime: open it, and say why it cannot be read
+    pending = cp.pending if data_file.sealed else info.size - cp.offset
+    read = ReadResult(cp, False, "unchanged", pending, info.size, info.mtime_ns / 1e9)
+    return FileScan(FileTally(), read)
 
 
 def _merge(

@@ -118,7 +118,7 @@ def _repeated(files: Iterable[tuple[str, Ids]]) -> list[Values]:
         fresh = set(keys)
         if len(fresh) == len(keys) and seen.isdisjoint(fresh):
             # the usual file: no id twice, none seen before (set operations in C)
-            seen = seen | fresh if seen else fresh
+            seen.update(fresh)  # in place: a new set per file made 50,000 shards quadratic
             continue
         for line, key in zip(ids.lines, keys, strict=True):
             if key in seen:  # only failing rows become rows of the rule's table

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from genledger.tail.fingerprint import Fingerprint, checksum
@@ -27,8 +27,11 @@ class Checkpoint:
     since: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able form for the state file."""
-        return asdict(self)
+        """Plain JSON-able form for the state file (`dataclasses.asdict`'s, without its deep
+        copies: they were half the cost of saving 50,000 shards' records)."""
+        out = {name: getattr(self, name) for name in CHECKPOINT_FIELDS}
+        out["file"] = {name: getattr(self.file, name) for name in FINGERPRINT_FIELDS}
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Checkpoint:
@@ -44,6 +47,8 @@ class Checkpoint:
 
 
 START = Checkpoint()
+CHECKPOINT_FIELDS = tuple(f.name for f in fields(Checkpoint))
+FINGERPRINT_FIELDS = tuple(f.name for f in fields(Fingerprint))
 
 
 def _fits(default: Any, value: Any) -> bool:
@@ -64,6 +69,18 @@ def seen_since(old: Checkpoint | None, now_seen: Fingerprint, now: float) -> flo
         return now
     unchanged = (old.file.size, old.file.mtime_ns) == (now_seen.size, now_seen.mtime_ns)
     return old.since if unchanged else now
+
+
+def unchanged_as_listed(cp: Checkpoint, size: int, mtime_ns: int, node: tuple[int, int]) -> bool:
+    """A local file the walk listed at the size, mtime (ns) and (device, inode) of its
+    checkpoint, read to its end and settled: nothing to read, and no need to open it (a write
+    moves the mtime; 50,000 unchanged shards cost their listing only)."""
+    seen = cp.file
+    return (
+        (seen.size, seen.mtime_ns, seen.node) == (size, mtime_ns, node)
+        and seen.head_sum is not None
+        and not cp.unsettled
+    )
 
 
 def resume_decision(cp: Checkpoint, handle: Handle) -> tuple[int, str]:

@@ -47,6 +47,7 @@ class DataFile:
     error: str | None = None
     # the other names of this very file (same device and inode), relative to the data root
     aliases: tuple[str, ...] = ()
+    listed: FileInfo | None = None  # what the walk saw of it: size, mtime, (device, inode)
 
     @property
     def key(self) -> str:
@@ -240,7 +241,8 @@ def _dataset(
                 unrecognised.append(inner)
             else:
                 also = (aliases or {}).get(info.path, ())
-                files.append(DataFile(name, inner, role, tree.source(info.path, info), None, also))
+                source = tree.source(info.path, info)
+                files.append(DataFile(name, inner, role, source, None, also, info))
         elif info.kind != "folder" or role is not None:  # a folder matching no pattern is one
             problems.append((inner, info, role))
     unlistable = any(inner == DATASET_FOLDER for inner, _, _ in problems)
