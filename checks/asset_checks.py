@@ -24,7 +24,7 @@ FILE_RULES = ("unreadable_files", "empty_files")
 ROLE_TABLES = {
     "responses": (
         Table.RESPONSES, Table.IDS, Table.FILES, Table.FOLDER, Table.DATASET, Table.ANSWERS,
-        Table.WINDOWS, Table.PROVIDER,
+        Table.WINDOWS, Table.PROVIDER, Table.PROMPTS,
     ),
     "tokenized": (Table.TOKENIZED, Table.FILES, Table.FOLDER),
 }  # fmt: skip
@@ -38,6 +38,7 @@ DATASET_LEVEL = {
         Table.ANSWERS,
         Table.WINDOWS,
         Table.PROVIDER,
+        Table.PROMPTS,
     },
     "tokenized": {Table.FOLDER},
 }
@@ -87,6 +88,8 @@ def role_failures(
     # The prompts files (the expected total) have no asset: their file rules (unreadable, an
     # unterminated last line) are checked on the dataset's main asset.
     prompts = [f for f in record.files.values() if f.role == "prompts"] if main else []
+    for state in prompts:  # a prompt line that is no JSON (`malformed_prompts`)
+        failures = merge_failures(failures, state.tally.failures)
     rows = file_rows(files + prompts)
     if rows:
         failures = merge_failures(failures, file_failures(rows))

@@ -227,11 +227,13 @@ def schema_command() -> int:
 
 
 def missing_command(args: argparse.Namespace) -> int:
-    """`genledger missing`: exit 0 written, 2 on bad usage, an unreachable root, a bad config
-    or prompts that cannot be joined to the responses."""
+    """`genledger missing`: exit 0 written, 1 written but for datasets whose prompts cannot be
+    joined (each named on stderr with why), 2 on bad usage, an unreachable root, a bad config
+    or the prompts of the one dataset asked for that cannot be joined."""
     from genledger.config import ConfigError, load_config
     from genledger.refresh.missing import MissingError, find_missing, write_lines
     from genledger.tail.discovery import DataRootError
+    from genledger.terminal import printable
 
     output = None if str(args.output) == "-" else args.output
     try:
@@ -240,15 +242,17 @@ def missing_command(args: argparse.Namespace) -> int:
         found = find_missing(config, args.dataset)
         write_lines(found.lines, output)
     except (ConfigError, DataRootError, MissingError) as exc:
-        print(f"genledger missing: {exc}", file=sys.stderr)
+        print(printable(f"genledger missing: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        print(f"genledger missing: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        why = f"genledger missing: cannot write {exc.filename}: {exc.strerror}"
+        print(printable(why), file=sys.stderr)
         return EXIT_USAGE
-    if not args.quiet:
-        for line in found.summary():
+    skipped = set(found.skipped)
+    for name, line in zip(found.joins, found.summary(), strict=True):
+        if not args.quiet or name in skipped:  # with -q, still each dataset skipped and why
             print(line, file=sys.stderr)
-    return EXIT_OK
+    return EXIT_FAILURES if found.skipped else EXIT_OK
 
 
 def _outside_root(output: Path | None, root: Path | str | None) -> None:

@@ -263,6 +263,8 @@ def _written_stats(tmp_path: Path) -> dict:
     from tests.genledger.ledger.batch_objects import openai_batch
 
     (joined / "batch_6790e4c8.json").write_bytes(openai_batch(2, 1, 40, 3))
+    (joined / "raw_responses_link.jsonl").symlink_to("raw_responses.jsonl")  # `aliases`
+    (root / "joined_alias").symlink_to("joined", target_is_directory=True)
     config = Config(
         data_root=root,
         stats_path=tmp_path / "s.json",

@@ -4,9 +4,11 @@ A prompt's id is the value under `[datasets."X"] prompt_key` (a dotted path), el
 `custom_id`, `key` or `id` (a non-empty string or an integer); a response's is its record id
 (`response_key`, else the format's id, `custom_id`, `id`, `meta_info.id`; an envelope's id
 comes first). A prompt is *answered* when some response with its id did not fail, *failed*
-when every response with its id failed, *missing* when none has its id. Where the two sides
-share no key — prompts without ids, or no prompt id among the response ids — there is no
-join: `prompts` is null, with the reason in one line, never a guessed number.
+when every response with its id failed, *missing* when none has its id; an id written on
+several prompt lines is one prompt (its first line; the repeats are `duplicate_prompt_ids`).
+Where the two sides share no key — prompts without ids (a line that is no JSON is named by
+file and line), or no prompt id among the response ids — there is no join: `prompts` is
+null, with the reason in one line, never a guessed number.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ import orjson
 from genledger.ledger.idlist import IdList
 from genledger.ledger.tally import FileTally
 from genledger.parse.paths import Path, parse_path
+from genledger.rules.result import RuleTally
+from genledger.rules.rows import prompt_failures
 
 CANDIDATES = ("custom_id", "key", "id")  # a prompt's id when no prompt_key is configured
+_NONE = RuleTally()
 MAX_IDS = 20  # ids listed in the stats JSON
 SAMPLES = 3  # ids quoted in an unjoinable reason
 
@@ -73,15 +78,32 @@ class PromptKey:
             return None
 
 
-class PromptIds:
-    """A prompts file's ids as they are read: line numbers, ids, and lines with none."""
+MALFORMED = "malformed_prompts"  # the rule a prompt line that is no JSON fails
 
-    def __init__(self, key: PromptKey) -> None:
+
+class PromptIds:
+    """A prompts file's ids as they are read: line numbers, ids, lines with none, and the
+    lines that are no JSON (`malformed_prompts`, named by file and line)."""
+
+    def __init__(self, key: PromptKey, name: str = "") -> None:
         self.key = key
+        self.name = name  # the file's path in its dataset folder
         self.ids = IdList()
         self.keys: Counter[str] = Counter()
         self.lines = 0
         self.without = 0
+        self.malformed: list[dict[str, Any]] = []
+
+    def add_line(self, line: int, content: bytes) -> None:
+        """One non-blank line as the file holds it."""
+        try:
+            record = orjson.loads(content)
+        except orjson.JSONDecodeError as exc:
+            row = {"file": self.name, "line": line, "prompt_id": None}
+            self.malformed.append({**row, "parse_error": f"not JSON: {exc}"[:200]})
+            self.add(line, None)
+            return
+        self.add(line, self.key.of(record))
 
     def add_lines(self, count: int) -> None:
         """`count` non-blank lines known to hold no id (none holds a key's name)."""
@@ -104,6 +126,8 @@ class PromptIds:
             out.counters["prompt_keys"] = dict(self.keys)
         if len(self.ids):
             out.lists["prompt_ids"] = self.ids
+        if self.malformed:
+            out.failures = prompt_failures(self.malformed)
         return out
 
 
@@ -128,6 +152,12 @@ def join(
         return Join(None, "no prompts file", [])
     if not lines:
         return Join(None, "the prompts files hold no prompt yet", [])
+    bad = [e for t in prompts for e in t.failures.get(MALFORMED, _NONE).examples[:1]]
+    if bad:
+        where = f"{bad[0]['file']}:{bad[0]['line']}"
+        count = sum(t.failures[MALFORMED].count for t in prompts if MALFORMED in t.failures)
+        return Join(None, f"{count:,} prompt line(s) are not JSON (first {where}: "
+                          f"{bad[0]['reason']})", [])  # fmt: skip
     if without:
         return Join(None, f"{without:,} of {lines:,} prompt lines carry no {wanted}", [])
     seen, failed, records = Counter[bytes](), Counter[bytes](), 0
@@ -137,11 +167,11 @@ def join(
         failed.update(tally.id_list("failed_ids").keys())
     if records and not seen:
         return Join(None, "no response record carries an id", [])
-    ids = [
+    ids = _first_of_each(
         (i, line, rid)
         for i, t in enumerate(prompts)
         for line, rid in t.id_list("prompt_ids").encoded()
-    ]
+    )
     if records and not any(rid in seen for _, _, rid in ids):
         return Join(None, _no_match(ids, seen, wanted), [])
     answered = failed_n = 0
@@ -165,6 +195,19 @@ def join(
         "key": key or _key_used(prompts),
     }
     return Join(block, None, rerun)
+
+
+def _first_of_each(
+    ids: Iterable[tuple[int, int, bytes]],
+) -> list[tuple[int, int, bytes]]:
+    """Each id once, at its first line (a repeated prompt is one prompt to answer)."""
+    seen: set[bytes] = set()
+    out = []
+    for found in ids:
+        if found[2] not in seen:
+            seen.add(found[2])
+            out.append(found)
+    return out
 
 
 def _key_used(prompts: Sequence[FileTally]) -> str:

@@ -59,6 +59,8 @@ class FileState:
     last_read: str = ""  # why the last refresh read from where it did
     settled: bool = False  # unchanged for settle_seconds when last read
     ever_read: bool = False  # read whole at some refresh: once gone, it stays reported
+    aliases: tuple[str, ...] = ()  # its other names (same device and inode), root-relative
+    lost: int = 0  # gone: the records it had counted, which the totals no longer hold
 
     def rule_row(self) -> dict[str, Any]:
         """This file as a row of the rules' FILES table (`genledger.rules.catalogue`)."""
@@ -87,6 +89,8 @@ class FileState:
             "last_read": self.last_read,
             "settled": self.settled,
             "ever_read": self.ever_read,
+            "aliases": list(self.aliases),
+            "lost": self.lost,
         }
 
 
@@ -177,7 +181,9 @@ class DatasetRecord:
     @classmethod
     def _named(cls, known: _Named | _Whole, signature: str) -> DatasetRecord:
         files = {
-            k: FileState(known.name, v.name, v.role, error=v.error, ever_read=v.ever_read)
+            k: FileState(
+                known.name, v.name, v.role, error=v.error, ever_read=v.ever_read, lost=v.lost
+            )
             for k, v in known.files.items()
         }
         notice = RECOUNT if known.signature != signature else None
@@ -212,6 +218,7 @@ class _Known:
     role: str
     error: str | None = None
     ever_read: bool = False
+    lost: int = 0
 
 
 @dataclass(frozen=True)
@@ -278,13 +285,15 @@ class _File:
     last_read: str = ""
     settled: bool = False
     ever_read: bool = False
+    aliases: tuple[str, ...] = ()
+    lost: int = 0
 
     def loaded(self, where: str) -> FileState:
         """The file's state."""
         tally = _tally(self.tally, f"{where}.tally")
         return FileState(self.dataset, self.name, self.role, self.checkpoint, tally,
                          self.pending_bytes, self.mtime, self.error, self.last_read, self.settled,
-                         self.ever_read)  # fmt: skip
+                         self.ever_read, self.aliases, self.lost)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -175,8 +175,9 @@ FILE = closed(
         "mtime": nullable(TIME),
         "role": {"enum": list(ROLES)},
         "error": TEXT,
+        "aliases": TEXTS,
     },
-    optional=("error",),
+    optional=("error", "aliases"),
 )
 UNRECOGNISED = closed({"count": COUNT, "paths": TEXTS})
 UNREADABLE = closed({"count": COUNT, "files": {"type": "object", "additionalProperties": TEXT}})
@@ -236,6 +237,7 @@ DATASET_SECTIONS: dict[str, Schema] = {
     "quality": quality(totals=False),
     "files": {"type": "object", "additionalProperties": FILE},
     "unrecognised": UNRECOGNISED,
+    "aliases": TEXTS,
     "rate": DATASET_RATE,
 }
 TOTALS_SECTIONS: dict[str, Schema] = {

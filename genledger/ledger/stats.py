@@ -48,6 +48,7 @@ DATASET_FIELDS = (
     "quality",
     "files",
     "unrecognised",
+    "aliases",
     "rate",
 )
 TOTALS_FIELDS = ("n_prompts", *BOOK_STATS, "n_datasets", "health", *COST_FIELDS, "quality", "rate")
@@ -117,6 +118,8 @@ def file_entry(state: FileState) -> dict[str, Any]:
     }
     if state.error is not None:
         entry["error"] = state.error
+    if state.aliases:
+        entry["aliases"] = list(state.aliases)
     return entry
 
 
@@ -129,10 +132,12 @@ def dataset_sections(
     windows: Windows | None = None,
     settings: HealthSettings = DEFAULT_HEALTH,
     status: Status | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """One dataset's sections counted from its files (all but its cost and rate);
     `unrecognised`: its files matching no pattern, `windows`: its first and latest records,
-    `settings`: when the share rules fail, `status`: the provider's batch status objects."""
+    `settings`: when the share rules fail, `status`: the provider's batch status objects,
+    `aliases`: the folders that are the dataset's own (or one in it) under another name."""
     ordered = sorted(files, key=lambda f: ROLES.index(f.role))  # examples: responses first
     tally = _sum_tallies(ordered)
     n_prompts = n_prompts_config
@@ -152,6 +157,7 @@ def dataset_sections(
         quality=quality_block(weighed(failures, health, settings)),
         files={f.name: file_entry(f) for f in files},
         unrecognised=unrecognised_block(unrecognised),
+        aliases=list(aliases),
     )
     return sections
 

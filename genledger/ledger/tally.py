@@ -101,10 +101,27 @@ class FileTally:
         """One id list of the books (`ids` or another; empty when none was found)."""
         return self.ids if key == "ids" else self.lists.get(key, IdList())
 
+    def empty(self) -> bool:
+        """Nothing counted: adding it changes nothing (the trail aside, which travels alone)."""
+        return not (
+            any(self.sums.values())
+            or self.counters
+            or self.failures
+            or len(self.ids)
+            or self.groups
+            or self.lists
+            or self.hashes
+            or self.quantiles
+        )
+
     def __add__(self, other: FileTally) -> FileTally:
+        if not other.trail.head and other.empty():
+            return self  # an unchanged file's delta: 50,000 of them cost nothing
         sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
         counters = {}
         for key in COUNTER_KEYS:
+            if key not in self.counters and key not in other.counters:
+                continue  # the usual case, without building two Counters
             merged = Counter(self.counter(key)) + Counter(other.counter(key))
             if merged:
                 counters[key] = dict(merged)

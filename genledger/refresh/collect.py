@@ -33,11 +33,13 @@ from genledger.refresh.dataset import (
     Counted,
     dataset_rules,
     file_rows,
+    as_listed,
     job_of,
     refresh_record,
     total_quantiles,
 )
 from genledger.refresh.gone import gone_files, kind_of_files
+from genledger.refresh.moved import follow_moves
 from genledger.refresh.parallel import scan_all
 from genledger.refresh.reading import Reading
 from genledger.refresh.state import StateStore
@@ -114,17 +116,21 @@ def refresh(
     datasets = found.datasets
     readings = {ds.name: Reading.of(config, ds.name) for ds in datasets}
     now = time.time() if now is None else now
-    missing = store.other_datasets({ds.name for ds in datasets})
+    # a folder that is a dataset's folder under another name is no dataset gone
+    aliases = {alias for ds in datasets for alias in ds.aliases if "/" not in alias}
+    missing = store.other_datasets({ds.name for ds in datasets} | aliases)
     with ExitStack() as stack:
         for name in sorted({ds.name for ds in datasets} | set(missing)):
             stack.enter_context(store.locked(name))
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
+        # files renamed or copied away under a name no pattern matches keep their counts
+        datasets = [_follow(ds, previous) for ds in datasets]
         # The parallel lever (refresh.parallel): big reads run in forked workers first.
         jobs = [
             job_of(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
             for ds in datasets
             for f in ds.files
-            if f.error is None
+            if f.error is None and as_listed(f, previous[ds.name].files.get(f.name)) is None
         ]
         scans = scan_all(jobs, config.switches.workers)
         counted = {
@@ -302,11 +308,19 @@ def refresh_dataset_record(
     now = time.time() if now is None else now
     with store.locked(dataset.name):
         old = _previous(store, dataset, full)
+        dataset, old = follow_moves(dataset, old)
         reading = Reading.of(config, dataset.name)
         one = refresh_record(dataset, old, now, None, reading, config.health)
         costs, _ = _priced(config, store, {dataset.name: one}, now, others=True)
         store.save(one.record)
     return one.record, one.block(costs[dataset.name])
+
+
+def _follow(ds: Dataset, previous: dict[str, DatasetRecord]) -> Dataset:
+    """`ds` with its counted files found under new names (`refresh.moved`); `previous`
+    then holds their states under those names."""
+    ds, previous[ds.name] = follow_moves(ds, previous[ds.name])
+    return ds
 
 
 def _previous(store: StateStore, ds: Dataset, full: bool) -> DatasetRecord:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from genledger.fast import rawtext
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
@@ -52,20 +54,34 @@ def non_blank_lines(blocks: Iterable[Block]) -> int:
     return sum(block.non_blank() for block in blocks)
 
 
-def prompt_tally(blocks: Iterable[Block], reading: Reading = DEFAULT_READING) -> FileTally:
-    """A prompts file's non-blank lines and the id of each (`ledger.prompts`); a block that
-    spells no key an id could be under is counted without decoding a line."""
+def prompt_tally(
+    blocks: Iterable[Block], reading: Reading = DEFAULT_READING, name: str = ""
+) -> FileTally:
+    """A prompts file's non-blank lines and the id of each (`ledger.prompts`), and the lines
+    that are no JSON (named by `name` and line); a block that spells no key an id could be
+    under, and is JSON line by line, is counted without decoding a line."""
     key = PromptKey(reading.prompt_key)
-    found = PromptIds(key)
+    found = PromptIds(key, name)
     markers = key.markers
     for block in blocks:
-        if not any(block.data.find(m, 0, block.end) >= 0 for m in markers):
+        if not any(block.data.find(m, 0, block.end) >= 0 for m in markers) and _json_lines(block):
             found.add_lines(block.non_blank())
             continue
         for number, _, content in block.rows():
             if not is_blank(content):
-                found.add(number, key.of_line(content))
+                found.add_line(number, content)
     return found.tally()
+
+
+def _json_lines(block: Block) -> bool:
+    """Every non-blank line of `block` is JSON (the one decode needed to say so)."""
+    for _, _, content in block.rows():
+        if not is_blank(content):
+            try:
+                orjson.loads(content)
+            except orjson.JSONDecodeError:
+                return False
+    return True
 
 
 def tally_blocks(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -34,9 +35,10 @@ from genledger.refresh.gone import gone_files, is_gone
 from genledger.refresh.parallel import ScanJob, scan_job
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.rules import rows as rule_rows
-from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.checkpoint import Checkpoint, seen_since, unchanged_as_listed
 from genledger.tail.discovery import DataFile, Dataset
-from genledger.tail.roots import open_source
+from genledger.tail.reader import ReadResult
+from genledger.tail.roots import RemoteFile, open_source
 
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
 NO_RESPONSES_YET = {
@@ -85,7 +87,7 @@ def refresh_record(
         state.ever_read = state.ever_read or (known is not None and known.ever_read)
         files.append(state)
     if not forget_missing:
-        files += gone_files(old, ds.path, {f.name for f in ds.files})
+        files += gone_files(old, ds.path, _listed(ds))
     record = DatasetRecord(
         ds.name,
         old.data_root,
@@ -99,9 +101,25 @@ def refresh_record(
     unrecognised = tuple(sorted((*ds.unrecognised, *not_statuses)))
     record.rules = dataset_rules(files, unrecognised, old.rules, reading.prompt_key)
     sections = dataset_sections(
-        ds.kind, ds.n_prompts_config, files, record.rules, unrecognised, windows, health, statuses
+        ds.kind,
+        ds.n_prompts_config,
+        files,
+        record.rules,
+        unrecognised,
+        windows,
+        health,
+        statuses,
+        ds.aliases,
     )
     return Counted(record, sections, update_rates(sections, record, now))
+
+
+def _listed(ds: Dataset) -> set[str]:
+    """The names the walk found for the dataset's files, their aliases in its folder too (a
+    counted file now reached under another name is not gone)."""
+    inside = f"{ds.name}/"
+    aliases = {a[len(inside) :] for f in ds.files for a in f.aliases if a.startswith(inside)}
+    return {f.name for f in ds.files} | aliases
 
 
 def read_statuses(ds: Dataset) -> tuple[Status | None, list[str]]:
@@ -163,26 +181,52 @@ def _refresh_file(
         return state, FileTally()
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        scan = scan_job(job_of(data_file, old, reading, now))
-    return _merge(data_file, old, scan, now - reading.settle_seconds), scan.delta
+        scan = as_listed(data_file, old) or scan_job(job_of(data_file, old, reading, now))
+    settle = reading.settle_seconds
+    return _merge(data_file, old, scan, now - settle, settle), scan.delta
+
+
+def as_listed(data_file: DataFile, old: FileState | None) -> FileScan | None:
+    """The scan of a local file the walk listed as its checkpoint saw it (size, mtime and
+    inode), made without opening it; None when it must be read."""
+    cp, info = _checkpoint(old), data_file.listed
+    if cp is None or info is None or info.node is None:
+        return None
+    if not unchanged_as_listed(cp, info.size, info.mtime_ns, info.node):
+        return None
+    path = data_file.path
+    if isinstance(path, RemoteFile) or not os.access(path, os.R_OK, effective_ids=True):
+        return None  # a chmod moves no mtime: open it, and say why it cannot be read
+    pending = cp.pending if data_file.sealed else info.size - cp.offset
+    read = ReadResult(cp, False, "unchanged", pending, info.size, info.mtime_ns / 1e9)
+    return FileScan(FileTally(), read)
 
 
 def _merge(
-    data_file: DataFile, old: FileState | None, scan: FileScan, settled_by: float
+    data_file: DataFile,
+    old: FileState | None,
+    scan: FileScan,
+    settled_by: float,
+    settle_seconds: float = 0.0,
 ) -> FileState:
-    """The file's new state; `settled_by`: a file last written before then has settled."""
+    """The file's new state; `settled_by`: a file last written, or first seen as it is,
+    before then has settled."""
     state = FileState(data_file.dataset, data_file.name, data_file.role)
+    state.aliases = data_file.aliases
     if scan.read is None:
         state.error = scan.error
         return state
     state.ever_read = True
     base = old.tally if old is not None and not scan.restarted else FileTally()
     state.tally = base + scan.delta
-    state.checkpoint = scan.read.checkpoint
+    cp = scan.read.checkpoint
+    now = settled_by + settle_seconds
+    state.checkpoint = replace(cp, since=cp.since or seen_since(_checkpoint(old), cp.file, now))
     state.pending_bytes = scan.read.pending_bytes
     state.mtime = scan.read.mtime
     state.last_read = scan.read.reason
-    state.settled = scan.read.mtime <= settled_by
+    # settled by its mtime, or by our own clock (an mtime in the future settles too)
+    state.settled = min(scan.read.mtime, state.checkpoint.since) <= settled_by
     return state
 
 
@@ -225,6 +269,10 @@ def dataset_rules(
         return old
     responses = [f for f in files if f.role == "responses"]
     failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
+    prompts = [f for f in files if f.role == "prompts"]
+    failures.update(
+        rule_rows.prompt_id_failures([(f.name, f.tally.id_list("prompt_ids")) for f in prompts])
+    )
     failures.update(
         rule_rows.answer_failures(
             (f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes
@@ -246,7 +294,6 @@ def dataset_rules(
     folder = [{"file": f.name, "recognised": True} for f in files]
     folder += [{"file": path, "recognised": False} for path in unrecognised]
     failures.update(rule_rows.folder_failures(folder))
-    prompts = [f for f in files if f.role == "prompts"]
     joined = _join(prompts, responses, prompt_key)
     return DatasetState(signature, failures, joined.block, joined.reason)
 

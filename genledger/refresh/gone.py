@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from genledger.ledger.books import RECORDS
 from genledger.ledger.records import DatasetRecord, FileState
 from genledger.tail.roots import RemoteFile, Source
 
@@ -47,19 +48,20 @@ def why_missing(source: Source) -> str:
 
 def gone_files(record: DatasetRecord, folder: Source, listed: set[str]) -> list[FileState]:
     """The files of `record` that were read at some refresh and are not in `listed` (the names
-    the walk found), each as gone: its name, role and why. What was never read (a FIFO, a
-    folder that could not be listed) was reported while it was there, and is not missed."""
-    return [
-        FileState(
-            old.dataset,
-            old.name,
-            old.role,
-            error=why_missing(source_in(folder, old.name)),
-            ever_read=True,
-        )
-        for old in record.files.values()
-        if old.ever_read and old.name not in listed
-    ]
+    the walk found), each as gone: its name, role, why, and how many records it had counted
+    (no longer in the totals). What was never read (a FIFO, a folder that could not be
+    listed) was reported while it was there, and is not missed."""
+    found = []
+    for old in record.files.values():
+        if not old.ever_read or old.name in listed:
+            continue
+        lost = old.lost if is_gone(old) else old.tally[RECORDS[old.role]]
+        why = why_missing(source_in(folder, old.name))
+        if lost:  # the loss in numbers, refresh after refresh
+            why += f" ({lost:,} records counted before)"
+        found.append(FileState(old.dataset, old.name, old.role, error=why, ever_read=True))
+        found[-1].lost = lost
+    return found
 
 
 def kind_of_files(files: list[FileState]) -> str:

@@ -26,6 +26,7 @@ from genledger.tail.parquet import ParquetShard
 from genledger.tail.reader import FileReader
 from genledger.tail.roots import stream_source
 from genledger.tail.sealed import Inflater, StreamTail, lines_of
+from genledger.terminal import printable
 
 READ_CHUNK = 1 << 20
 
@@ -41,25 +42,36 @@ class Missing:
     joins: dict[str, Join] = field(default_factory=dict)
     lines: list[bytes] = field(default_factory=list)
 
+    @property
+    def skipped(self) -> list[str]:
+        """The datasets whose prompts could not be joined (nothing written for them)."""
+        return [name for name, found in self.joins.items() if found.block is None]
+
     def summary(self) -> list[str]:
-        """One line per dataset: how many prompts to run again, of how many."""
+        """One line per dataset: how many prompts to run again, of how many; or why it was
+        skipped. Control characters of names and reasons are escaped (`genledger.terminal`)."""
         out = []
         for name, found in self.joins.items():
             block = found.block
             if block is None:
-                out.append(f"{name}: skipped ({found.reason})")
+                out.append(printable(f"{name}: skipped ({found.reason})"))
                 continue
             again = block["missing"] + block["failed"]
             out.append(
-                f"{name}: {again:,} of {block['n_prompts']:,} prompts to run again "
-                f"({block['missing']:,} missing, {block['failed']:,} failed; key {block['key']})"
+                printable(
+                    f"{name}: {again:,} of {block['n_prompts']:,} prompts to run again "
+                    f"({block['missing']:,} missing, {block['failed']:,} failed; "
+                    f"key {block['key']})"
+                )
             )
         return out
 
 
 def find_missing(config: Config, dataset: str | None = None) -> Missing:
     """The prompts of `dataset` (or of every dataset with a prompts file) that have no
-    successful response; raises `MissingError` when they cannot be told."""
+    successful response; raises `MissingError` when those of `dataset` cannot be told. Of
+    every dataset, one whose prompts cannot be joined (a line that is no JSON, a file that
+    cannot be read) is skipped with its reason (`Missing.skipped`); the others are written."""
     assert config.data_root is not None
     datasets = discover(config.data_root, config)
     if dataset is not None:
@@ -72,10 +84,11 @@ def find_missing(config: Config, dataset: str | None = None) -> Missing:
         if not prompts and dataset is None:
             continue  # nothing to run again where nothing was asked
         found = _join(ds, config)
-        if found.block is None:
+        if found.block is None and dataset is not None:
             raise MissingError(f"{ds.name}: the prompts cannot be joined: {found.reason}")
         out.joins[ds.name] = found
-        out.lines += _lines(prompts, found)
+        if found.block is not None:
+            out.lines += _lines(prompts, found)
     return out
 
 
@@ -87,7 +100,7 @@ def _join(ds: Dataset, config: Config) -> Join:
             continue
         scan = scan_job(ScanJob(f.key, f.path, f.name, f.role, None, reading, None))
         if scan.error is not None:
-            raise MissingError(f"{ds.name}/{f.name} cannot be read: {scan.error}")
+            return Join(None, f"{f.name} cannot be read: {scan.error}", [])
         tallies[f.role].append(scan.delta)
     return join(tallies["prompts"], tallies["responses"], reading.prompt_key)
 

@@ -44,7 +44,7 @@ def scan_file(
         chunk = REMOTE_CHUNK if isinstance(path, RemoteFile) else READ_CHUNK
         with FileReader(path, checkpoint, chunk, span, reading.max_line_bytes) as reader:
             if role == "prompts":
-                delta = prompt_tally(reader.blocks(), reading)
+                delta = prompt_tally(reader.blocks(), reading, name)
             else:
                 if reader.new_bytes() >= vector.BULK_BYTES:
                     vector.load()

@@ -22,7 +22,7 @@ from genledger.parse.table import TableBuilder
 from genledger.refresh.count import CHUNK_ROWS, prompt_tally, tally_blocks, tally_table
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
-from genledger.tail.checkpoint import Checkpoint
+from genledger.tail.checkpoint import Checkpoint, seen_since
 from genledger.tail.discovery import form_of
 from genledger.tail.parquet import MAGIC, Batch, CorruptRowGroup, ParquetShard
 from genledger.tail.reader import ReadResult
@@ -71,7 +71,10 @@ def scan_sealed(
         return FileScan(FileTally(), error=f"unreadable: {exc.strerror or exc}")
     finally:
         handle.close()
-    is_settled = settled(found.file.mtime_ns, now, reading.settle_seconds)
+    # the refresh keeps when it first saw the file as it is (`refresh.collect`); a read's
+    # checkpoint does not, so the same bytes read alike in one piece or many
+    since = seen_since(checkpoint, found.file, now)
+    is_settled = settled(found.file.mtime_ns, now, reading.settle_seconds, since)
     # Unchanged keeps its counts, unless an early end of stream has since become final.
     settling = checkpoint is not None and checkpoint.unsettled and is_settled
     if checkpoint is not None and same_file(checkpoint, found) and not settling:
@@ -161,7 +164,7 @@ def _read_stream(
         if damaged is not None:
             blocks = before_damage(blocks, damaged.member_start, damage)
         if role == "prompts":
-            delta = prompt_tally(blocks, reading)
+            delta = prompt_tally(blocks, reading, name)
         else:
             if mark.file.size >= vector.BULK_BYTES // 8:
                 vector.load()

@@ -6,7 +6,8 @@ refresh evaluates it row by row (`rules.rows`) and the pandera models (`rules.mo
 their rule columns from the same expression. Names are the stats JSON's quality counters
 (docs/stats-json.md); severities: docs/checks.md. The one rule with no row condition is
 `duplicate_ids`: whether an id was seen before depends on the rows before it, so both
-evaluations state it as "an id already seen in the dataset" (a set, and `duplicated()`).
+evaluations state it as "an id already seen in the dataset" (a set, and `duplicated()`);
+`duplicate_prompt_ids` is the same rule over the prompts' ids.
 This module imports neither pandas nor Dagster, so the cheap no-op refresh can use it.
 """
 
@@ -35,6 +36,7 @@ class Table(StrEnum):
     RESPONSES = "responses"
     TOKENIZED = "tokenized"
     IDS = "ids"
+    PROMPTS = "prompts"
     FILES = "files"
     FOLDER = "folder"
     DATASET = "dataset"
@@ -139,6 +141,12 @@ TABLE_SCHEMAS: dict[Table, tuple[Column, ...]] = {
         Column("file", "str", "the shard's path in its dataset folder", False, ""),
         Column("line", "int", "the record's line", False, 0, checks={"ge": 1}),
         Column("record_id", "str", "the record's id", False, ""),
+    ),
+    Table.PROMPTS: (
+        Column("file", "str", "the prompts file's path in its dataset folder", False, ""),
+        Column("line", "int", "the prompt's line", False, 0, checks={"ge": 1}),
+        Column("prompt_id", "str", "the prompt's id (null: none, or no JSON object)"),
+        Column("parse_error", "str", "why the line is no JSON object (null: it is one)"),
     ),
     Table.FILES: (
         Column("file", "str", "the file's path in its dataset folder", False, ""),
@@ -276,6 +284,25 @@ RULES: tuple[Rule, ...] = (
         "No response id (custom_id, id, meta_info.id) appears twice in a dataset.",
         lambda r: f"id {_value(r, 'record_id')!r} was already seen",
         None,
+    ),
+    Rule(
+        "duplicate_prompt_ids",
+        Severity.WARN,
+        (Table.PROMPTS,),
+        "record_ids_unique",
+        "No prompt id appears twice in a dataset's prompts files (the join counts each id once).",
+        lambda r: f"prompt id {_value(r, 'prompt_id')!r} was already seen",
+        None,
+    ),
+    Rule(
+        "malformed_prompts",
+        Severity.ERROR,
+        (Table.PROMPTS,),
+        "json_lines_parse",
+        "Every non-blank line of a prompts file is a JSON value (one that is not cannot be "
+        "joined to its responses).",
+        lambda r: str(_value(r, "parse_error")),
+        col("parse_error").not_null(),
     ),
     Rule(
         "think_tag_leaks",

@@ -55,6 +55,9 @@ def derive(table: Table, df: pd.DataFrame, params: Params = ()) -> pd.DataFrame:
     rules = {r.name: evaluate(r.when, df, bound) for r in rules_of(table) if r.when is not None}
     if table is Table.IDS:
         rules["duplicate_ids"] = df["record_id"].duplicated(keep="first")
+    if table is Table.PROMPTS:
+        named = df["prompt_id"].notna()
+        rules["duplicate_prompt_ids"] = named & df["prompt_id"].where(named).duplicated()
     if table is Table.ANSWERS:
         rules["duplicate_outputs"] = df["answer_hash"].duplicated(keep="first")
     if table is Table.WINDOWS:

@@ -88,6 +88,29 @@ def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, 
 
 def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     """The duplicate-id rule: an id seen before in the dataset's shards, in file order."""
+    failures = Failures(Table.IDS)
+    for values in _repeated(files):
+        failures.add(values, ["duplicate_ids"], TABLE_COLUMNS[Table.IDS])
+    return failures.tallies()
+
+
+def prompt_id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
+    """The duplicate-prompt-id rule: a prompt id seen before in the dataset's prompts files,
+    in file order."""
+    failures, columns = Failures(Table.PROMPTS), TABLE_COLUMNS[Table.PROMPTS]
+    for name, line, key in _repeated(files):
+        failures.add((name, line, key, None), ["duplicate_prompt_ids"], columns)
+    return failures.tallies()
+
+
+def prompt_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
+    """The row rules of a prompts file's lines (a line that is no JSON): rows of the PROMPTS
+    table's columns; only lines that may fail need be given."""
+    return _dict_tallies(Table.PROMPTS, rows)
+
+
+def _repeated(files: Iterable[tuple[str, Ids]]) -> list[Values]:
+    """(file, line, id) of each id already seen in an earlier line or file, in file order."""
     seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
     duplicates: list[Values] = []
     for name, ids in files:
@@ -95,17 +118,14 @@ def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
         fresh = set(keys)
         if len(fresh) == len(keys) and seen.isdisjoint(fresh):
             # the usual file: no id twice, none seen before (set operations in C)
-            seen = seen | fresh if seen else fresh
+            seen.update(fresh)  # in place: a new set per file made 50,000 shards quadratic
             continue
         for line, key in zip(ids.lines, keys, strict=True):
             if key in seen:  # only failing rows become rows of the rule's table
                 duplicates.append((name, line, key.decode()))
             else:
                 seen.add(key)
-    failures = Failures(Table.IDS)
-    for values in duplicates:
-        failures.add(values, ["duplicate_ids"], TABLE_COLUMNS[Table.IDS])
-    return failures.tallies()
+    return duplicates
 
 
 class Keys(Protocol):

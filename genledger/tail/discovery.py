@@ -10,7 +10,7 @@ the root is skipped in silence.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,9 @@ class DataFile:
     role: str
     path: Source
     error: str | None = None
+    # the other names of this very file (same device and inode), relative to the data root
+    aliases: tuple[str, ...] = ()
+    listed: FileInfo | None = None  # what the walk saw of it: size, mtime, (device, inode)
 
     @property
     def key(self) -> str:
@@ -74,6 +77,9 @@ class Dataset:
     unrecognised: tuple[str, ...] = ()  # paths relative to the dataset folder
     # batch status objects beside the output: (path in the dataset folder, source)
     statuses: tuple[tuple[str, Source], ...] = ()
+    # folders reached again through a symbolic link (the dataset's own folder, or one in
+    # it), relative to the data root: walked once, under their real name
+    aliases: tuple[str, ...] = ()
 
     def of_role(self, role: str) -> tuple[DataFile, ...]:
         """This dataset's files of one role, sorted by path."""
@@ -136,7 +142,9 @@ def survey(root: Path | str | Any, config: Config) -> Survey:
     """Datasets (sorted by name), unrecognised files and unreadable entries of `root` (a path,
     URL or root). Raises `DataRootError` when the root cannot be listed."""
     tree = root if hasattr(root, "walk") else open_root(root)
-    files = [f for f in tree.walk() if not ignored(f.path, config.patterns)]
+    walked = [f for f in tree.walk() if not ignored(f.path, config.patterns)]
+    files, file_aliases = one_name_each([f for f in walked if f.kind != "alias"], config)
+    folder_aliases = [f for f in walked if f.kind == "alias"]
     folders: dict[str, list[FileInfo]] = {}
     loose: list[FileInfo] = []
     for info in files:
@@ -148,7 +156,9 @@ def survey(root: Path | str | Any, config: Config) -> Survey:
     datasets: list[Dataset] = []
     outside = loose
     for name in sorted(folders):
-        dataset = _dataset(tree, name, folders[name], config)
+        dataset = _dataset(tree, name, folders[name], config, file_aliases)
+        if dataset is not None:
+            dataset = _with_folder_aliases(dataset, folder_aliases)
         if dataset is None:
             outside += [f for f in folders[name] if f.kind != "folder"]
         else:
@@ -171,15 +181,62 @@ def discover_one(root: Path | str | Any, name: str, config: Config) -> Dataset |
     """
     tree = root if hasattr(root, "walk") else open_root(root)
     if isinstance(tree, LocalRoot):
-        infos = [f for f in tree.walk(name) if not ignored(f.path, config.patterns)]
-        return _dataset(tree, name, infos, config)
+        walked = [f for f in tree.walk(name) if not ignored(f.path, config.patterns)]
+        infos, aliases = one_name_each([f for f in walked if f.kind != "alias"], config)
+        dataset = _dataset(tree, name, infos, config, aliases)
+        return None if dataset is None else _with_folder_aliases(dataset, walked)
     return next((ds for ds in discover(tree, config) if ds.name == name), None)
 
 
 DATASET_FOLDER = "./"  # how a dataset's entries name its own folder (when it cannot be listed)
 
 
-def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dataset | None:
+def one_name_each(
+    infos: list[FileInfo], config: Config
+) -> tuple[list[FileInfo], dict[str, tuple[str, ...]]]:
+    """`infos` with each file (device, inode) under one name, and the other names of each
+    (paths relative to the root). The name kept: one not reached through a symbolic link,
+    then one a pattern recognises, then the first in path order; a file system without
+    inodes (a remote root) keeps every name."""
+    by_node: dict[tuple[int, int], list[FileInfo]] = {}
+    for info in infos:
+        if info.node is not None and info.readable:
+            by_node.setdefault(info.node, []).append(info)
+    dropped: set[str] = set()
+    aliases: dict[str, tuple[str, ...]] = {}
+    for names in by_node.values():
+        if len(names) < 2:
+            continue
+        kept = min(names, key=lambda f: (f.linked, _unmatched(f.path, config), f.path))
+        others = tuple(sorted(f.path for f in names if f is not kept))
+        aliases[kept.path] = others
+        dropped.update(others)
+    return [f for f in infos if f.path not in dropped], aliases
+
+
+def _unmatched(path: str, config: Config) -> bool:
+    return role_of(path.rsplit("/", 1)[-1], config.patterns) is None
+
+
+def _with_folder_aliases(dataset: Dataset, walked: list[FileInfo]) -> Dataset:
+    """`dataset` with the folders that are its own folder, or one in it, under another name."""
+    mine = tuple(
+        sorted(
+            f.path
+            for f in walked
+            if f.kind == "alias" and (f.alias_of or "").split("/", 1)[0] == dataset.name
+        )
+    )
+    return replace(dataset, aliases=mine) if mine else dataset
+
+
+def _dataset(
+    tree: Any,
+    name: str,
+    infos: list[FileInfo],
+    config: Config,
+    aliases: dict[str, tuple[str, ...]] | None = None,
+) -> Dataset | None:
     files: list[DataFile] = []
     unrecognised: list[str] = []
     statuses: list[tuple[str, Source]] = []
@@ -194,7 +251,9 @@ def _dataset(tree: Any, name: str, infos: list[FileInfo], config: Config) -> Dat
             elif role is None:
                 unrecognised.append(inner)
             else:
-                files.append(DataFile(name, inner, role, tree.source(info.path, info)))
+                also = (aliases or {}).get(info.path, ())
+                source = tree.source(info.path, info)
+                files.append(DataFile(name, inner, role, source, None, also, info))
         elif info.kind != "folder" or role is not None:  # a folder matching no pattern is one
             problems.append((inner, info, role))
     unlistable = any(inner == DATASET_FOLDER for inner, _, _ in problems)

@@ -38,6 +38,9 @@ class FileInfo:
     kind: str = "file"  # "file", "folder" (named like a data file), "other", "unlistable"
     error: str | None = None  # why it cannot be read: the OS's reason
     raw: str | None = None  # the path as the file system spells it, where `path` differs
+    node: tuple[int, int] | None = None  # (device, inode) where the file system has them
+    linked: bool = False  # reached through a symbolic link (itself one, or a folder on the way)
+    alias_of: str | None = None  # kind "alias": the folder walked already, of which this is one
 
     @property
     def readable(self) -> bool:
@@ -223,10 +226,16 @@ class LocalRoot:
         named like a data file (`folder`: discovery decides whether it is one)."""
         self.check()
         found: list[FileInfo] = []
-        seen: set[tuple[int, int]] = set()  # folders already walked: symlink loops end here
+        seen: dict[tuple[int, int], str] = {}  # folders walked, by identity: each once
         raw = self._raw(under) if "\\" in under else under
         prefix = f"{under}/" if under else ""
-        self._walk(self.path / raw, prefix, f"{raw}/" if raw else "", found, seen)
+        # Folders reached through a symbolic link wait until every real folder is walked: a
+        # link is then an alias of the real folder (`alias`), never the other way round.
+        links: list[tuple[Path, str, str]] = []
+        self._walk(self.path / raw, prefix, f"{raw}/" if raw else "", found, seen, links)
+        while links:
+            folder, rel, raw_rel = links.pop(0)
+            self._walk(folder, rel, raw_rel, found, seen, links, linked=True)
         found.sort(key=lambda f: f.path)
         return found
 
@@ -244,13 +253,24 @@ class LocalRoot:
         return "/".join(parts)
 
     def _walk(
-        self, folder: Path, prefix: str, raw_prefix: str, found: list[FileInfo], seen: set[Any]
+        self,
+        folder: Path,
+        prefix: str,
+        raw_prefix: str,
+        found: list[FileInfo],
+        seen: dict[tuple[int, int], str],
+        links: list[tuple[Path, str, str]],
+        linked: bool = False,
     ) -> None:
         try:
             st = os.stat(folder)
-            if (st.st_dev, st.st_ino) in seen:
+            node = (st.st_dev, st.st_ino)
+            if node in seen:  # walked already under another name: an alias of that folder
+                here, raw_here = prefix.rstrip("/"), raw_prefix.rstrip("/")
+                raw_or_none = raw_here if raw_here != here else None
+                found.append(FileInfo(here, 0, 0, "alias", None, raw_or_none, alias_of=seen[node]))
                 return
-            seen.add((st.st_dev, st.st_ino))
+            seen[node] = prefix.rstrip("/")
             entries = list(os.scandir(folder))
         except FileNotFoundError:
             return  # gone while listed: the next refresh sees the new state
@@ -269,10 +289,18 @@ class LocalRoot:
                             found.append(
                                 FileInfo(rel, 0, 0, "folder", "is a directory", raw_or_none)
                             )
-                        self._walk(Path(entry.path), rel + "/", raw + "/", found, seen)
+                        if entry.is_symlink():
+                            links.append((Path(entry.path), rel + "/", raw + "/"))
+                        else:
+                            self._walk(
+                                Path(entry.path), rel + "/", raw + "/", found, seen, links, linked
+                            )
                 elif entry.is_file():
                     st = entry.stat()
-                    found.append(FileInfo(rel, st.st_size, st.st_mtime_ns, raw=raw_or_none))
+                    node, through = (st.st_dev, st.st_ino), linked or entry.is_symlink()
+                    size, mtime = st.st_size, st.st_mtime_ns
+                    info = FileInfo(rel, size, mtime, raw=raw_or_none, node=node, linked=through)
+                    found.append(info)
                 else:
                     found.append(FileInfo(rel, 0, 0, "other", _not_regular(entry), raw_or_none))
             except FileNotFoundError:

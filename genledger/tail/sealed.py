@@ -53,9 +53,13 @@ def same_file(old: Checkpoint, new: Checkpoint) -> bool:
     return (old.file, old.tail_sum) == (new.file, new.tail_sum)
 
 
-def settled(mtime_ns: int, now: float, settle_seconds: float) -> bool:
-    """The file has not changed for `settle_seconds`: a stream ending early is final."""
-    return now - mtime_ns / 1e9 >= settle_seconds
+def settled(mtime_ns: int, now: float, settle_seconds: float, since: float = 0.0) -> bool:
+    """The file has not changed for `settle_seconds`: by its mtime, or by genledger's own
+    clock since it first saw the file as it is (`since`; an mtime in the future, from a
+    skewed file server or a tarball, settles so too). A stream ending early is then final."""
+    if now - mtime_ns / 1e9 >= settle_seconds:
+        return True
+    return bool(since) and now - since >= settle_seconds
 
 
 class Inflater:

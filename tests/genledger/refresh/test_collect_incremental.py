@@ -158,7 +158,7 @@ def test_a_file_deleted_between_refreshes_stays_reported_until_it_is_back(
         block = ledger.block(ledger.refresh())
         assert block["n_done"] == 2
         entry = block["files"]["raw_responses_2.jsonl"]
-        assert entry["error"] == "gone: No such file or directory"
+        assert entry["error"] == "gone: No such file or directory (3 records counted before)"
         assert (block["quality"]["unreadable_files"], block["quality"]["status"]) == (1, "error")
     ledger.append(kept, name="raw_responses_2.jsonl")
     block = ledger.block(ledger.refresh())

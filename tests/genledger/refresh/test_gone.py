@@ -149,7 +149,8 @@ def test_a_deleted_shard_is_reported_until_forgotten_and_full_says_the_same(run:
     for _ in range(3):
         block = run.refresh()["datasets"]["ds"]
         assert block["n_done"] == 2
-        assert errors(block) == {"part-1/raw_responses.jsonl": "gone: No such file or directory"}
+        gone = "gone: No such file or directory (3 records counted before)"  # the loss in numbers
+        assert errors(block) == {"part-1/raw_responses.jsonl": gone}
         assert block["quality"]["unreadable_files"] == 1
     assert comparable(run.refresh(full=True)) == comparable(run.refresh())
     forgotten = run.refresh(forget_missing=True)["datasets"]["ds"]
@@ -177,7 +178,9 @@ def test_a_file_renamed_is_counted_under_its_new_name_and_the_old_one_reported(
     os.rename(run.root / "ds" / "raw_responses_1.jsonl", run.root / "ds" / "raw_responses_2.jsonl")
     block = run.refresh()["datasets"]["ds"]
     assert block["n_done"] == 4
-    assert errors(block) == {"raw_responses_1.jsonl": "gone: No such file or directory"}
+    assert errors(block) == {
+        "raw_responses_1.jsonl": "gone: No such file or directory (4 records counted before)"
+    }
 
 
 # --- cannot be listed, cannot be read -------------------------------------------------------
@@ -197,7 +200,7 @@ def test_a_shard_folder_that_cannot_be_listed_is_named_with_the_reason(run: Run)
     assert block["n_done"] == 2
     assert errors(block) == {
         "part-1/": "cannot list the folder: Permission denied",
-        "part-1/raw_responses.jsonl": "not listed: Permission denied",
+        "part-1/raw_responses.jsonl": "not listed: Permission denied (3 records counted before)",
     }
     assert block["quality"]["unreadable_files"] == 2
 
@@ -214,7 +217,7 @@ def test_a_dataset_folder_that_cannot_be_listed_keeps_its_block(run: Run) -> Non
         (run.root / "ds").chmod(0o755)
     assert errors(stats["datasets"]["ds"]) == {
         "./": "cannot list the folder: Permission denied",
-        "raw_responses.jsonl": "not listed: Permission denied",
+        "raw_responses.jsonl": "not listed: Permission denied (2 records counted before)",
     }
     assert stats["datasets"]["other"]["n_done"] == 1
     assert stats["totals"]["quality"]["status"] == "error"

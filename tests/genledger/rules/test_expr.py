@@ -144,6 +144,7 @@ def test_every_rule_but_the_duplicates_and_drift_has_one_condition() -> None:
     # drift compares two windows of records.
     assert [r.name for r in RULES if r.when is None] == [
         "duplicate_ids",
+        "duplicate_prompt_ids",
         "duplicate_outputs",
         "output_drift",
     ]
