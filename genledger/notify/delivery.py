@@ -137,14 +137,22 @@ class Courier:
     async def _drain(self, channel: Channel, queue: list[Message], deadline: float) -> set[str]:
         """Deliver this channel's share in order; after one message fails, defer the rest."""
         delivered: set[str] = set()
+        store = self.store
+        if store is not None and store.resting_s(channel.name, time.time()) > 0:
+            return delivered  # it failed lately: its messages wait, costing this tick nothing
         for message in queue:
             if channel.name not in message.pending:
                 continue
-            if self.store is not None and self.store.was_delivered(message.id, channel.name):
+            if store is not None and store.was_delivered(message.id, channel.name):
                 delivered.add(message.id)  # acknowledged before a restart: never sent again
                 continue
             if not await self._send_with_retries(channel, message, deadline):
+                if store is not None:
+                    rest = store.failed(channel.name, time.time())
+                    self.log.write({"event": "resting", "channel": channel.name, "for_s": rest})
                 break
+            if store is not None:
+                store.recovered(channel.name)
             delivered.add(message.id)
         return delivered
 

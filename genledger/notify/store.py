@@ -26,7 +26,11 @@ _SCHEMA = (
     " channels TEXT NOT NULL, tries INTEGER NOT NULL DEFAULT 0, closed TEXT)",
     "CREATE TABLE IF NOT EXISTS deliveries (id TEXT NOT NULL, channel TEXT NOT NULL,"
     " PRIMARY KEY (id, channel))",
+    "CREATE TABLE IF NOT EXISTS resting (channel TEXT PRIMARY KEY,"
+    " failures INTEGER NOT NULL, until REAL NOT NULL)",
 )
+REST_S = 30.0  # a channel that failed a tick is left alone this long, doubling, up to MAX_REST_S
+MAX_REST_S = 300.0
 
 
 class DeliveryStore:
@@ -115,6 +119,32 @@ class DeliveryStore:
                 )
             else:
                 db.execute("UPDATE messages SET closed = ? WHERE id = ?", (why, message.id))
+
+    def resting_s(self, channel: str, now: float) -> float:
+        """How long a channel that failed is still left alone (0: try it now)."""
+        with self._db() as db:
+            row = db.execute("SELECT until FROM resting WHERE channel = ?", (channel,)).fetchone()
+        return max(0.0, row[0] - now) if row else 0.0
+
+    def failed(self, channel: str, now: float) -> float:
+        """Note a tick the channel failed; return how long it now rests."""
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")
+            query = "SELECT failures FROM resting WHERE channel = ?"
+            row = db.execute(query, (channel,)).fetchone()
+            failures = (row[0] if row else 0) + 1
+            rest = min(REST_S * 2 ** (failures - 1), MAX_REST_S)
+            db.execute(
+                "INSERT OR REPLACE INTO resting (channel, failures, until) VALUES (?, ?, ?)",
+                (channel, failures, now + rest),
+            )
+            db.execute("COMMIT")
+        return rest
+
+    def recovered(self, channel: str) -> None:
+        """The channel accepted a message: no rest after its next failure but the first."""
+        with self._db() as db:
+            db.execute("DELETE FROM resting WHERE channel = ?", (channel,))
 
 
 def store_path(state_dir: Path) -> Path:

@@ -87,7 +87,6 @@ def test_a_killed_dagster_dev_tree_leaves_no_run_blocking_the_queue(tmp_path: Pa
         devs.append(dev)
         api = DagsterApi(dev)
         api.wait_until_loaded()
-        assert api.client.get_run_status(killed["runId"]).value == "STARTED"  # as it was left
         restarted = time.monotonic()
         SimulatedWriter(root).append("clean_chat_then_flat", 3)
         wait_for(

@@ -155,3 +155,27 @@ def test_a_channel_that_acknowledged_is_never_sent_to_again_through_the_store(
     again = courier([WebhookChannel(server.url("/hook"))], tmp_path, DeliveryStore(store.path))
     assert again.deliver([message]) == []
     assert len(server.accepted("/hook")) == 1
+
+
+def test_a_channel_that_failed_rests_so_later_ticks_do_not_wait_on_it_again(
+    start_server, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    bad = start_server("http", {"/hook": ["silent"] * 10})
+    good = start_server("http")
+    store = DeliveryStore(tmp_path / "s.sqlite")
+    channels = [WebhookChannel(bad.url("/hook")), SlackChannel(good.url("/slack"))]
+    first = replace(a_message(), pending=("webhook", "slack"))
+    assert courier(channels, tmp_path, store).deliver([first])[0].pending == ("webhook",)
+    tried = len(bad.received())
+    second = replace(a_message(), id="m-2", pending=("webhook", "slack"))
+    started = time.monotonic()
+    left = courier(channels, tmp_path, store).deliver([first, second])
+    assert time.monotonic() - started < ATTEMPT_S  # the resting channel was not waited on
+    assert [m.id for m in left] == ["m-1", "m-2"] and all(m.pending == ("webhook",) for m in left)
+    assert len(bad.received()) == tried and len(good.accepted("/slack")) == 2
+    with sqlite3.connect(store.path) as db:  # the rest is over
+        db.execute("UPDATE resting SET until = 0")
+    courier(channels, tmp_path, store).deliver(left)
+    assert len(bad.received()) > tried
