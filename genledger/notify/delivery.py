@@ -7,7 +7,8 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -104,7 +105,7 @@ class Courier:
 
     def deliver(self, queue: Sequence[Message]) -> list[Message]:
         """Send each message to the channels it awaits; return those still awaiting some."""
-        done = asyncio.run(self._all(list(queue)))
+        done = _run_apart(self._all(list(queue)))
         delivered = {
             (c.name, mid) for c, ids in zip(self.channels, done, strict=True) for mid in ids
         }
@@ -193,6 +194,16 @@ class Courier:
                 delivery_entry(message, ",".join(message.pending), False, 0, "dropped: outbox full")
             )
         return remaining[-MAX_OUTBOX:]
+
+
+def _run_apart(coroutine: Coroutine[Any, Any, list[set[str]]]) -> list[set[str]]:
+    """Run the delivery's own event loop, on a thread of its own if this one runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def delivery_entry(

@@ -69,3 +69,30 @@ def test_a_folder_named_like_a_hashed_key_loads_beside_the_names_it_mimics(tmp_p
     assert run.success
     recorded = {e.asset_key.path[0] for e in run.get_asset_materialization_events()}
     assert set(keys.values()) <= recorded
+
+
+def test_the_refresh_job_records_a_deleted_dataset_as_failing_after_a_reload(
+    tmp_path: Path,
+) -> None:
+    from dataclasses import replace
+
+    from assets.refresh_job import build_refresh_job
+    from genledger.config import DagsterSettings
+
+    root = write_sample_tree(tmp_path / "data", records=6)
+    location = location_for(root, tmp_path / "dagster")
+    location = replace(
+        location, config=replace(location.config, dagster=DagsterSettings(record_seconds=600))
+    )
+    with dg.instance_for_test() as instance:
+        assert build_refresh_job(location).execute_in_process(instance=instance).success
+        shutil.rmtree(root / GONE)
+        reloaded = location_for(root, tmp_path / "dagster")
+        reloaded = replace(reloaded, config=location.config)
+        result = build_refresh_job(reloaded).execute_in_process(instance=instance)
+        assert result.success
+        evaluations = result.get_asset_check_evaluations()
+    [present] = [e for e in evaluations if e.check_name == "every_dataset_present"]
+    assert not present.passed and GONE in str(present.description)
+    mine = [e for e in evaluations if e.asset_key == dg.AssetKey([GONE, "raw_responses"])]
+    assert any(not e.passed and e.severity == dg.AssetCheckSeverity.ERROR for e in mine)
