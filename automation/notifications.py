@@ -276,6 +276,7 @@ def _deliver_stored(
     new: list[Message],
     legacy: list[Message],
 ) -> int:
+    """Keep the new messages (and a v1 cursor's outbox) in the store, then deliver what is due."""
     names = [channel.name for channel in courier.channels]
     for message in store.keep(sensor, new, names):  # stored before anything is sent
         courier.log.notification(message)
@@ -288,9 +289,10 @@ def _deliver_stored(
     queue = courier.known_channels_only(due, names)
     remaining = {m.id: m for m in courier.deliver(queue)}
     for message in due:
-        store.settle(remaining[message.id], None) if message.id in remaining else store.settle(
-            message, "done"
-        )
+        if message.id in remaining:
+            store.settle(remaining[message.id], None)  # one more round spent
+        else:
+            store.settle(message, "done")  # acknowledged everywhere, or dropped (logged)
     return len(remaining)
 
 

@@ -74,3 +74,24 @@ def test_a_daemon_killed_mid_delivery_repeats_nothing_a_channel_acknowledged(
         assert TOKENS in slack["text"]
     finally:
         servers.stop(http)
+
+
+def test_an_outbox_that_cannot_be_written_still_delivers_and_keeps_the_rest_in_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http = servers.start("http", tmp_path, {"/slack": [503] * 4})
+    monkeypatch.setenv("GENLEDGER_WEBHOOK_URL", http.url("/hook"))
+    monkeypatch.setenv("GENLEDGER_SLACK_WEBHOOK_URL", http.url("/slack"))
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the state dir should be")
+    try:
+        with dg.instance_for_test() as instance:
+            harness = Harness(instance, config_for(blocked), tmp_path)
+            harness.run(**{TOKENS: 4})
+            said = harness.tick(CHECK_SENSOR)
+            assert "1 message(s) awaiting redelivery" in said
+            assert len(http.accepted("/hook")) == 1
+            harness.tick(CHECK_SENSOR)  # Slack answers now; the webhook is not sent again
+        assert len(http.accepted("/hook")) == 1 and len(http.accepted("/slack")) == 1
+    finally:
+        servers.stop(http)
