@@ -147,6 +147,8 @@ class Courier:
             if store is not None and store.was_delivered(message.id, channel.name):
                 delivered.add(message.id)  # acknowledged before a restart: never sent again
                 continue
+            if deadline <= time.monotonic():
+                break  # no time left in this call: deferred, not failed
             if not await self._send_with_retries(channel, message, deadline):
                 if store is not None:
                     rest = store.failed(channel.name, time.time())
