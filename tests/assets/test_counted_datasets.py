@@ -37,8 +37,8 @@ def test_a_deleted_dataset_folder_fails_its_file_asset_and_every_dataset_present
     assert not present.passed and present.severity == dg.AssetCheckSeverity.ERROR
     assert GONE in str(present.description)
     mine = [e for e in evaluations if e.asset_key == dg.AssetKey([GONE, "raw_responses"])]
-    failing = [e for e in mine if not e.passed]
-    assert failing and any(e.severity == dg.AssetCheckSeverity.ERROR for e in failing)
+    failing = {e.check_name: e.severity for e in mine if not e.passed}
+    assert failing.get("files_readable") == dg.AssetCheckSeverity.ERROR
     others = [e for e in evaluations if e.asset_key.path[0] == "clean_chat_then_flat"]
     assert others and all(e.passed for e in others)
 
@@ -95,4 +95,5 @@ def test_the_refresh_job_records_a_deleted_dataset_as_failing_after_a_reload(
     [present] = [e for e in evaluations if e.check_name == "every_dataset_present"]
     assert not present.passed and GONE in str(present.description)
     mine = [e for e in evaluations if e.asset_key == dg.AssetKey([GONE, "raw_responses"])]
-    assert any(not e.passed and e.severity == dg.AssetCheckSeverity.ERROR for e in mine)
+    failing = {e.check_name: e.severity for e in mine if not e.passed}
+    assert failing.get("files_readable") == dg.AssetCheckSeverity.ERROR
