@@ -95,3 +95,44 @@ def test_an_outbox_that_cannot_be_written_still_delivers_and_keeps_the_rest_in_t
         assert len(http.accepted("/hook")) == 1 and len(http.accepted("/slack")) == 1
     finally:
         servers.stop(http)
+
+
+def test_an_outbox_left_in_a_cursor_by_an_earlier_version_is_delivered_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    http = servers.start("http", tmp_path, {})
+    monkeypatch.setenv("GENLEDGER_WEBHOOK_URL", http.url("/hook"))
+    old = {
+        "id": "m-old",
+        "created_at": "2026-01-01T00:00:00Z",
+        "run_id": None,
+        "alerts": [
+            {
+                "kind": "stalled",
+                "dataset": "ds",
+                "severity": "error",
+                "asset_key": "",
+                "check": "responses_growing",
+                "failure_count": 3,
+                "previous_count": None,
+                "rows_checked": None,
+                "examples": [],
+                "run_id": None,
+                "detail": "no new responses for 30 min",
+            }
+        ],
+        "pending": ["webhook"],
+        "tries": 2,
+    }
+    try:
+        with dg.instance_for_test() as instance:
+            harness = Harness(instance, config_for(tmp_path / "state"), tmp_path)
+            harness.cursors[CHECK_SENSOR] = json.dumps({"v": 1, "outbox": [old]})
+            harness.tick(CHECK_SENSOR)
+            assert "outbox" not in json.loads(harness.cursors[CHECK_SENSOR] or "{}")
+            harness.tick(CHECK_SENSOR)
+        assert [body["id"] for body in http.accepted("/hook")] == ["m-old"]
+    finally:
+        servers.stop(http)
