@@ -100,7 +100,7 @@ def check_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
     pending = _deliver(CHECK_SENSOR, state, new, config, env)
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     return (
-        f"{len(finished)} finished run(s) read, {len(new)} message(s) sent, "
+        f"{len(finished)} finished run(s) read, {len(new)} message(s) decided, "
         f"{len(open_failures)} check(s) failing, {pending} message(s) awaiting redelivery"
     )
 
@@ -125,7 +125,7 @@ def stall_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     stalled = sorted(k for k, v in state.get("stall", {}).items() if v.get("stalled"))
     seen = "no stats JSON yet" if stats is None else f"stalled: {', '.join(stalled) or 'none'}"
-    return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
+    return f"{seen}; {len(new)} message(s) decided, {pending} awaiting redelivery"
 
 
 def budget_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping[str, str]) -> str:
@@ -145,7 +145,7 @@ def budget_tick(context: dg.SensorEvaluationContext, config: Config, env: Mappin
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     over = sorted(k for k, v in state.get("budget", {}).items() if v.get("level"))
     seen = "no stats JSON yet" if stats is None else f"over budget: {', '.join(over) or 'none'}"
-    return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
+    return f"{seen}; {len(new)} message(s) decided, {pending} awaiting redelivery"
 
 
 def run_check_outcomes(instance: dg.DagsterInstance, run_id: str) -> list[CheckOutcome]:

@@ -109,3 +109,54 @@ def test_a_silent_slack_delays_neither_the_webhook_nor_the_file_sensor(tmp_path:
         ARTIFACTS.mkdir(exist_ok=True)
         shutil.copy(dev.log_path, ARTIFACTS / "slow-channel-dev.log")
     assert not leftovers, f"processes left after stopping dagster dev: {leftovers}"
+
+
+def test_dagster_dev_killed_mid_delivery_sends_no_acknowledged_alert_twice(tmp_path: Path) -> None:
+    import contextlib
+    import os
+    import signal
+
+    from .harness import pids_using_home
+
+    servers = _servers()
+    silent = servers.start("http", tmp_path, {"/slack": ["silent"] * 100})
+    webhook = WebhookReceiver()
+    webhook.thread.start()
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    port = free_port()
+    env = genledger_env(tmp_path, home, f'schedule_cron = "{SCHEDULE_CRON}"\n', webhook, port)
+    env["GENLEDGER_SLACK_WEBHOOK_URL"] = silent.url("/slack")
+    devs = []
+    try:
+        dev = start_dagster_dev(port, env, tmp_path / "dev-1.log")
+        devs.append(dev)
+        DagsterApi(dev).wait_until_loaded()
+        # the first alerts: the webhook acknowledged them while Slack holds the same tick
+        first = wait_for(lambda: webhook.snapshot(), 240, "the first alerts")
+        wait_for(lambda: silent.received(), 30, "the silent Slack tried", every=0.2)
+        time.sleep(1.0)  # past the instant between the webhook's 200 and its record (at least once)
+        dev.remember_children()
+        os.killpg(dev.proc.pid, signal.SIGKILL)  # mid-delivery: the tick never stores its cursor
+        dev.proc.wait(timeout=30)
+        for pid in pids_using_home(home):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        dev = start_dagster_dev(port, env, tmp_path / "dev-2.log")
+        devs.append(dev)
+        DagsterApi(dev).wait_until_loaded()
+        check_ticks = lambda: tick_times(dev.log_text(), "genledger_check_notifications")  # noqa: E731
+        wait_for(lambda: len(check_ticks()) >= 4, 120, "four check-sensor ticks after the restart")
+        ids = [json.loads(p.body)["id"] for p in webhook.snapshot()]
+        assert json.loads(first[0].body)["id"] in ids
+        assert len(ids) == len(set(ids)), ids  # nothing the webhook acknowledged came again
+    finally:
+        leftovers = [pid for dev in devs[-1:] for pid in stop_dagster_dev(dev)]
+        servers.stop(silent)
+        webhook.server.shutdown()
+        webhook.server.server_close()
+        ARTIFACTS.mkdir(exist_ok=True)
+        for dev in devs:
+            shutil.copy(dev.log_path, ARTIFACTS / f"killed-mid-delivery-{dev.log_path.name}")
+    assert not leftovers, f"processes left after stopping dagster dev: {leftovers}"
