@@ -8,6 +8,7 @@ from assets.factory import build_dataset_assets
 from assets.refresh_job import build_refresh_job
 from assets.spec import Location, load_location
 from assets.stats_json import build_stats_asset, build_stats_job
+from automation.dead_runs import build_dead_run_sensor
 from automation.notifications import build_notification_sensors
 from automation.retention import build_retention_sensor
 from automation.schedule import build_refresh_schedule
@@ -37,6 +38,7 @@ def build_defs(location: Location) -> dg.Definitions:
             build_file_sensor(location, refresh, stats_job),
             *build_notification_sensors(location.config),
             build_retention_sensor(location),
+            build_dead_run_sensor(),
         ],
         executor=EXECUTORS[location.config.dagster.executor],
     )

@@ -20,6 +20,7 @@ from assets.recording import Event, plan, record, recorded_state, summary
 from assets.results import RoleResult, dataset_results
 from assets.signature import dataset_signature, signature_token
 from assets.spec import DatasetSpec, Location
+from genledger.ledger.records import DatasetRecord, FileState
 from genledger.refresh.collect import Refresh, refresh
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
@@ -68,6 +69,17 @@ def refresh_and_record(
     )
 
 
+def gone_record(name: str, block: dict[str, Any]) -> DatasetRecord:
+    """The record of a dataset counted before and gone from the root (no refresh committed
+    one): its files as its stats block reports them, each with its error."""
+    files = {
+        path: FileState(name, path, str(entry.get("role")), error=entry.get("error"))
+        for path, entry in (block.get("files") or {}).items()
+        if isinstance(entry, dict)
+    }
+    return DatasetRecord(name, "", files=files)
+
+
 def record_datasets(
     instance: dg.DagsterInstance,
     location: Location,
@@ -83,12 +95,12 @@ def record_datasets(
             s,
             found.get(s.name, s.dataset),
             blocks[s.name],
-            result.records[s.name],
+            result.records.get(s.name) or gone_record(s.name, blocks[s.name]),
             signatures[s.key],
             location.config,
         )
         for s in specs
-        if s.name in blocks and s.name in result.records
+        if s.name in blocks
     }
     settings = location.config
     chosen = plan(

@@ -10,7 +10,11 @@ import dagster as dg
 
 from assets.naming import ROLE_ASSETS, dataset_keys, file_asset_key
 from genledger.config import ENV_DATA_ROOT, Config, ConfigError, load_config
-from genledger.tail.discovery import DataRootError, Dataset, discover
+from genledger.ledger.records import counting_signature
+from genledger.refresh.gone import source_in
+from genledger.refresh.state import StateStore
+from genledger.tail.discovery import DataFile, DataRootError, Dataset, discover, open_root
+from genledger.tail.roots import root_id
 
 ENV_DAGSTER_HOME = "DAGSTER_HOME"
 LOG = dg.get_dagster_logger("genledger")
@@ -85,7 +89,28 @@ def load_location(config: Config | None = None, env: dict[str, str] | None = Non
         datasets = discover(config.data_root, config)
     except DataRootError as exc:
         return _problem(config, f"{ENV_DATA_ROOT}={config.data_root}: {exc}")
-    return Location(config, specs_for(datasets))
+    return Location(config, specs_for([*datasets, *counted_and_gone(config, datasets)]))
+
+
+def counted_and_gone(config: Config, found: list[Dataset]) -> list[Dataset]:
+    """The datasets the state dir knows were counted and the root no longer holds (a folder
+    deleted, a share unmounted), each with the files it had: their assets stay, and fail."""
+    assert config.data_root is not None
+    signature = counting_signature(config.format_set, config.counting_settings())
+    store = StateStore(config.resolved_state_dir(), root_id(config.data_root), signature)
+    root = open_root(config.data_root)
+    gone = []
+    for name in store.other_datasets(ds.name for ds in found):
+        folder = root.source(name)
+        record = store.load(name, history_only=True)
+        files = tuple(
+            DataFile(name, f.name, f.role, source_in(folder, f.name), error="gone")
+            for f in sorted(record.files.values(), key=lambda f: f.name)
+            if f.ever_read and f.role in ROLE_ASSETS
+        )
+        if files:
+            gone.append(Dataset(name, folder, files, config.n_prompts.get(name)))
+    return gone
 
 
 def _problem(config: Config, message: str) -> Location:

@@ -4,14 +4,18 @@ A failed check does not fail its run, so Dagster's run-failure alerts never fire
 (dagster-io/dagster#29896). `genledger_check_notifications` reads the ASSET_CHECK_EVALUATION
 events of every finished run (success, failure, cancel), asks `genledger.notify` what is news
 and delivers one message per run per channel. `genledger_stall_notifications` watches the stats
-JSON and file sizes. What was sent, what is still failing and what awaits redelivery live in
-each sensor's cursor, so a restart neither repeats nor forgets.
+JSON and file sizes. Deciding comes before sending: a tick stores its news in the state dir's
+outbox (`genledger/notify/store.py`) before any channel is tried, each message's id is made from
+what it reports (never the clock), and each channel's acknowledgement is recorded as it comes,
+so a tick cut short or a daemon killed mid-send repeats nothing already acknowledged. What is
+still failing lives in each sensor's cursor.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,9 +29,11 @@ from genledger.config import Config
 from genledger.notify.budget import decide_budgets
 from genledger.notify.channels import channels_from_env, secrets_from_env
 from genledger.notify.decide import OpenFailures, decide_run
-from genledger.notify.delivery import Courier, NotificationLog, log_path, now_iso
+from genledger.notify.delivery import LOG_CHANNEL, Courier, NotificationLog, log_path, now_iso
+from genledger.notify.delivery import delivery_entry as _delivery_entry
 from genledger.notify.model import Alert, CheckOutcome, Message, clip_examples, message_id
 from genledger.notify.stall import decide_stalls, progress_from_stats, read_stats
+from genledger.notify.store import DeliveryStore, store_path
 
 CHECK_SENSOR = "genledger_check_notifications"
 STALL_SENSOR = "genledger_stall_notifications"
@@ -91,10 +97,10 @@ def check_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
         if alerts:
             new.append(_message(("run", run_id), alerts, run_id))
     state["open"] = open_failures
-    pending = _deliver(state, new, config, env)
+    pending = _deliver(CHECK_SENSOR, state, new, config, env)
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     return (
-        f"{len(finished)} finished run(s) read, {len(new)} message(s) sent, "
+        f"{len(finished)} finished run(s) read, {len(new)} message(s) decided, "
         f"{len(open_failures)} check(s) failing, {pending} message(s) awaiting redelivery"
     )
 
@@ -107,16 +113,19 @@ def stall_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping
     if stats is not None:
         local = config.data_root if isinstance(config.data_root, Path) else None
         progress = progress_from_stats(stats, local)
-        alerts, state["stall"] = decide_stalls(
-            progress, state.get("stall", {}), config.notify, time.time()
-        )
+        before = state.get("stall", {})
+        alerts, state["stall"] = decide_stalls(progress, before, config.notify, time.time())
         if alerts:
-            new.append(_message(("stall", now_iso(), *(a.dataset for a in alerts)), alerts, None))
-    pending = _deliver(state, new, config, env)
+            # the quiet spell's start names the news: a tick re-decided after a crash keeps its id
+            parts = (
+                f"{a.dataset}:{a.kind}:{before.get(a.dataset, {}).get('since')}" for a in alerts
+            )
+            new.append(_message(("stall", *parts), alerts, None))
+    pending = _deliver(STALL_SENSOR, state, new, config, env)
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     stalled = sorted(k for k, v in state.get("stall", {}).items() if v.get("stalled"))
     seen = "no stats JSON yet" if stats is None else f"stalled: {', '.join(stalled) or 'none'}"
-    return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
+    return f"{seen}; {len(new)} message(s) decided, {pending} awaiting redelivery"
 
 
 def budget_tick(context: dg.SensorEvaluationContext, config: Config, env: Mapping[str, str]) -> str:
@@ -129,13 +138,14 @@ def budget_tick(context: dg.SensorEvaluationContext, config: Config, env: Mappin
     if stats is not None:
         alerts, state["budget"] = decide_budgets(config, stats, state.get("budget", {}))
         if alerts:
-            parts = (f"{a.dataset}:{a.kind}" for a in alerts)
-            new.append(_message(("budget", now_iso(), *parts), alerts, None))
-    pending = _deliver(state, new, config, env)
+            amounts = state["budget"]
+            parts = (f"{a.dataset}:{a.kind}:{amounts[a.dataset]['usd']}" for a in alerts)
+            new.append(_message(("budget", *parts), alerts, None))
+    pending = _deliver(BUDGET_SENSOR, state, new, config, env)
     context.update_cursor(json.dumps(state, separators=(",", ":")))
     over = sorted(k for k, v in state.get("budget", {}).items() if v.get("level"))
     seen = "no stats JSON yet" if stats is None else f"over budget: {', '.join(over) or 'none'}"
-    return f"{seen}; {len(new)} message(s) sent, {pending} awaiting redelivery"
+    return f"{seen}; {len(new)} message(s) decided, {pending} awaiting redelivery"
 
 
 def run_check_outcomes(instance: dg.DagsterInstance, run_id: str) -> list[CheckOutcome]:
@@ -232,24 +242,58 @@ def _message(id_parts: tuple[str, ...], alerts: list[Alert], run_id: str | None)
 
 
 def _deliver(
-    state: dict[str, Any], new: list[Message], config: Config, env: Mapping[str, str]
+    sensor: str, state: dict[str, Any], new: list[Message], config: Config, env: Mapping[str, str]
 ) -> int:
-    """Deliver new messages and the outbox; keep what is still pending in the state."""
+    """Store the new messages, then deliver every open one; return how many still wait."""
     secrets = secrets_from_env(env)
     log = NotificationLog(log_path(config), secrets)
     problems: list[str] = []
     channels = channels_from_env(env, config.notify, problems)
     for problem in problems:
         log.write({"event": "config_error", "error": problem})
+    store = DeliveryStore(store_path(config.resolved_state_dir()))
     courier = Courier(
-        channels, log, retries=config.notify.retries, backoff_s=config.notify.backoff_s
+        channels, log, retries=config.notify.retries, backoff_s=config.notify.backoff_s, store=store
     )
-    outbox = [Message.from_dict(m) for m in state.get("outbox", [])]
-    if not new and not outbox:
-        return 0
-    pending = courier.post(new, outbox)
+    legacy = [Message.from_dict(m) for m in state.get("outbox", [])]  # a cursor's outbox (v1)
+    try:
+        waiting = _deliver_stored(sensor, store, courier, new, legacy)
+    except (sqlite3.Error, OSError) as exc:
+        log.write({"event": "store_error", "error": f"{type(exc).__name__}: {exc}"})
+    else:
+        state.pop("outbox", None)
+        return waiting
+    courier.store = None  # no durable outbox: the cursor keeps what is pending, as before
+    pending = courier.post(new, legacy)
     state["outbox"] = [m.to_dict() for m in pending]
     return len(pending)
+
+
+def _deliver_stored(
+    sensor: str,
+    store: DeliveryStore,
+    courier: Courier,
+    new: list[Message],
+    legacy: list[Message],
+) -> int:
+    """Keep the new messages (and a v1 cursor's outbox) in the store, then deliver what is due."""
+    names = [channel.name for channel in courier.channels]
+    for message in store.keep(sensor, new, names):  # stored before anything is sent
+        courier.log.notification(message)
+        courier.log.write(_delivery_entry(message, LOG_CHANNEL, True, 1, None))
+    for message in legacy:
+        store.keep(sensor, [message], message.pending)
+    due = store.due(sensor)
+    if not due:
+        return 0
+    queue = courier.known_channels_only(due, names)
+    remaining = {m.id: m for m in courier.deliver(queue)}
+    for message in due:
+        if message.id in remaining:
+            store.settle(remaining[message.id], None)  # one more round spent
+        else:
+            store.settle(message, "done")  # acknowledged everywhere, or dropped (logged)
+    return len(remaining)
 
 
 def _load(cursor: str | None) -> dict[str, Any]:

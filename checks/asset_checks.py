@@ -195,16 +195,25 @@ def stats_check_spec() -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
         EVERY_DATASET_PRESENT,
         asset=dg.AssetKey(["stats_json"]),
-        description="Every dataset of the data root has a block in the stats JSON.",
+        description=(
+            "Every dataset of the data root, and every one counted before (its folder deleted or "
+            "unmounted since), has a block in the stats JSON with files that can be read."
+        ),
     )
 
 
 def every_dataset_present(stats: dict[str, Any], expected: Iterable[str]) -> dg.AssetCheckResult:
-    """Fail ERROR if a known dataset is absent from the stats JSON, WARN if there is none."""
+    """Fail ERROR if a known dataset is absent from the stats JSON, WARN if there is none.
+
+    Known: the location's datasets (`expected`, which holds those the state dir counted even
+    when the root no longer does) and every dataset the stats JSON reports, since the engine
+    reports a dataset it counted before and cannot find now with each of its files gone.
+    """
     # A dataset whose every file is gone (its folder deleted, its share unmounted) is reported
     # by the engine file by file, and is not present.
-    present = {name for name, block in stats.get("datasets", {}).items() if not _gone(block)}
-    wanted = sorted(set(expected))
+    blocks = stats.get("datasets", {})
+    present = {name for name, block in blocks.items() if not _gone(block)}
+    wanted = sorted(set(expected) | set(blocks))
     missing = [name for name in wanted if name not in present]
     empty = not present
     metadata = {

@@ -1,15 +1,18 @@
 """Delivery channels, each enabled by an environment variable that also holds its secret.
 
-The generic webhook and Slack are small `urllib` clients (exact JSON body, any URL, the HTTP
-status is the delivery result); email goes through apprise (MIME, STARTTLS/SSL, login);
-`GENLEDGER_APPRISE_URLS` reaches anything else apprise knows.
+The generic webhook and Slack are small `httpx` clients (exact JSON body, any URL, the HTTP
+status is the delivery result; redirects are not followed, so a moved URL is a failure rather
+than a bodiless GET); each send is a coroutine, so the courier's deadline cancels it whole.
+Email goes through apprise (MIME, STARTTLS/SSL, login); `GENLEDGER_APPRISE_URLS` reaches
+anything else apprise knows.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-import urllib.error
-import urllib.request
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -33,7 +36,7 @@ SECRET_ENV = (
     "GENLEDGER_SMTP_USER",
     "GENLEDGER_SMTP_PASSWORD",
 )
-HTTP_TIMEOUT_S = 10.0
+HTTP_TIMEOUT_S = 10.0  # each read and write; the courier bounds the whole request
 _SMTP_MODES = {"none": "insecure", "starttls": "starttls", "ssl": "ssl"}
 
 
@@ -46,7 +49,7 @@ class Channel(Protocol):
 
     name: str
 
-    def send(self, message: Message) -> None:
+    async def send(self, message: Message) -> None:
         """Deliver or raise `DeliveryError` (or any exception)."""
 
 
@@ -58,9 +61,9 @@ class WebhookChannel:
     ui_url: str | None = None
     name: str = "webhook"
 
-    def send(self, message: Message) -> None:
+    async def send(self, message: Message) -> None:
         """POST `render.json_body(message)`."""
-        _post_json(self.url, render.json_body(message, self.ui_url))
+        await _post_json(self.url, render.json_body(message, self.ui_url))
 
 
 @dataclass
@@ -71,9 +74,9 @@ class SlackChannel:
     ui_url: str | None = None
     name: str = "slack"
 
-    def send(self, message: Message) -> None:
-        """POST `{"text": ...}`."""
-        _post_json(self.url, {"text": render.text(message, self.ui_url)})
+    async def send(self, message: Message) -> None:
+        """POST `{"text": ...}`, escaped by Slack's (and Mattermost's) rules."""
+        await _post_json(self.url, {"text": render.slack_text(message, self.ui_url)})
 
 
 @dataclass
@@ -84,8 +87,11 @@ class AppriseChannel:
     ui_url: str | None = None
     name: str = "apprise"
 
-    def send(self, message: Message) -> None:
+    async def send(self, message: Message) -> None:
         """Notify every URL; any failure is a failed delivery for the whole channel."""
+        await _in_thread(self._send, message)
+
+    def _send(self, message: Message) -> None:
         import apprise  # imported lazily: loading its plugins costs ~0.5 s
 
         sender = apprise.Apprise()
@@ -97,21 +103,60 @@ class AppriseChannel:
             raise DeliveryError(f"{self.name}: apprise reported the delivery failed")
 
 
-def _post_json(url: str, body: dict[str, object]) -> None:
+async def _post_json(url: str, body: dict[str, object]) -> None:
+    import httpx  # imported lazily, like apprise: most ticks send nothing
+
     data = json.dumps(body, ensure_ascii=False).encode()
-    request = urllib.request.Request(
-        url, data=data, method="POST", headers={"Content-Type": "application/json"}
-    )
+    headers = {"Content-Type": "application/json"}
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        raise DeliveryError(f"HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DeliveryError(f"connection failed: {type(reason).__name__}") from None
+        async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S, follow_redirects=False) as client:
+            response = await client.post(url, content=data, headers=headers)
+    except httpx.HTTPError as exc:
+        raise DeliveryError(f"connection failed: {_cause(exc)}") from None
+    status = response.status_code
+    if response.is_redirect:
+        raise DeliveryError(f"HTTP {status}: redirected, not followed (set the URL it moved to)")
     if not 200 <= status < 300:
         raise DeliveryError(f"HTTP {status}")
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost cause's type: `ConnectError`, or the OS error beneath it."""
+    for _ in range(10):  # a bounded walk: chains may loop
+        inner = exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    return type(exc).__name__
+
+
+async def _in_thread(function: object, message: Message) -> None:
+    """Run a blocking send on a daemon thread: a deadline stops waiting for it, and the
+    abandoned thread never holds up the tick's return (the library's own timeouts end it)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def run() -> None:
+        outcome: BaseException | None = None
+        try:
+            function(message)  # type: ignore[operator]
+        except BaseException as exc:  # handed back to the waiting coroutine
+            outcome = exc
+        # once the tick is over its loop is closed: nobody waits for this result then
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, done, outcome)
+
+    threading.Thread(target=run, name="genledger-notify", daemon=True).start()
+    await done
+
+
+def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
+    if future.done():
+        return
+    if exc is None:
+        future.set_result(None)
+    else:
+        future.set_exception(exc)
 
 
 def email_url(env: Mapping[str, str], settings: NotifySettings) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -17,6 +18,17 @@ _VERB = {
     Kind.PROJECTED_OVER_BUDGET: "projected over budget",
     Kind.OVER_BUDGET: "over budget",
 }
+
+
+# Slack's and Mattermost's control characters, and the words that notify a whole channel
+_SLACK_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_MENTION = re.compile(r"@(?=(channel|here|all|everyone)\b)", re.IGNORECASE)
+_WORD_JOINER = "\u2060"  # invisible, and breaks the mention
+
+
+def slack_escape(value: str) -> str:
+    """`value` as Slack and Mattermost show it literally: `&<>` escaped, mass mentions defused."""
+    return _MENTION.sub("@" + _WORD_JOINER, value.translate(_SLACK_ESCAPES))
 
 
 def asset_link(ui_url: str | None, asset_key: str) -> str | None:
@@ -100,6 +112,11 @@ def alert_line(alert: Alert) -> str:
     rows = f" of {alert.rows_checked} rows" if alert.rows_checked is not None else ""
     why = f" ({alert.detail})" if alert.detail else ""  # failing rows by reason
     return f"{where}: {verb} [{alert.severity.upper()}] — {alert.failure_count}{rows}{was}{why}"
+
+
+def slack_text(message: Message, ui_url: str | None) -> str:
+    """The readable text with every name and example escaped for Slack and Mattermost."""
+    return slack_escape(text(message, ui_url))
 
 
 def text(message: Message, ui_url: str | None) -> str:

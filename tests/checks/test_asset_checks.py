@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
 from checks.asset_checks import (
@@ -149,3 +151,24 @@ def test_the_provider_books_check_takes_the_stats_blocks_verdict() -> None:
     assert found["provider_mismatch"].count == 1
     result = family_result(KEY, "responses", "provider_books_agree", found, "ds", ROWS, None)
     assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+def test_a_dataset_counted_then_deleted_is_missing_even_from_a_fresh_discovery(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from genledger.config import Config
+    from genledger.refresh.collect import refresh
+    from genledger.synth.tree import write_sample_tree
+    from genledger.tail.discovery import discover
+
+    root = write_sample_tree(tmp_path / "data", records=6)
+    config = Config(data_root=root, stats_path=tmp_path / "s.json", state_dir=tmp_path / "st")
+    assert every_dataset_present(
+        refresh(config).stats, [d.name for d in discover(root, config)]
+    ).passed
+    shutil.rmtree(root / "warn_think_leaks")
+    stats = refresh(config).stats
+    fresh = [d.name for d in discover(root, config)]  # what a reloaded location would see
+    result = every_dataset_present(stats, fresh)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+    assert result.metadata["missing"].value == ["warn_think_leaks"]

@@ -3,7 +3,10 @@
     python servers.py http PORT RECORD.jsonl [PLAN.json]   # PLAN: {"/path": [500, 500]}
     python servers.py smtp PORT RECORD.jsonl
 
-Every request (status answered included) or mail is appended to RECORD as one JSON line.
+A plan's entry is a status, or a fault: "slow" sends the status line one byte every 3 s,
+"silent" accepts the request and never answers, 301/302/307/308 answer with a Location on the
+same server (`/moved`). Every request (method and status answered included) or mail is appended
+to RECORD as one JSON line, before the answer starts.
 """
 
 from __future__ import annotations
@@ -29,20 +32,39 @@ def _record(path: Path, entry: dict) -> None:
         handle.write(json.dumps(entry) + "\n")
 
 
-def serve_http(port: int, record: Path, plan: dict[str, list[int]]) -> None:
-    """Answer POSTs with the planned statuses first, then 200; record everything."""
+SLOW_BYTE_S = 3.0
+
+
+def serve_http(port: int, record: Path, plan: dict[str, list[int | str]]) -> None:
+    """Answer requests with the planned statuses or faults first, then 200; record everything."""
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with _lock:
                 queue = plan.get(self.path, [])
                 status = queue.pop(0) if queue else 200
-            _record(record, {"path": self.path, "status": status, "body": body.decode()})
+            entry = {"method": self.command, "path": self.path, "status": status}
+            _record(record, {**entry, "body": body.decode()})
+            if status == "silent":
+                time.sleep(3600)
+            if status == "slow":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(SLOW_BYTE_S)
+                return
+            assert isinstance(status, int)
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", f"http://127.0.0.1:{port}/moved")
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")
+
+        do_GET = do_POST
 
         def log_message(self, *args: object) -> None:
             pass
@@ -99,11 +121,11 @@ class Server:
         return [
             json.loads(r["body"])
             for r in self.received()
-            if r["path"] == path and r["status"] == 200
+            if r["path"] == path and r["status"] == 200 and r.get("method", "POST") == "POST"
         ]
 
 
-def start(kind: str, tmp: Path, plan: dict[str, list[int]] | None) -> Server:
+def start(kind: str, tmp: Path, plan: dict[str, list[int | str]] | None) -> Server:
     port = free_port()
     record = tmp / f"{kind}-{port}.jsonl"
     args = [sys.executable, str(Path(__file__)), kind, str(port), str(record)]
