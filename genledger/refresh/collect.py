@@ -31,9 +31,9 @@ from genledger.ledger.stats import dataset_block, dataset_sections, document, to
 from genledger.refresh.atomic import atomic_write_many
 from genledger.refresh.dataset import (
     Counted,
+    as_listed,
     dataset_rules,
     file_rows,
-    as_listed,
     job_of,
     refresh_record,
     total_quantiles,

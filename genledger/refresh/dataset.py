@@ -5,8 +5,8 @@ every dataset: `refresh.collect`)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 

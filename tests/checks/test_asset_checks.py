@@ -151,6 +151,8 @@ def test_the_provider_books_check_takes_the_stats_blocks_verdict() -> None:
     assert found["provider_mismatch"].count == 1
     result = family_result(KEY, "responses", "provider_books_agree", found, "ds", ROWS, None)
     assert not result.passed and result.severity == dg.AssetCheckSeverity.WARN
+
+
 def test_a_dataset_counted_then_deleted_is_missing_even_from_a_fresh_discovery(
     tmp_path: Path,
 ) -> None:
