@@ -108,6 +108,28 @@ DATASET_FAMILIES = (
         "rate.eta_s",
     ),
 )
+# Per dataset: its tokenized samples (training data: no model, no usage).
+TOKENIZED_FAMILIES = (
+    Family("genledger_tokenized_samples", "Tokenized samples", ("dataset",), "n_tokenized"),
+    Family(
+        "genledger_tokenized_tokens",
+        "Tokens of the tokenized samples",
+        ("dataset",),
+        "total_tokens",
+    ),
+    Family(
+        "genledger_tokenized_loss_tokens",
+        "Tokens trained on (loss_mask 1)",
+        ("dataset",),
+        "total_loss_tokens",
+    ),
+    Family(
+        "genledger_tokenized_supervised_ratio",
+        "Tokens trained on over all tokens",
+        ("dataset",),
+        "supervised_share",
+    ),
+)
 # Over the whole run (ratios and ETAs do not add up over datasets).
 RUN_FAMILIES = (
     Family("genledger_run_progress_ratio", "Records done over expected, whole run", (), "progress"),
@@ -141,6 +163,7 @@ def family_names() -> list[str]:
     every = (
         *MODEL_FAMILIES,
         *DATASET_FAMILIES,
+        *TOKENIZED_FAMILIES,
         *RUN_FAMILIES,
         HEALTH_FAMILY,
         CHECK_FAMILY,
@@ -194,7 +217,7 @@ class StatsCollector(Collector):
                 ).items():
                     _add(gauge, [name, model], value_at(entry, family.stat))
             yield gauge
-        for family in DATASET_FAMILIES:
+        for family in (*DATASET_FAMILIES, *TOKENIZED_FAMILIES):
             gauge = _gauge(family)
             for name, block in datasets.items():
                 _add(gauge, [name], value_at(block, family.stat))

@@ -65,6 +65,8 @@ def test_every_dataset_number_is_a_sample_and_every_null_is_none(real_stats: dic
             ("genledger_progress_ratio", "progress"),
             ("genledger_cost_usd", "cost_usd"),
             ("gen_ai_usage_cache_creation_input_tokens", "total_cache_write"),
+            ("genledger_tokenized_tokens", "total_tokens"),
+            ("genledger_tokenized_supervised_ratio", "supervised_share"),
         ):
             key = (family, (("dataset", name),))
             if block[stat] is None:
