@@ -93,8 +93,8 @@ class _RPart(_Shape):
     type: str
     text: Text = NO_TEXT
     refusal: Text = NO_TEXT
-    annotations: Empty = []
-    logprobs: Empty = []
+    annotations: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+    logprobs: msgspec.Raw = NO_TEXT
 
 
 class _RSummary(_Shape):
@@ -112,6 +112,8 @@ class _ROutput(_Shape):
     arguments: Text = NO_TEXT
     name: str | None = None
     call_id: str | None = None
+    encrypted_content: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+    action: msgspec.Raw = NO_TEXT
 
 
 class _RInputDetails(_Shape):
@@ -156,9 +158,29 @@ class Responses(_Shape):
     temperature: float | None = None
     top_p: float | None = None
     parallel_tool_calls: bool | None = None
-    tool_choice: str | None = None
-    tools: Empty = []
+    tool_choice: msgspec.Raw = NO_TEXT
+    tools: msgspec.Raw = NO_TEXT
     metadata: dict[str, str] | None = None
+    # the request's settings echoed and the provider's notes, read by no declaration: only
+    # checked JSON
+    background: msgspec.Raw = NO_TEXT
+    billing: msgspec.Raw = NO_TEXT
+    max_output_tokens: msgspec.Raw = NO_TEXT
+    max_tool_calls: msgspec.Raw = NO_TEXT
+    prompt_cache_key: msgspec.Raw = NO_TEXT
+    prompt_cache_retention: msgspec.Raw = NO_TEXT
+    reasoning: msgspec.Raw = NO_TEXT
+    safety_identifier: msgspec.Raw = NO_TEXT
+    store: msgspec.Raw = NO_TEXT
+    text: msgspec.Raw = NO_TEXT
+    top_logprobs: msgspec.Raw = NO_TEXT
+    truncation: msgspec.Raw = NO_TEXT
+    user: msgspec.Raw = NO_TEXT
+    completed_at: msgspec.Raw = NO_TEXT
+    frequency_penalty: msgspec.Raw = NO_TEXT
+    presence_penalty: msgspec.Raw = NO_TEXT
+    content_filters: msgspec.Raw = NO_TEXT
+    moderation: msgspec.Raw = NO_TEXT
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
@@ -230,10 +252,12 @@ class _AUsage(_Shape):
     cache_read_input_tokens: Int64 | None = None
     output_tokens_details: _AThinking | None = None
     cache_creation: _ACacheCreation | None = None
-    server_tool_use: None = None
     service_tier: str | None = None
-    inference_geo: None = None  # the SDK's full dumps write these as null
-    speed: None = None
+    # read by no declaration (the SDK's full dumps write some as null): only checked JSON
+    server_tool_use: msgspec.Raw = NO_TEXT
+    inference_geo: msgspec.Raw = NO_TEXT
+    speed: msgspec.Raw = NO_TEXT
+    iterations: msgspec.Raw = NO_TEXT
 
 
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
@@ -257,9 +281,11 @@ class Anthropic(_Shape):
     content: list[_APart] | None = None
     stop_reason: str | None = None
     stop_sequence: str | None = None
-    container: None = None
-    diagnostics: None = None  # the SDK's full dumps write these as null
-    stop_details: None = None
+    # read by no declaration (the SDK's full dumps write them as null): only checked JSON
+    container: msgspec.Raw = NO_TEXT
+    diagnostics: msgspec.Raw = NO_TEXT
+    stop_details: msgspec.Raw = NO_TEXT
+    context_management: msgspec.Raw = NO_TEXT
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
