@@ -426,6 +426,10 @@ class FastDecoder:
                 pass
         return None
 
+    def wake(self) -> None:
+        """Try the typed tier again from the next line (a new file may be of its shapes)."""
+        self.misses = self.skip = 0
+
     def _typed(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
         """The typed tier's facts, unless it is resting after a run of misses."""
         assert self.typed is not None
