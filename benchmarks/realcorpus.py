@@ -12,11 +12,13 @@ The records are written as recorded, byte for byte (only the unique marks are ad
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+# ../shared beside the checkout (GENLEDGER_SHARED: elsewhere, e.g. for a copy of the tree)
+SHARED = Path(os.environ.get("GENLEDGER_SHARED") or Path(__file__).resolve().parents[2] / "shared")
 OPENAI_CHAT = ("realworld", "openai_chat")
 _ID = re.compile(rb'("id": ?"chatcmpl-[^"]*)"')
 _TEXT = re.compile(rb'("content": ?")')
@@ -56,16 +58,23 @@ def _repeat(source: Path, out: Path, size: float, mark: Callable[[bytes, int], b
     return copies
 
 
-def _plan(shape: str, shared: Path) -> list[tuple[Path, Callable[[bytes, int], bytes]]]:
+def _plan(
+    shape: str, shared: Path, only: tuple[str, ...] = ()
+) -> list[tuple[Path, Callable[[bytes, int], bytes]]]:
+    """The source files of `shape` (`only`: of these dataset folders) and how each copy is
+    marked."""
     if shape == "real-openai":
         return [(shared.joinpath(OPENAI_CHAT[0], "data", OPENAI_CHAT[1]) / "raw_responses.jsonl",
                  _unique)]  # fmt: skip
-    return [(path, _same) for path in sources(shared)]
+    return [(path, _same) for path in sources(shared) if not only or path.parent.name in only]
 
 
-def write_real(root: Path, mb: float, shape: str, shared: Path = SHARED) -> int:
-    """Write the real corpus `shape` of about `mb` MB under `root`; returns its files."""
-    plan = _plan(shape, shared)
+def write_real(
+    root: Path, mb: float, shape: str, shared: Path = SHARED, only: tuple[str, ...] = ()
+) -> int:
+    """Write the real corpus `shape` of about `mb` MB under `root` (`only`: of these
+    datasets); returns its files."""
+    plan = _plan(shape, shared, only)
     if not plan or not all(path.is_file() for path, _ in plan):
         raise SystemExit(f"no real records under {shared}/realworld*/data")
     for path, mark in plan:
@@ -73,11 +82,18 @@ def write_real(root: Path, mb: float, shape: str, shared: Path = SHARED) -> int:
     return len(plan)
 
 
-def append_real(root: Path, share: float, seed: int, shape: str, shared: Path = SHARED) -> int:
+def append_real(
+    root: Path,
+    share: float,
+    seed: int,
+    shape: str,
+    shared: Path = SHARED,
+    only: tuple[str, ...] = (),
+) -> int:
     """Append whole copies of each source (at least one, about `share` of the file) to its
     file; `seed` numbers the copies' marks. Returns the bytes added."""
     added = 0
-    for path, mark in _plan(shape, shared):
+    for path, mark in _plan(shape, shared, only):
         target = root / _dataset(path) / path.name
         data = path.read_bytes()
         if not data.endswith(b"\n"):

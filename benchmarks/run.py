@@ -254,7 +254,7 @@ def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
     print(f"\n== scale x{scale:g}: generating {args.mb * scale:.0f} MB in {root}", flush=True)
     if args.shape in REAL_SHAPES:
         shutil.rmtree(root, ignore_errors=True)
-        write_real(root, args.mb * scale, args.shape)
+        write_real(root, args.mb * scale, args.shape, only=args.datasets)
     else:
         write_corpus(root, args.mb * scale, seed=1, shape=args.shape)
     tok = tokenized_root(root, args.dir / f"tokenized_{args.shape}_x{scale:g}")
@@ -277,8 +277,10 @@ def run_scale(args: argparse.Namespace, scale: float) -> dict[str, Any]:
                 mismatches.append({"round": rnd + 1, **found})
         series["noop"].samples.append(measure(runs["noop"], env))
         series["noop"].mb.append(mb)
-        append = append_real if args.shape in REAL_SHAPES else append_share
-        added = append(root, 0.01, seed=100 + rnd, shape=args.shape) / 1e6
+        if args.shape in REAL_SHAPES:
+            added = append_real(root, 0.01, 100 + rnd, args.shape, only=args.datasets) / 1e6
+        else:
+            added = append_share(root, 0.01, seed=100 + rnd, shape=args.shape) / 1e6
         series["append"].samples.append(measure(runs["noop"], env))
         series["append"].mb.append(added)
         noop, append = series["noop"].samples[-1], series["append"].samples[-1]
@@ -428,6 +430,12 @@ def main() -> None:
         "quarters tokenized samples of 2-8k ids, the rest second's responses; real: every "
         "recorded dataset of ../shared/realworld*/data, each file repeated whole; real-openai: "
         "the OpenAI chat records, ids and texts made unique (benchmarks/realcorpus.py)",
+    )
+    parser.add_argument(
+        "--datasets",
+        type=lambda text: tuple(n for n in text.split(",") if n),
+        default=(),
+        help="real: only these dataset folders of ../shared/realworld*/data (comma-separated)",
     )
     args = parser.parse_args()
     if args.peers is None:
