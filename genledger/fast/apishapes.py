@@ -26,12 +26,17 @@ from genledger.fast.shapes import (
     Int64,
     Text,
     Unusual,
+    _given,
     _ids_len,
+    _raw_value,
     _reason,
     _Shape,
     _shows_text,
     _think_tag_in,
     answer_key,
+    key_of_texts,
+    part_text,
+    visible,
 )
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
@@ -720,7 +725,114 @@ class VLLM(_Shape):
         )
 
 
+# --- Bedrock Converse ------------------------------------------------------------------------
+
+
+class _CvPart(_Shape):
+    text: Text = NO_TEXT
+    toolUse: msgspec.Raw = NO_TEXT  # an answer (`content[].toolUse`): read by the general rules
+    # read by no declaration: only checked JSON
+    reasoningContent: msgspec.Raw = NO_TEXT
+    toolResult: msgspec.Raw = NO_TEXT
+
+
+class _CvMessage(_Shape):
+    content: list[_CvPart] | None = None
+    role: str | None = None
+
+
+class _CvOutput(_Shape):
+    message: _CvMessage | None = None
+
+
+class _CvUsage(_Shape):
+    outputTokens: Int64  # required: the detects' `usage.outputTokens`
+    inputTokens: Int64 | None = None
+    totalTokens: Int64 | None = None
+    cacheReadInputTokens: Int64 | None = None
+    cacheWriteInputTokens: Int64 | None = None
+    cacheReadInputTokenCount: Int64 | None = None  # Nova's InvokeModel body's names
+    cacheWriteInputTokenCount: Int64 | None = None
+    # read by no declaration: only checked JSON
+    serverToolUsage: msgspec.Raw = NO_TEXT
+    cacheDetails: msgspec.Raw = NO_TEXT
+
+    def cache(self) -> tuple[int | None, int | None]:
+        """(read, written) by the declaration that detects the record: the Converse API's
+        names (`cacheReadInputTokens` present, or `cacheReadInputTokenCount` absent), else
+        Nova's (`...TokenCount`)."""
+        if self.cacheReadInputTokens is not None or self.cacheReadInputTokenCount is None:
+            return self.cacheReadInputTokens, self.cacheWriteInputTokens
+        return self.cacheReadInputTokenCount, self.cacheWriteInputTokenCount
+
+
+_CONVERSE = RESPONSES.positional(
+    *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens", "finish_reason",
+    "empty_output", "answer_hash", format="bedrock_converse", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
+class Converse(_Shape):
+    """A Bedrock Converse reply (`{"output": {"message": ...}, "usage": {...}}`)."""
+
+    FORMATS: ClassVar = (("bedrock_converse", ""),)
+    MAKER: ClassVar = _CONVERSE
+
+    usage: _CvUsage
+    output: _CvOutput  # the answer's place (present: an empty reply is an empty output)
+    stopReason: str | None = None
+    # read by no declaration: only checked JSON
+    metrics: msgspec.Raw = NO_TEXT
+    trace: msgspec.Raw = NO_TEXT
+    additionalModelResponseFields: msgspec.Raw = NO_TEXT
+    performanceConfig: msgspec.Raw = NO_TEXT
+    serviceTier: msgspec.Raw = NO_TEXT
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record."""
+        message = self.output.message
+        parts = (message.content if message is not None else None) or []
+        for part in parts:
+            _texts(plain, part.text)
+        usage = self.usage
+        read, written = usage.cache()
+        if any(_given(part.toolUse) for part in parts):
+            answer, empty = _used_tools(parts)
+        else:
+            answer = answer_key(plain, *(part.text for part in parts))
+            empty = not any(_shows_text(part.text) for part in parts)
+        return _CONVERSE(
+            *settle(
+                _sum(usage.inputTokens, read, written),  # cache reads and writes beside it
+                usage.outputTokens,
+                None,
+                read,
+                written,
+                usage.totalTokens,
+            ),
+            read,
+            written,
+            usage.totalTokens,
+            self.stopReason,
+            empty,
+            answer,
+        )
+
+
+def _used_tools(parts: list[_CvPart]) -> tuple[int | None, bool]:
+    """(answer key, empty output) of a reply calling tools, by the general answer rules on
+    the answer values in path order (every text, then every tool use)."""
+    values = [
+        value
+        for key in ("text", "toolUse")
+        for part in parts
+        if (value := _raw_value(getattr(part, key))) is not None
+    ]
+    texts = [text for value in values if (text := part_text(value)) is not None]
+    return (key_of_texts(texts) if texts else None), not any(map(visible, values))
+
+
 API_SHAPES: tuple[type[Any], ...] = (
     Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
-    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake,
+    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake, Converse,
 )  # fmt: skip

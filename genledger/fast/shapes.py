@@ -24,11 +24,18 @@ import orjson
 from genledger.fast.lift import raw_counts
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
-from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import (
+    SIGN,
+    escaped,
+    key_of_escaped,
+    key_of_spelled,
+    key_of_texts,
+    part_text,
+)
 from genledger.parse.answer import hash64 as _hash
 from genledger.parse.declarations import BUILT_IN
-from genledger.parse.formats import answer_key as general_answer
-from genledger.parse.formats import empty_output, has_think_tag, text_value, time_value
+from genledger.parse.formats import _visible as visible
+from genledger.parse.formats import has_think_tag, text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
 from genledger.parse.usage import settle
@@ -512,6 +519,15 @@ ANSWER_KEYS = tuple(dict.fromkeys(
 ))  # fmt: skip
 
 
+# The shape has no `choices[].text` (a legacy completion's): every other answer path is a
+# message key, read in `_called_answer` (a new answer path fails here, not in silence).
+if {p.text for p in CHAT_DECLARATION.answer} != {
+    "choices[].text",
+    *(f"choices[].message.{key}" for key in ANSWER_KEYS),
+}:
+    raise ImportError("the chat answer paths changed: update fast.shapes._called_answer")
+
+
 def _raw_value(raw: msgspec.Raw) -> Any:
     """A checked raw value as the general path decodes it (absent: None)."""
     try:
@@ -522,10 +538,17 @@ def _raw_value(raw: msgspec.Raw) -> Any:
 
 def _called_answer(choices: list[_Choice]) -> tuple[int | None, bool]:
     """(answer key, empty output) of choices answering with calls, by the general answer
-    rules on the answer values alone (tool calls are objects: no raw-text shortcut)."""
-    messages = [{key: _raw_value(getattr(c.message, key)) for key in ANSWER_KEYS} for c in choices]
-    record = {"choices": [{"message": message} for message in messages]}
-    return general_answer(CHAT_DECLARATION, record), empty_output(CHAT_DECLARATION, record)
+    rules (`formats.answer_key`, `formats.empty_output`) on the answer values in path order
+    (tool calls are objects: no raw-text shortcut); `choices` is never null, so the record
+    has a place for its answer."""
+    values = [
+        value
+        for key in ANSWER_KEYS
+        for choice in choices
+        if (value := _raw_value(getattr(choice.message, key))) is not None
+    ]
+    texts = [text for value in values if (text := part_text(value)) is not None]
+    return (key_of_texts(texts) if texts else None), not any(map(visible, values))
 
 
 def _chat_answer(choices: list[_Choice], plain: int) -> int | None:

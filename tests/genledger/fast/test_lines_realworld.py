@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from genledger.config import Switches
 from genledger.fast import lines as fastparse
@@ -106,3 +108,66 @@ def test_the_typed_tier_rests_after_lines_no_shape_holds_and_comes_back() -> Non
     for line in lines:  # answered all the same, by the stand-ins while resting
         assert decoder.facts(line, NOTHING_PLAIN) == facts_of_line(line, "responses")
     assert decoder.skip == 0 and decoder.misses == 0  # the typed tier read the last one
+
+
+def test_real_converse_replies_take_the_typed_shapes() -> None:
+    # Bedrock Converse replies (text, reasoning, tool use; both usage spellings) are typed.
+    path = next(p for p in FILES if p.parent.name == "bedrock_converse")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    replies = [line for line in _lines(path) if b'"output"' in line and b'"usage"' in line]
+    assert replies
+    for line in replies:
+        facts = facts_of_line(line, "responses")
+        assert facts[0].format == "bedrock_converse"
+        assert typed.decode(line, NOTHING_PLAIN) == facts, line[:200]
+
+
+COUNT = st.one_of(st.none(), st.integers(-3, 10**6), st.just("7"), st.just(2**63))
+USAGE_KEYS = (
+    "outputTokens", "inputTokens", "totalTokens", "cacheReadInputTokens",
+    "cacheWriteInputTokens", "cacheReadInputTokenCount", "cacheWriteInputTokenCount",
+)  # fmt: skip
+PART = st.one_of(
+    st.fixed_dictionaries(
+        {"text": st.one_of(st.none(), st.sampled_from(["", " ", "hi", "<think>"]))}
+    ),
+    st.fixed_dictionaries(
+        {
+            "toolUse": st.one_of(
+                st.none(), st.just({}), st.just({"name": "f", "input": {"b": 1, "a": [2]}})
+            )
+        }
+    ),
+    st.just({"reasoningContent": {"reasoningText": {"text": "why"}}}),
+    st.just({"thought": True, "text": "x"}),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"outputTokens": st.one_of(st.integers(0, 10**6), COUNT)},
+        optional={key: COUNT for key in USAGE_KEYS[1:]},
+    ),
+    st.one_of(st.none(), st.lists(PART, max_size=4)),
+    st.sampled_from(["output", "no output", "null output", "null message"]),
+    st.one_of(st.none(), st.sampled_from(["end_turn", "tool_use", "max_tokens"])),
+)
+@example({"outputTokens": 5}, [{"toolUse": {}}], "output", None)  # a call shows an answer
+@example({"outputTokens": 5}, [{"text": ""}], "output", "end_turn")  # an empty reply
+@example(  # Nova's names alone: the second declaration
+    {"outputTokens": 5, "inputTokens": 9, "cacheReadInputTokenCount": 4}, [], "output", None
+)
+def test_converse_records_near_the_typed_shape_give_the_general_facts(
+    usage: dict[str, object], content: list[object] | None, output: str, stop: str | None
+) -> None:
+    # Both usage spellings (the detect picks the declaration), nulls, negative and
+    # out-of-range counts, text and tool-use answers, empty replies, unknown part keys.
+    record: dict[str, object] = {"usage": usage, "stopReason": stop, "metrics": {"latencyMs": 1}}
+    if output == "output":
+        record["output"] = {"message": {"role": "assistant", "content": content}}
+    elif output == "null output":
+        record["output"] = None
+    elif output == "null message":
+        record["output"] = {"message": None}
+    assert_same(orjson.dumps(record), "responses")
