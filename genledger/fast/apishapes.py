@@ -36,8 +36,8 @@ from genledger.fast.shapes import (
     answer_key,
     key_of_texts,
     part_text,
-    visible,
 )
+from genledger.fast.shapes import visible as visible_value
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
@@ -376,11 +376,13 @@ _GPART = {
     "text": (Text, NO_TEXT),
     "thought": (bool | None, None),
     "thought_signature": (str | None, None),
+    # an answer path (`parts[].functionCall`), read by the general answer rules when given
+    "function_call": (msgspec.Raw, NO_TEXT),
+    "tool_call": (msgspec.Raw, NO_TEXT),  # read by no declaration: only checked JSON
     **dict.fromkeys(
         (
-            "function_call",  # an answer path (`parts[].functionCall`): a call shows one
             "media_resolution", "code_execution_result", "executable_code", "file_data",
-            "function_response", "inline_data", "video_metadata", "tool_call", "tool_response",
+            "function_response", "inline_data", "video_metadata", "tool_response",
             "part_metadata", "audio_transcription", "media_processing", "speech_metadata",
             "document_metadata", "spreadsheet_metadata", "audio_metadata",
         ),
@@ -423,7 +425,7 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish, contents, texts = False, None, False, []
+    visible, finish, contents, texts, calls = False, None, False, [], []
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
@@ -435,8 +437,15 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             visible = visible or (part.thought is not True and _shows_text(part.text))
             if part.thought is not True:
                 texts.append(part.text)
+                calls.append(part.function_call)
     if finish is None and contents:
         raise Unusual  # a streamed chunk before the last: a fragment
+    answer = answer_key(plain, *texts)
+    if any(map(_given, calls)):  # the answer values in path order: every text, then every call
+        values = [v for raw in (*texts, *calls) if (v := _raw_value(raw)) is not None]
+        strings = [text for value in values if (text := part_text(value)) is not None]
+        answer = key_of_texts(strings) if strings else None
+        visible = any(map(visible_value, values))
     usage = record.usage_metadata
     thoughts, cached = usage.thoughts_token_count, usage.cached_content_token_count
     total = usage.total_token_count
@@ -460,7 +469,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         record.candidates is not None and not visible,
         text_value(record.model_version),
         time_value(record.create_time),
-        answer_key(plain, *texts),
+        answer,
     )
 
 
@@ -515,6 +524,7 @@ def _gemini_shapes(rename: Rename) -> tuple[Any, Any]:
             **dict.fromkeys(_GUSAGE_COUNTS, (Int64 | None, None)),
             **dict.fromkeys(_GUSAGE_DETAILS, (_list_of(modality), None)),
             "traffic_type": (str | None, None),
+            "service_tier": (msgspec.Raw, NO_TEXT),  # read by no declaration: only checked
         },
         rename,
     )
@@ -829,7 +839,7 @@ def _used_tools(parts: list[_CvPart]) -> tuple[int | None, bool]:
         if (value := _raw_value(getattr(part, key))) is not None
     ]
     texts = [text for value in values if (text := part_text(value)) is not None]
-    return (key_of_texts(texts) if texts else None), not any(map(visible, values))
+    return (key_of_texts(texts) if texts else None), not any(map(visible_value, values))
 
 
 API_SHAPES: tuple[type[Any], ...] = (

@@ -171,3 +171,18 @@ def test_converse_records_near_the_typed_shape_give_the_general_facts(
     elif output == "null message":
         record["output"] = {"message": None}
     assert_same(orjson.dumps(record), "responses")
+
+
+def test_real_gemini_function_calls_take_the_typed_shapes() -> None:
+    # A Gemini reply calling a function (content parts with `functionCall`) is typed; its
+    # answer is read by the general answer rules.
+    path = next(p for p in FILES if p.parent.name == "gemini_native")
+    typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    calls = [
+        line
+        for line in _lines(path)
+        if b'"functionCall"' in line and b'"finishReason"' in line and b"blockReason" not in line
+    ]
+    assert calls
+    for line in calls:
+        assert typed.decode(line, NOTHING_PLAIN) == facts_of_line(line, "responses"), line[:200]
