@@ -26,13 +26,18 @@ from genledger.fast.shapes import (
     Int64,
     Text,
     Unusual,
+    _given,
     _ids_len,
+    _raw_value,
     _reason,
     _Shape,
     _shows_text,
     _think_tag_in,
     answer_key,
+    key_of_texts,
+    part_text,
 )
+from genledger.fast.shapes import visible as visible_value
 from genledger.parse.formats import FINISH_SEPARATOR, text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX
@@ -93,8 +98,8 @@ class _RPart(_Shape):
     type: str
     text: Text = NO_TEXT
     refusal: Text = NO_TEXT
-    annotations: Empty = []
-    logprobs: Empty = []
+    annotations: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+    logprobs: msgspec.Raw = NO_TEXT
 
 
 class _RSummary(_Shape):
@@ -112,6 +117,8 @@ class _ROutput(_Shape):
     arguments: Text = NO_TEXT
     name: str | None = None
     call_id: str | None = None
+    encrypted_content: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+    action: msgspec.Raw = NO_TEXT
 
 
 class _RInputDetails(_Shape):
@@ -156,9 +163,29 @@ class Responses(_Shape):
     temperature: float | None = None
     top_p: float | None = None
     parallel_tool_calls: bool | None = None
-    tool_choice: str | None = None
-    tools: Empty = []
+    tool_choice: msgspec.Raw = NO_TEXT
+    tools: msgspec.Raw = NO_TEXT
     metadata: dict[str, str] | None = None
+    # the request's settings echoed and the provider's notes, read by no declaration: only
+    # checked JSON
+    background: msgspec.Raw = NO_TEXT
+    billing: msgspec.Raw = NO_TEXT
+    max_output_tokens: msgspec.Raw = NO_TEXT
+    max_tool_calls: msgspec.Raw = NO_TEXT
+    prompt_cache_key: msgspec.Raw = NO_TEXT
+    prompt_cache_retention: msgspec.Raw = NO_TEXT
+    reasoning: msgspec.Raw = NO_TEXT
+    safety_identifier: msgspec.Raw = NO_TEXT
+    store: msgspec.Raw = NO_TEXT
+    text: msgspec.Raw = NO_TEXT
+    top_logprobs: msgspec.Raw = NO_TEXT
+    truncation: msgspec.Raw = NO_TEXT
+    user: msgspec.Raw = NO_TEXT
+    completed_at: msgspec.Raw = NO_TEXT
+    frequency_penalty: msgspec.Raw = NO_TEXT
+    presence_penalty: msgspec.Raw = NO_TEXT
+    content_filters: msgspec.Raw = NO_TEXT
+    moderation: msgspec.Raw = NO_TEXT
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
@@ -230,10 +257,12 @@ class _AUsage(_Shape):
     cache_read_input_tokens: Int64 | None = None
     output_tokens_details: _AThinking | None = None
     cache_creation: _ACacheCreation | None = None
-    server_tool_use: None = None
     service_tier: str | None = None
-    inference_geo: None = None  # the SDK's full dumps write these as null
-    speed: None = None
+    # read by no declaration (the SDK's full dumps write some as null): only checked JSON
+    server_tool_use: msgspec.Raw = NO_TEXT
+    inference_geo: msgspec.Raw = NO_TEXT
+    speed: msgspec.Raw = NO_TEXT
+    iterations: msgspec.Raw = NO_TEXT
 
 
 # Anthropic also states the prompt tokens written to a cache (cache_creation_input_tokens).
@@ -257,9 +286,11 @@ class Anthropic(_Shape):
     content: list[_APart] | None = None
     stop_reason: str | None = None
     stop_sequence: str | None = None
-    container: None = None
-    diagnostics: None = None  # the SDK's full dumps write these as null
-    stop_details: None = None
+    # read by no declaration (the SDK's full dumps write them as null): only checked JSON
+    container: msgspec.Raw = NO_TEXT
+    diagnostics: msgspec.Raw = NO_TEXT
+    stop_details: msgspec.Raw = NO_TEXT
+    context_management: msgspec.Raw = NO_TEXT
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
@@ -345,11 +376,13 @@ _GPART = {
     "text": (Text, NO_TEXT),
     "thought": (bool | None, None),
     "thought_signature": (str | None, None),
+    # an answer path (`parts[].functionCall`), read by the general answer rules when given
+    "function_call": (msgspec.Raw, NO_TEXT),
+    "tool_call": (msgspec.Raw, NO_TEXT),  # read by no declaration: only checked JSON
     **dict.fromkeys(
         (
-            "function_call",  # an answer path (`parts[].functionCall`): a call shows one
             "media_resolution", "code_execution_result", "executable_code", "file_data",
-            "function_response", "inline_data", "video_metadata", "tool_call", "tool_response",
+            "function_response", "inline_data", "video_metadata", "tool_response",
             "part_metadata", "audio_transcription", "media_processing", "speech_metadata",
             "document_metadata", "spreadsheet_metadata", "audio_metadata",
         ),
@@ -392,7 +425,7 @@ def _list_of(shape: Any) -> Any:
 
 def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> Facts:
     """The response facts of a Gemini response, as its own record or as a batch line's."""
-    visible, finish, contents, texts = False, None, False, []
+    visible, finish, contents, texts, calls = False, None, False, [], []
     for candidate in record.candidates or ():
         if finish is None:
             finish = candidate.finish_reason  # candidates[].finishReason: the first
@@ -404,8 +437,15 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
             visible = visible or (part.thought is not True and _shows_text(part.text))
             if part.thought is not True:
                 texts.append(part.text)
+                calls.append(part.function_call)
     if finish is None and contents:
         raise Unusual  # a streamed chunk before the last: a fragment
+    answer = answer_key(plain, *texts)
+    if any(map(_given, calls)):  # the answer values in path order: every text, then every call
+        values = [v for raw in (*texts, *calls) if (v := _raw_value(raw)) is not None]
+        strings = [text for value in values if (text := part_text(value)) is not None]
+        answer = key_of_texts(strings) if strings else None
+        visible = any(map(visible_value, values))
     usage = record.usage_metadata
     thoughts, cached = usage.thoughts_token_count, usage.cached_content_token_count
     total = usage.total_token_count
@@ -429,7 +469,7 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         record.candidates is not None and not visible,
         text_value(record.model_version),
         time_value(record.create_time),
-        answer_key(plain, *texts),
+        answer,
     )
 
 
@@ -484,6 +524,7 @@ def _gemini_shapes(rename: Rename) -> tuple[Any, Any]:
             **dict.fromkeys(_GUSAGE_COUNTS, (Int64 | None, None)),
             **dict.fromkeys(_GUSAGE_DETAILS, (_list_of(modality), None)),
             "traffic_type": (str | None, None),
+            "service_tier": (msgspec.Raw, NO_TEXT),  # read by no declaration: only checked
         },
         rename,
     )
@@ -694,7 +735,114 @@ class VLLM(_Shape):
         )
 
 
+# --- Bedrock Converse ------------------------------------------------------------------------
+
+
+class _CvPart(_Shape):
+    text: Text = NO_TEXT
+    toolUse: msgspec.Raw = NO_TEXT  # an answer (`content[].toolUse`): read by the general rules
+    # read by no declaration: only checked JSON
+    reasoningContent: msgspec.Raw = NO_TEXT
+    toolResult: msgspec.Raw = NO_TEXT
+
+
+class _CvMessage(_Shape):
+    content: list[_CvPart] | None = None
+    role: str | None = None
+
+
+class _CvOutput(_Shape):
+    message: _CvMessage | None = None
+
+
+class _CvUsage(_Shape):
+    outputTokens: Int64  # required: the detects' `usage.outputTokens`
+    inputTokens: Int64 | None = None
+    totalTokens: Int64 | None = None
+    cacheReadInputTokens: Int64 | None = None
+    cacheWriteInputTokens: Int64 | None = None
+    cacheReadInputTokenCount: Int64 | None = None  # Nova's InvokeModel body's names
+    cacheWriteInputTokenCount: Int64 | None = None
+    # read by no declaration: only checked JSON
+    serverToolUsage: msgspec.Raw = NO_TEXT
+    cacheDetails: msgspec.Raw = NO_TEXT
+
+    def cache(self) -> tuple[int | None, int | None]:
+        """(read, written) by the declaration that detects the record: the Converse API's
+        names (`cacheReadInputTokens` present, or `cacheReadInputTokenCount` absent), else
+        Nova's (`...TokenCount`)."""
+        if self.cacheReadInputTokens is not None or self.cacheReadInputTokenCount is None:
+            return self.cacheReadInputTokens, self.cacheWriteInputTokens
+        return self.cacheReadInputTokenCount, self.cacheWriteInputTokenCount
+
+
+_CONVERSE = RESPONSES.positional(
+    *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens", "finish_reason",
+    "empty_output", "answer_hash", format="bedrock_converse", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
+class Converse(_Shape):
+    """A Bedrock Converse reply (`{"output": {"message": ...}, "usage": {...}}`)."""
+
+    FORMATS: ClassVar = (("bedrock_converse", ""),)
+    MAKER: ClassVar = _CONVERSE
+
+    usage: _CvUsage
+    output: _CvOutput  # the answer's place (present: an empty reply is an empty output)
+    stopReason: str | None = None
+    # read by no declaration: only checked JSON
+    metrics: msgspec.Raw = NO_TEXT
+    trace: msgspec.Raw = NO_TEXT
+    additionalModelResponseFields: msgspec.Raw = NO_TEXT
+    performanceConfig: msgspec.Raw = NO_TEXT
+    serviceTier: msgspec.Raw = NO_TEXT
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record."""
+        message = self.output.message
+        parts = (message.content if message is not None else None) or []
+        for part in parts:
+            _texts(plain, part.text)
+        usage = self.usage
+        read, written = usage.cache()
+        if any(_given(part.toolUse) for part in parts):
+            answer, empty = _used_tools(parts)
+        else:
+            answer = answer_key(plain, *(part.text for part in parts))
+            empty = not any(_shows_text(part.text) for part in parts)
+        return _CONVERSE(
+            *settle(
+                _sum(usage.inputTokens, read, written),  # cache reads and writes beside it
+                usage.outputTokens,
+                None,
+                read,
+                written,
+                usage.totalTokens,
+            ),
+            read,
+            written,
+            usage.totalTokens,
+            self.stopReason,
+            empty,
+            answer,
+        )
+
+
+def _used_tools(parts: list[_CvPart]) -> tuple[int | None, bool]:
+    """(answer key, empty output) of a reply calling tools, by the general answer rules on
+    the answer values in path order (every text, then every tool use)."""
+    values = [
+        value
+        for key in ("text", "toolUse")
+        for part in parts
+        if (value := _raw_value(getattr(part, key))) is not None
+    ]
+    texts = [text for value in values if (text := part_text(value)) is not None]
+    return (key_of_texts(texts) if texts else None), not any(map(visible_value, values))
+
+
 API_SHAPES: tuple[type[Any], ...] = (
     Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
-    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake,
+    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake, Converse,
 )  # fmt: skip

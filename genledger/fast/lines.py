@@ -394,6 +394,11 @@ class FastDecoder:
         self.typed = _Typed(shapes, lifted_keys) if typed else None
         self.lifted = switches.lift and role == "tokenized"
         self.stand_ins = _Decoder(role, formats, switches.lift) if switches.stand_ins else None
+        # A file keeps one shape for long runs of lines: once no typed shape has held
+        # `TYPED_PATIENCE` lines in a row, the typed tier is skipped for a run of lines that
+        # doubles with each further miss (up to `TYPED_SKIP_MAX`) and resets on a hit.
+        self.misses = 0
+        self.skip = 0
 
     def lifted_line(self, data: bytes, start: int, stop: int) -> list[Facts] | None:
         """The facts of the line `data[start:stop]` from the lifted tier alone, without
@@ -411,7 +416,7 @@ class FastDecoder:
             if facts is not None:
                 return facts
         if self.typed is not None:
-            facts = self.typed.decode(content, flags)
+            facts = self._typed(content, flags)
             if facts is not None:
                 return facts
         if self.stand_ins is not None:
@@ -420,6 +425,30 @@ class FastDecoder:
             except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
                 pass
         return None
+
+    def wake(self) -> None:
+        """Try the typed tier again from the next line (a new file may be of its shapes)."""
+        self.misses = self.skip = 0
+
+    def _typed(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
+        """The typed tier's facts, unless it is resting after a run of misses."""
+        assert self.typed is not None
+        if self.skip:
+            self.skip -= 1
+            return None
+        facts = self.typed.decode(content, flags)
+        if facts is not None:
+            self.misses = 0
+            return facts
+        self.misses += 1
+        if self.misses >= TYPED_PATIENCE:
+            self.skip = min(1 << (self.misses - TYPED_PATIENCE), TYPED_SKIP_MAX)
+        return None
+
+
+TYPED_PATIENCE = 4  # misses in a row before the typed tier rests (alternating files never do)
+# the longest rest, in lines: a file that changes shape is read typed again soon after
+TYPED_SKIP_MAX = 256
 
 
 @lru_cache(maxsize=16)

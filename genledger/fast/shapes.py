@@ -19,12 +19,22 @@ import threading
 from typing import Annotated, Any, ClassVar
 
 import msgspec
+import orjson
 
 from genledger.fast.lift import raw_counts
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
-from genledger.parse.answer import SIGN, escaped, key_of_escaped, key_of_spelled
+from genledger.parse.answer import (
+    SIGN,
+    escaped,
+    key_of_escaped,
+    key_of_spelled,
+    key_of_texts,
+    part_text,
+)
 from genledger.parse.answer import hash64 as _hash
+from genledger.parse.declarations import BUILT_IN
+from genledger.parse.formats import _visible as visible
 from genledger.parse.formats import has_think_tag, text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
@@ -327,22 +337,47 @@ class _Message(_Shape):
     reasoning_content: Text = NO_TEXT
     reasoning: Text = NO_TEXT
     refusal: Text = NO_TEXT
+    # answers other than a text (`CHAT_ANSWER`): read by the general answer rules when present
+    tool_calls: msgspec.Raw = NO_TEXT
+    function_call: msgspec.Raw = NO_TEXT
+    # what real providers write beside the answer, read by no declaration: only checked JSON
+    annotations: msgspec.Raw = NO_TEXT
+    audio: msgspec.Raw = NO_TEXT
+    name: msgspec.Raw = NO_TEXT
+    reasoning_details: msgspec.Raw = NO_TEXT
+    provider_metadata: msgspec.Raw = NO_TEXT
+
+    def calls(self) -> bool:
+        """Whether the message answers with a tool or function call (not null)."""
+        return _given(self.tool_calls) or _given(self.function_call)
 
     def check(self, plain: bool) -> None:
         """Every text is a valid string or null; `content` is a non-empty string without
-        a think tag (an empty answer or a possible leak: the general path decides)."""
-        if not _shows_text(self.content):
+        a think tag (an empty answer or a possible leak: the general path decides), unless
+        the message calls a tool (then its answer is read by the general answer rules)."""
+        if not self.calls() and not _shows_text(self.content):
             raise Unusual
         _no_think(self.content, plain)
         for text in (self.reasoning_content, self.reasoning, self.refusal):
             _think_tag_in(text, plain)
 
 
+def _given(raw: msgspec.Raw) -> bool:
+    """A raw value present and not null."""
+    return bool(raw) and memoryview(raw)[0] != NULL_N
+
+
 class _Choice(_Shape):
     message: _Message  # required: never a legacy completion choice
     index: Int64 | None = None
     finish_reason: Finish = None
-    logprobs: None = None
+    logprobs: msgspec.Raw = NO_TEXT
+    # read by no declaration (vLLM's, OpenRouter's, Azure's, ...): only checked JSON
+    seed: msgspec.Raw = NO_TEXT
+    stop_reason: msgspec.Raw = NO_TEXT
+    native_finish_reason: msgspec.Raw = NO_TEXT
+    prompt_logprobs: msgspec.Raw = NO_TEXT
+    content_filter_results: msgspec.Raw = NO_TEXT
 
 
 class _CompletionDetails(_Shape):
@@ -350,11 +385,17 @@ class _CompletionDetails(_Shape):
     audio_tokens: Int64 | None = None
     accepted_prediction_tokens: Int64 | None = None
     rejected_prediction_tokens: Int64 | None = None
+    text_tokens: Int64 | None = None
+    image_tokens: Int64 | None = None
 
 
 class _PromptDetails(_Shape):
     cached_tokens: Int64 | None = None
+    cache_write_tokens: Int64 | None = None  # OpenRouter's
     audio_tokens: Int64 | None = None
+    text_tokens: Int64 | None = None
+    image_tokens: Int64 | None = None
+    video_tokens: Int64 | None = None
 
 
 class _Usage(_Shape):
@@ -364,11 +405,38 @@ class _Usage(_Shape):
     reasoning_tokens: Int64 | None = None  # SGLang's server
     completion_tokens_details: _CompletionDetails | None = None
     prompt_tokens_details: _PromptDetails | None = None
+    cached_tokens: Int64 | None = None  # the HF router's
+    prompt_cache_hit_tokens: Int64 | None = None  # DeepSeek's
+    prompt_cache_miss_tokens: Int64 | None = None
+    # read by no declaration (Groq's times, OpenRouter's and others' costs): only checked JSON
+    completion_time: msgspec.Raw = NO_TEXT
+    prompt_time: msgspec.Raw = NO_TEXT
+    queue_time: msgspec.Raw = NO_TEXT
+    total_time: msgspec.Raw = NO_TEXT
+    cost: msgspec.Raw = NO_TEXT
+    cost_details: msgspec.Raw = NO_TEXT
+    estimated_cost: msgspec.Raw = NO_TEXT
+    market_cost: msgspec.Raw = NO_TEXT
+    is_byok: msgspec.Raw = NO_TEXT
+    server_tool_use_details: msgspec.Raw = NO_TEXT
+    latency_checkpoint: msgspec.Raw = NO_TEXT
+    audio_prompt_tokens: msgspec.Raw = NO_TEXT
+    cache_creation_input_tokens: msgspec.Raw = NO_TEXT  # Anthropic's name: read beside `type`
+
+    def cached(self) -> int | None:
+        """The cache reads, by the declaration's alternatives in order (first present)."""
+        details = self.prompt_tokens_details
+        if details is not None and details.cached_tokens is not None:
+            return details.cached_tokens
+        if self.cached_tokens is not None:
+            return self.cached_tokens
+        return self.prompt_cache_hit_tokens
 
 
 _CHAT = RESPONSES.positional(
-    "record_id", "format", *USAGE, "cached_tokens", "total_tokens", "n_samples",
-    "finish_reason", "more_finishes", "model", "created", "answer_hash", count_type="int",
+    "record_id", "format", *USAGE, "cached_tokens", "cache_write_tokens", "total_tokens",
+    "n_samples", "finish_reason", "more_finishes", "model", "created", "answer_hash",
+    "empty_output", count_type="int",
 )  # fmt: skip
 
 
@@ -386,6 +454,19 @@ class Chat(_Shape):
     model: str | None = None
     system_fingerprint: str | None = None
     service_tier: str | None = None
+    # read by no declaration (Groq's, OpenRouter's, vLLM's, Azure's, Perplexity's, ...):
+    # only checked JSON
+    usage_breakdown: msgspec.Raw = NO_TEXT
+    provider: msgspec.Raw = NO_TEXT
+    moderation: msgspec.Raw = NO_TEXT
+    prompt: msgspec.Raw = NO_TEXT
+    kv_transfer_params: msgspec.Raw = NO_TEXT
+    prompt_logprobs: msgspec.Raw = NO_TEXT
+    prompt_filter_results: msgspec.Raw = NO_TEXT
+    citations: msgspec.Raw = NO_TEXT
+    generationId: msgspec.Raw = NO_TEXT  # the provider's key
+    time_info: msgspec.Raw = NO_TEXT
+    request_id: msgspec.Raw = NO_TEXT  # Z.ai's (vLLM's offline id, read beside `outputs`)
 
     def finishes(self, plain: bool) -> tuple[str | None, str | None]:
         """The first finish reason and the later ones joined; checks every choice's texts."""
@@ -416,15 +497,58 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     if reasoning is None:
         reasoning = usage.reasoning_tokens
     prompt_details = usage.prompt_tokens_details
-    cached = None if prompt_details is None else prompt_details.cached_tokens
+    cached = usage.cached()
+    write = None if prompt_details is None else prompt_details.cache_write_tokens
     total = usage.total_tokens
-    # every choice shows a non-empty content (checked): no empty output, no think leak
+    if any(choice.message.calls() for choice in chat.choices):
+        answer, empty = _called_answer(chat.choices)
+    else:  # every choice shows a non-empty content (checked): no empty output, no think leak
+        answer, empty = _chat_answer(chat.choices, plain), False
     return _CHAT(
         record_id, fmt,
-        *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, None, total),
-        cached, total, len(chat.choices), first, more, text_value(chat.model),
-        time_value(chat.created), _chat_answer(chat.choices, plain),
+        *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, write, total),
+        cached, write, total, len(chat.choices), first, more, text_value(chat.model),
+        time_value(chat.created), answer, empty,
     )  # fmt: skip
+
+
+# The chat declarations share their answer paths (`CHAT_ANSWER`): the message keys they read.
+CHAT_DECLARATION = next(d for d in BUILT_IN if d.name == "openai_chat" and d.answer)
+ANSWER_KEYS = tuple(dict.fromkeys(
+    p.steps[-1][0] for p in CHAT_DECLARATION.answer if p.text.startswith("choices[].message.")
+))  # fmt: skip
+
+
+# The shape has no `choices[].text` (a legacy completion's): every other answer path is a
+# message key, read in `_called_answer` (a new answer path fails here, not in silence).
+if {p.text for p in CHAT_DECLARATION.answer} != {
+    "choices[].text",
+    *(f"choices[].message.{key}" for key in ANSWER_KEYS),
+}:
+    raise ImportError("the chat answer paths changed: update fast.shapes._called_answer")
+
+
+def _raw_value(raw: msgspec.Raw) -> Any:
+    """A checked raw value as the general path decodes it (absent: None)."""
+    try:
+        return orjson.loads(memoryview(raw)) if raw else None
+    except orjson.JSONDecodeError:
+        raise Unusual from None  # valid JSON orjson refuses (a lone surrogate): general path
+
+
+def _called_answer(choices: list[_Choice]) -> tuple[int | None, bool]:
+    """(answer key, empty output) of choices answering with calls, by the general answer
+    rules (`formats.answer_key`, `formats.empty_output`) on the answer values in path order
+    (tool calls are objects: no raw-text shortcut); `choices` is never null, so the record
+    has a place for its answer."""
+    values = [
+        value
+        for key in ANSWER_KEYS
+        for choice in choices
+        if (value := _raw_value(getattr(choice.message, key))) is not None
+    ]
+    texts = [text for value in values if (text := part_text(value)) is not None]
+    return (key_of_texts(texts) if texts else None), not any(map(visible, values))
 
 
 def _chat_answer(choices: list[_Choice], plain: int) -> int | None:

@@ -63,6 +63,18 @@ class Quantiles:
             return other
         return Quantiles(self.parts + other.parts, self.pending + other.pending)._settled()
 
+    @classmethod
+    def union(cls, summaries: Iterable[Quantiles]) -> Quantiles:
+        """Every summary's sketches and values side by side, never compacted: read for its
+        `summary` alone (a weighted union is within the largest of its parts' rank errors),
+        so a refresh that merges many datasets' summaries never loads the library."""
+        parts: list[bytes] = []
+        pending = array("q")
+        for summary in summaries:
+            parts += summary.parts
+            pending += summary.pending
+        return cls(tuple(parts), pending)
+
     def _settled(self) -> Quantiles:
         # Exact while few (a small file's summary equals a full scan's, bit for bit); a
         # sketch once there are many values or parts (a big scan: numpy is loaded by then).

@@ -25,7 +25,7 @@ from genledger.parse.declarations import (
     FormatSet,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
+from genledger.parse.paths import MAX_DEPTH, Condition, PathError, in_int64, parse_field, parse_path
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import settle
@@ -283,8 +283,28 @@ def find_declaration(
     return None
 
 
-def _fragment(obj: dict[str, Any]) -> bool:
-    return any(all(c.holds(obj) for c in conditions) for conditions in STREAM_FRAGMENTS)
+# Per fragment alternative: the top-level keys it needs (every condition but `!path` reads one).
+FRAGMENT_NEEDS = tuple(
+    frozenset(c.path.top for c in conditions if c.op != "absent") for conditions in STREAM_FRAGMENTS
+)
+
+
+@lru_cache(maxsize=4096)  # records of one stream share their keys; hostile ones stay bounded
+def _fragment_candidates(keys: frozenset[str]) -> tuple[tuple[Condition, ...], ...]:
+    """The fragment alternatives whose needed keys a record with top-level `keys` has."""
+    return tuple(
+        conditions
+        for need, conditions in zip(FRAGMENT_NEEDS, STREAM_FRAGMENTS, strict=True)
+        if keys >= need
+    )
+
+
+def _fragment(obj: dict[str, Any], keys: frozenset[str] | None = None) -> bool:
+    """Whether the record is a piece of a stream (`STREAM_FRAGMENTS`); `keys`: its keys."""
+    for conditions in _fragment_candidates(frozenset(obj) if keys is None else keys):
+        if all(c.holds(obj) for c in conditions):
+            return True
+    return False
 
 
 def response_facts(
@@ -292,9 +312,10 @@ def response_facts(
 ) -> Facts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record;
     `envelope`: a record no declaration detects may be a known one under a single key."""
-    outer = find_declaration(obj, formats)
+    keys = frozenset(obj)
+    outer = find_declaration(obj, formats, formats.possible(keys))
     if outer is None:
-        if _fragment(obj):
+        if _fragment(obj, keys):
             return FRAGMENT
         inner = _enveloped(obj, formats) if envelope else None
         if inner is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -175,6 +176,7 @@ def total(values: list[Any], floats: bool) -> Any:
     return out
 
 
+@lru_cache(maxsize=4096)  # a path is compiled once, however often its text is read
 def parse_path(text: str) -> Path:
     """A path from its text; raises `PathError`."""
     body, length = text.strip(), False

@@ -31,12 +31,19 @@ def line_reader(role: str, reading: Reading = DEFAULT_READING) -> LineFacts:
     """The facts of a non-blank line: the fast decoders' when they can tell, else the general
     path's (equal by tests); raises `Malformed` as the general path does."""
     formats = reading.formats
-    fast: FastDecoder | None = None
-    if reading.switches.fast:
-        fast = fast_decoder(role, formats, reading.switches)
+    # made at the first line (a refresh with nothing new never builds the typed decoders);
+    # a file starts with the typed tier awake
+    fast: list[FastDecoder | None] = []
 
     def facts(content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts]:
-        found = fast.facts(content, flags) if fast is not None else None
+        if not fast:
+            fast.append(
+                fast_decoder(role, formats, reading.switches) if reading.switches.fast else None
+            )
+            if fast[0] is not None:
+                fast[0].wake()
+        decoder = fast[0]
+        found = decoder.facts(content, flags) if decoder is not None else None
         return facts_of_line(content, role, formats) if found is None else found
 
     return facts

@@ -151,11 +151,11 @@ def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
 
 def total_quantiles(records: Iterable[DatasetRecord]) -> dict[str, int] | None:
     """Output-length quantiles over every dataset's response files."""
-    merged = Quantiles()
-    for record in records:
-        for f in record.files.values():
-            merged = merged + f.tally.quantiles.get("output_tokens", Quantiles())
-    return merged.summary()
+    return Quantiles.union(
+        f.tally.quantiles.get("output_tokens", Quantiles())
+        for record in records
+        for f in record.files.values()
+    ).summary()
 
 
 def _checkpoint(old: FileState | None) -> Checkpoint | None:

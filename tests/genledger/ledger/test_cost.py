@@ -781,3 +781,17 @@ def test_rates_found_by_two_refreshes_at_once_are_both_remembered() -> None:
     kept = second.dump(first.dump())
     again = PriceTable({}, kept)
     assert len(again.found) == 2 and again.dump() is None  # nothing new to remember
+
+
+def test_the_price_table_version_is_the_installed_one_without_importlib_metadata() -> None:
+    # A refresh names the genai-prices version it priced with; reading it must not cost every
+    # refresh the import of importlib.metadata (email, zipfile, ...).
+    from importlib import metadata
+
+    code = (
+        "import sys\n"
+        "from genledger.ledger.prices import table_version\n"
+        "print(table_version(), 'importlib.metadata' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [metadata.version("genai-prices"), "False"]

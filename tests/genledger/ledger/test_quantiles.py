@@ -4,6 +4,7 @@ error (exactly, while the values are few), and small refreshes never load the li
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 
@@ -106,3 +107,26 @@ def test_small_summaries_are_added_and_read_without_loading_the_library() -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_union_of_many_datasets_summaries_is_read_without_loading_the_library() -> None:
+    # A no-op refresh reads the totals' quantiles over every dataset (more parts than
+    # PARTS_MAX): the union keeps them side by side and reads them as they are.
+    values = np.random.default_rng(9).integers(0, 20_000, 200_000).tolist()
+    blobs = [Quantiles.of(values[i::20]).compacted().to_dict() for i in range(20)]
+    code = (
+        "import json, sys\n"
+        "from genledger.ledger.quantiles import Quantiles\n"
+        "parts = [Quantiles.from_dict(d) for d in json.loads(sys.stdin.read())]\n"
+        "found = Quantiles.union([*parts, Quantiles.of([3, 4])]).summary()\n"
+        "print(json.dumps([found, 'datasketches' in sys.modules, 'numpy' in sys.modules]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(blobs), capture_output=True, text=True
+    )
+    found, sketches, numpy = json.loads(run.stdout or run.stderr)
+    assert (sketches, numpy) == (False, False)
+    values += [3, 4]
+    assert found["max"] == max(values)
+    for name, q in QUANTILES.items():
+        assert rank_error(values, found[name], q) <= RANK_ERROR, name
