@@ -254,6 +254,14 @@ class TokenizedSettings:
     max_seq_len: int | None = setting(None, whole(1))
 
 
+@dataclass(frozen=True)
+class EngineSettings:
+    """`[engine]`: where a refresh scans its files: this machine's cores (the default), or a
+    Ray cluster (`ray`: its address, `auto` for the cluster this machine is a node of)."""
+
+    ray: str | None = setting(None, NAME)
+
+
 # The settings tables of genledger.toml that are one dataclass each (docs/operations.md's
 # settings table lists each field with its default: tests/test_docs.py).
 SECTIONS: dict[str, type] = {
@@ -264,6 +272,7 @@ SECTIONS: dict[str, type] = {
     "budget": BudgetSettings,
     "health": HealthSettings,
     "tokenized": TokenizedSettings,
+    "engine": EngineSettings,
 }
 DATASET = Table(
     {
