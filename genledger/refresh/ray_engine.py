@@ -64,7 +64,8 @@ def scan_on_ray(jobs: list[ScanJob], address: str, progress: Progress | None = N
     scans = cut.joined({key: done for key, done in parts.items() if key not in failed})
     for key, reason in failed.items():
         scans[key] = FileScan(FileTally(), error=reason)
-    notice = f"scanned on Ray: {len(cut.pieces)} pieces of {len(jobs)} files on {len(nodes)} nodes"
+    on = f"{len(nodes)} node" + ("s" if len(nodes) != 1 else "")
+    notice = f"scanned on Ray: {len(cut.pieces)} pieces of {len(jobs)} files on {on}"
     return RayScans(scans, [notice], nodes)
 
 

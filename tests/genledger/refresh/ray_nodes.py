@@ -27,9 +27,11 @@ HEALTH = '{"health_check_period_ms": 300, "health_check_failure_threshold": 3}'
 
 @dataclass
 class Cluster:
-    """A running cluster: its address and the `ray start` process of each node."""
+    """A running cluster: its address (and its Ray Client port) and the `ray start` process
+    of each live node."""
 
     address: str
+    client: str  # ray://127.0.0.1:PORT, the head's Ray Client server
     base: Path
     env: dict[str, str]
     nodes: list[subprocess.Popen[bytes]] = field(default_factory=list)
@@ -46,6 +48,7 @@ class Cluster:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+        self.nodes.remove(proc)  # the live nodes are the others
 
 
 def stop(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
@@ -98,16 +101,17 @@ def ray_cluster(extra_env: dict[str, str] | None = None, workers: int = 1) -> It
     # Ray's sockets live under the temp dir: a short path keeps them under the 107 bytes allowed.
     base = Path(tempfile.mkdtemp(prefix="glray-", dir="/tmp"))
     env = {**os.environ, **(extra_env or {}), "RAY_USAGE_STATS_ENABLED": "0"}
-    port = free_port()
+    port, client = free_port(), free_port()
     head = _start(
         [
             *(RAY, "start", "--head", "--port", str(port), "--temp-dir", str(base / "t")),
             *("--include-dashboard", "false", "--system-config", HEALTH, *NODE),
+            *("--ray-client-server-port", str(client)),
         ],
         base,
         env,
     )
-    cluster = Cluster(f"127.0.0.1:{port}", base, env, [head])
+    cluster = Cluster(f"127.0.0.1:{port}", f"ray://127.0.0.1:{client}", base, env, [head])
     try:
         wait_head(port, head)
         for _ in range(workers):

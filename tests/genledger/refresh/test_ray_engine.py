@@ -139,9 +139,13 @@ def test_a_cold_scan_on_two_nodes_is_a_local_collect_field_for_field(
     assert len(local.stats["datasets"]) > 60
 
 
+@pytest.mark.parametrize("through", ["gcs", "client"])
 def test_collect_ray_on_the_command_line_writes_what_a_local_collect_writes(
-    cluster: Cluster, tree: Path, tmp_path: Path
+    cluster: Cluster, tree: Path, tmp_path: Path, through: str
 ) -> None:
+    """Through the head's address (a node of the cluster runs `collect`) and through Ray
+    Client (`ray://`: from a machine outside it)."""
+
     def cli(where: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
         out = tmp_path / where
         command = [str(Path(sys.executable).with_name("genledger")), "collect", str(tree)]
@@ -149,7 +153,8 @@ def test_collect_ray_on_the_command_line_writes_what_a_local_collect_writes(
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         return done, orjson.loads((out / "s.json").read_bytes())
 
-    ray_run, ray_stats = cli("ray", "--ray", cluster.address)
+    address = cluster.address if through == "gcs" else cluster.client
+    ray_run, ray_stats = cli("ray", "--ray", address)
     local_run, local_stats = cli("local")
     assert ray_run.returncode == local_run.returncode == 1  # the tree holds error datasets
     assert without_timing(ray_stats) == without_timing(local_stats)
@@ -256,8 +261,9 @@ def _working(raylet: psutil.Process) -> bool:
     return False
 
 
+@pytest.mark.parametrize("after", [0.0, 0.5], ids=["as-its-first-task-starts", "later"])
 def test_a_node_killed_mid_scan_changes_no_total(
-    cluster: Cluster, tree: Path, tmp_path: Path
+    cluster: Cluster, tree: Path, tmp_path: Path, after: float
 ) -> None:
     doomed = cluster.add_node()
     killed = threading.Event()
@@ -268,6 +274,9 @@ def test_a_node_killed_mid_scan_changes_no_total(
     def kill_when_scanning() -> None:
         while not finished.is_set():
             if _working(raylet):
+                time.sleep(after)
+                if finished.is_set():
+                    return  # too late: the scan is over
                 cluster.kill(doomed)  # the raylet, its object store and its workers at once
                 killed.set()
                 return
@@ -280,7 +289,7 @@ def test_a_node_killed_mid_scan_changes_no_total(
     finally:
         finished.set()
         killer.join(30)
-    assert killed.is_set(), "no task ran on the third node"
+    assert killed.is_set(), "the third node was not killed while the scan ran"
     assert not _group(doomed)
     local = collect(tree, tmp_path / "local")
     assert without_timing(on_ray.stats) == without_timing(local.stats)
