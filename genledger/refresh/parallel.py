@@ -14,6 +14,9 @@ turns on one interpreter lock (benchmarks/remote.py, docs/performance.md).
 
 A worker that dies (the OOM killer's SIGKILL) breaks the pool: the pieces it left undone are
 scanned in this process instead, with a notice — the parent never waits for ever.
+
+How jobs are cut into pieces and joined back (`cut_jobs`, `Cut.joined`) is shared with the
+Ray engine (`refresh.ray_engine`), which runs the same pieces as tasks on a cluster.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ from genledger.refresh.engine import UNREACHABLE, EngineError, Progress
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.parallel import Cut, Piece, ScanJob, Scans, cut_jobs
 
-TASK_RETRIES = 3  # tries after the first, for a dead worker or node and for an exception
+TASK_RETRIES = 5  # tries after the first, for a dead worker or node and for an exception:
+# a task sent again to a node not yet known dead fails again, so a lost node may cost two
 LOCAL = "local"  # a Ray of this process's own, stopped after the scan (benchmarks, trials)
 REASON_CHARS = 300
 CONNECT_S = 10.0  # a head that does not accept a connection by then is out of reach
