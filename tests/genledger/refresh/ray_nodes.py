@@ -49,6 +49,7 @@ class Cluster:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
         self.nodes.remove(proc)  # the live nodes are the others
+        wait_nodes(self.address, len(self.nodes), self.env)  # once the head knows it dead
 
 
 def stop(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
@@ -73,13 +74,13 @@ def _start(command: list[str], base: Path, env: dict[str, str]) -> subprocess.Po
 
 
 def wait_nodes(address: str, count: int, env: dict[str, str], timeout: float = 90) -> None:
-    """Block until the cluster has `count` live nodes (asked from another process, so this
-    one never holds a Ray connection)."""
+    """Block until the cluster has exactly `count` live nodes (asked from another process, so
+    this one never holds a Ray connection)."""
     script = (
         "import ray, sys, time\n"
         f"ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False)\n"
         f"end = time.monotonic() + {timeout}\n"
-        f"while sum(n['Alive'] for n in ray.nodes()) < {count}:\n"
+        f"while sum(n['Alive'] for n in ray.nodes()) != {count}:\n"
         "    if time.monotonic() > end: sys.exit(1)\n"
         "    time.sleep(0.1)\n"
     )

@@ -233,11 +233,11 @@ def test_a_task_carries_no_credential(
 
 
 def _group(leader: subprocess.Popen[bytes]) -> list[psutil.Process]:
-    """The live processes of a node's process group."""
+    """The live processes of a node's process group (a killed one's zombies are not)."""
     found = []
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error, ProcessLookupError):
-            if os.getpgid(proc.pid) == leader.pid:
+            if os.getpgid(proc.pid) == leader.pid and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
     return found
 
