@@ -20,8 +20,10 @@ from assets.recording import Event, plan, record, recorded_state, summary
 from assets.results import RoleResult, dataset_results
 from assets.signature import dataset_signature, signature_token
 from assets.spec import DatasetSpec, Location
+from genledger.config import Config
 from genledger.ledger.records import DatasetRecord, FileState
 from genledger.refresh.collect import Refresh, refresh
+from genledger.refresh.engine import Progress
 from genledger.tail.discovery import DataRootError, Dataset, discover
 
 
@@ -51,14 +53,19 @@ def current_datasets(location: Location) -> dict[str, Dataset]:
 
 
 def refresh_and_record(
-    instance: dg.DagsterInstance, location: Location, specs: list[DatasetSpec]
+    instance: dg.DagsterInstance,
+    location: Location,
+    specs: list[DatasetSpec],
+    config: Config | None = None,
+    progress: Progress | None = None,
 ) -> Generator[Event, None, Refreshed]:
-    """Refresh the whole root, then yield the records of `specs`' news and due datasets."""
+    """Refresh the whole root (with `config`, default the location's: it may scan on a Ray
+    cluster, telling `progress`), then yield the records of `specs`' news and due datasets."""
     found = current_datasets(location)
     signatures = {
         s.key: signature_token(dataset_signature(found.get(s.name, s.dataset))) for s in specs
     }
-    result = refresh(location.config)
+    result = refresh(config or location.config, progress=progress)
     done = yield from record_datasets(instance, location, specs, found, signatures, result)
     path = str(result.stats_path)
     status = result.stats["totals"]["quality"]["status"]

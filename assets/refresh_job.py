@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import dagster as dg
 
 from assets.naming import STATS_KEY
+from assets.ray_cluster import RayCluster, ray_cluster
 from assets.recording import Event, as_evaluation
 from assets.refresh import refresh_and_record
 from assets.spec import Location
@@ -28,11 +29,13 @@ def build_refresh_job(location: Location) -> dg.JobDefinition:
     expected = [spec.name for spec in location.specs]
 
     @dg.op(name="refresh_data_root", out={})
-    def refresh_data_root(context: dg.OpExecutionContext) -> Iterator[Event]:
+    def refresh_data_root(context: dg.OpExecutionContext, ray: RayCluster) -> Iterator[Event]:
         if location.problem is not None:
             context.log.error(location.problem)
             raise dg.Failure(description=location.problem, allow_retries=False)
-        done = yield from refresh_and_record(context.instance, location, list(location.specs))
+        config, progress = ray.configured(location.config), ray.progress(context.log)
+        specs = list(location.specs)
+        done = yield from refresh_and_record(context.instance, location, specs, config, progress)
         context.log.info(done.line)
         yield dg.AssetMaterialization(asset_key=STATS_KEY, metadata=done.metadata)
         for check in (
@@ -44,6 +47,7 @@ def build_refresh_job(location: Location) -> dg.JobDefinition:
     @dg.job(
         name=REFRESH_JOB,
         executor_def=dg.in_process_executor,  # one op: a step process would only add cost
+        resource_defs={"ray": ray_cluster(location.config)},  # `[engine] ray`: scans on Ray
         description=(
             "Refresh the whole data root once, write the stats JSON, record stats_json and the "
             "datasets that changed (news at once, the rest in turn)."

@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
         help="stop reporting files and datasets counted before and gone now",
     )
     collect.add_argument("--config", type=_path_arg, help="config file (genledger.toml)")
+    collect.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="scan on this Ray cluster ('auto': the one this machine is a node of; "
+        "default: [engine] ray, $GENLEDGER_RAY_ADDRESS, else this machine's cores)",
+    )
     collect.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
 
     missing = sub.add_parser(
@@ -189,9 +195,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 def collect_command(args: argparse.Namespace) -> int:
     """`genledger collect`: exit 0 clean, 1 error-severity failures, 2 usage, an unreadable
     root, or a dataset another refresh holds for longer than the lock wait."""
-    from genledger.config import ConfigError, load_config
+    from dataclasses import replace
+
+    from genledger.config import ConfigError, EngineSettings, load_config
     from genledger.ledger.summary import render
     from genledger.refresh.collect import UsageError, refresh
+    from genledger.refresh.engine import EngineError
     from genledger.refresh.state import StateBusy
     from genledger.tail.discovery import DataRootError
     from genledger.terminal import printable
@@ -203,8 +212,10 @@ def collect_command(args: argparse.Namespace) -> int:
             state_dir=args.state,
             metrics_path=args.metrics,
         )
+        if args.ray:
+            config = replace(config, engine=EngineSettings(ray=args.ray))
         result = refresh(config, full=args.full, forget_missing=args.forget_missing)
-    except (UsageError, ConfigError, DataRootError, StateBusy) as exc:
+    except (UsageError, ConfigError, DataRootError, StateBusy, EngineError) as exc:
         print(printable(f"genledger collect: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:

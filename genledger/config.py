@@ -23,6 +23,7 @@ from genledger.settings import (
     BudgetSettings,
     ConfigError,
     DagsterSettings,
+    EngineSettings,
     FilePatterns,
     FleetSettings,
     HealthSettings,
@@ -35,7 +36,8 @@ from genledger.settings import (
 # The settings tables live with their schema (genledger.settings); they are named here too.
 __all__ = [
     "EXECUTORS", "MAX_LINE_BYTES", "PRICE_KEYS", "BudgetSettings", "Config", "ConfigError",
-    "DagsterSettings", "FilePatterns", "FleetSettings", "HealthSettings", "MetricsSettings",
+    "DagsterSettings", "EngineSettings", "FilePatterns", "FleetSettings", "HealthSettings",
+    "MetricsSettings",
     "NotifySettings", "Switches",
     "UserPrice", "load_config",
 ]  # fmt: skip
@@ -45,6 +47,7 @@ ENV_DATA_ROOT = "GENLEDGER_DATA_ROOT"
 ENV_STATS_PATH = "GENLEDGER_STATS_PATH"
 ENV_STATE_DIR = "GENLEDGER_STATE_DIR"
 ENV_METRICS_PATH = "GENLEDGER_METRICS_PATH"
+ENV_RAY_ADDRESS = "GENLEDGER_RAY_ADDRESS"  # `[engine] ray` (an address is no secret)
 # How an sftp:// root is reached (read when a connection is made: genledger.tail.remote)
 ENV_SSH_KEY = "GENLEDGER_SSH_KEY"
 ENV_SSH_KNOWN_HOSTS = "GENLEDGER_SSH_KNOWN_HOSTS"
@@ -129,6 +132,7 @@ class Config:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     max_seq_len: int | None = None  # `[tokenized] max_seq_len`: over_length when set
     keys: dict[str, DatasetKeys] = field(default_factory=dict)  # join keys, by dataset
+    engine: EngineSettings = field(default_factory=EngineSettings)  # `[engine]`: where scans run
 
     def __post_init__(self) -> None:
         if any(not isinstance(f, Declaration) for f in self.formats):
@@ -195,6 +199,9 @@ def load_config(path: Path | None = None, env: dict[str, str] | None = None) -> 
         file = Path(DEFAULT_CONFIG_NAME)
     raw: dict[str, Any] = _read_toml(file) if file is not None else {}
     config = replace(_from_dict(raw, file), switches=Switches.from_env(env))
+    ray = env.get(ENV_RAY_ADDRESS, "").strip()
+    if ray:
+        config = replace(config, engine=EngineSettings(ray=ray))
     return config.with_paths(
         data_root=_env_root(env),
         stats_path=_env_path(env, ENV_STATS_PATH),
@@ -285,6 +292,7 @@ def _from_dict(raw: dict[str, Any], source: Path | None) -> Config:
         health=HealthSettings(**values.get("health", {})),
         metrics=MetricsSettings(**values.get("metrics", {})),
         metrics_path=_path(values.get("metrics", {}).get("path")),
+        engine=EngineSettings(**values.get("engine", {})),
         max_seq_len=values.get("tokenized", {}).get("max_seq_len"),
         keys={
             name: DatasetKeys(table.get("prompt_key"), table.get("response_key"))

@@ -282,6 +282,14 @@ class MetricsSettings:
     max_models: int = setting(20, whole(1, 10_000))
 
 
+@dataclass(frozen=True)
+class EngineSettings:
+    """`[engine]`: where a refresh scans its files: this machine's cores (the default), or a
+    Ray cluster (`ray`: its address, `auto` for the cluster this machine is a node of)."""
+
+    ray: str | None = setting(None, NAME)
+
+
 # The settings tables of genledger.toml that are one dataclass each (docs/operations.md's
 # settings table lists each field with its default: tests/test_docs.py).
 SECTIONS: dict[str, type] = {
@@ -293,6 +301,7 @@ SECTIONS: dict[str, type] = {
     "health": HealthSettings,
     "tokenized": TokenizedSettings,
     "metrics": MetricsSettings,
+    "engine": EngineSettings,
 }
 DATASET = Table(
     {

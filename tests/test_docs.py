@@ -353,3 +353,40 @@ def test_architecture_page_names_every_module() -> None:
     text = (DOCS / "architecture.md").read_text(encoding="utf-8")
     absent = [m.relative_to(ROOT).as_posix() for m in _modules() if not _named_in(text, m)]
     assert not absent, f"docs/architecture.md does not name these modules: {absent}"
+
+
+def test_the_more_than_one_machine_section_is_what_the_ray_engine_does() -> None:
+    """docs/operations.md's Ray section: its commands parse, its numbers and lines are the
+    code's, and the extra it installs is in pyproject.toml."""
+    import shlex
+    import tomllib
+    import warnings
+
+    from assets.ray_cluster import LOG_EVERY_S
+    from genledger.cli import _parser
+    from genledger.refresh.engine import RAY_MISSING, UNREACHABLE
+
+    page = (DOCS / "operations.md").read_text(encoding="utf-8")
+    section = page.split("## More than one machine: a cold scan on Ray\n", 1)[1].split("\n## ")[0]
+    shell = "\n".join(re.findall(r"```bash\n(.*?)```", section, re.S))
+    commands = [c.split(" #")[0].strip() for c in shell.splitlines() if c.strip()]
+    collects = [shlex.split(c)[1:] for c in commands if c.startswith("genledger collect")]
+    assert collects and all(_parser().parse_args(c).ray == "auto" for c in collects)
+    extras = tomllib.loads((DOCS.parent / "pyproject.toml").read_text())["project"]
+    assert any(r.startswith("ray>=") for r in extras["optional-dependencies"]["ray"])
+    assert "pip install 'genledger[ray]'" in commands
+    assert RAY_MISSING.format(address="auto") in section
+    assert UNREACHABLE.split("{")[0] in section
+    assert f"every {LOG_EVERY_S:g} s" in section
+    ray = pytest.importorskip("ray")
+    from genledger.refresh.ray_engine import TASK_RETRIES
+
+    assert f"runs again, {TASK_RETRIES} times at" in section
+    with warnings.catch_warnings():  # Ray's CLI module imports Ray Serve's pydantic models
+        warnings.simplefilter("ignore")
+        from ray.scripts.scripts import start
+    accepted = {opt for param in start.params for opt in param.opts}
+    for command in (c for c in commands if c.startswith("ray start")):
+        flags = {word for word in shlex.split(command) if word.startswith("--")}
+        assert flags <= accepted, (command, flags - accepted)
+    assert ray.__version__

@@ -38,6 +38,7 @@ from genledger.refresh.dataset import (
     refresh_record,
     total_quantiles,
 )
+from genledger.refresh.engine import Progress, scan_on_cluster
 from genledger.refresh.gone import gone_files, kind_of_files
 from genledger.refresh.moved import follow_moves
 from genledger.refresh.parallel import scan_all
@@ -103,11 +104,16 @@ def refuse_writes_inside(config: Config) -> None:
 
 
 def refresh(
-    config: Config, full: bool = False, now: float | None = None, forget_missing: bool = False
+    config: Config,
+    full: bool = False,
+    now: float | None = None,
+    forget_missing: bool = False,
+    progress: Progress | None = None,
 ) -> Refresh:
     """Bring the stats JSON up to date with the data root (incrementally unless `full`).
     `forget_missing`: files and datasets counted before and gone now are dropped from the
-    state instead of being reported (again) as gone."""
+    state instead of being reported (again) as gone. `progress`: told the pieces done of a
+    scan on a Ray cluster (`[engine] ray`)."""
     store = _store(config)
     if config.stats_path is None:
         raise UsageError("no stats path: pass -o STATS.json or set GENLEDGER_STATS_PATH")
@@ -132,7 +138,11 @@ def refresh(
             for f in ds.files
             if f.error is None and as_listed(f, previous[ds.name].files.get(f.name)) is None
         ]
-        scans = scan_all(jobs, config.switches.workers)
+        scans = (
+            scan_all(jobs, config.switches.workers)
+            if config.engine.ray is None
+            else scan_on_cluster(jobs, config.engine.ray, progress)
+        )
         counted = {
             ds.name: refresh_record(
                 ds,

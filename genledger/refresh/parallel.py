@@ -14,6 +14,9 @@ turns on one interpreter lock (benchmarks/remote.py, docs/performance.md).
 
 A worker that dies (the OOM killer's SIGKILL) breaks the pool: the pieces it left undone are
 scanned in this process instead, with a notice — the parent never waits for ever.
+
+How jobs are cut into pieces and joined back (`cut_jobs`, `Cut.joined`) is shared with the
+Ray engine (`refresh.ray_engine`), which runs the same pieces as tasks on a cluster.
 """
 
 from __future__ import annotations
@@ -113,7 +116,9 @@ def _only_idle_threads() -> bool:
 
 
 @dataclass(frozen=True)
-class _Piece:
+class Piece:
+    """One task of a scan: a job's whole read, a span of it, or some of its row groups."""
+
     job: ScanJob
     index: int
     span: Span | None  # None: the whole read, from the job's checkpoint
@@ -121,6 +126,7 @@ class _Piece:
     stored: int = 0  # a Parquet piece's stored bytes
 
     def size(self) -> int:
+        """About how many bytes this piece parses (pieces are handed out biggest first)."""
         if self.groups is not None:
             return self.stored * SEALED_WEIGHT
         if self.span is None:
@@ -129,10 +135,11 @@ class _Piece:
         return stop - self.span.start
 
     def scan(self) -> FileScan:
+        """Scan this piece (in whatever process runs it: everything it needs is in it)."""
         return scan_job(self.job, self.span, self.groups)
 
 
-def _scan(piece: _Piece) -> tuple[str, int, FileScan]:
+def _scan(piece: Piece) -> tuple[str, int, FileScan]:
     return piece.job.key, piece.index, piece.scan()
 
 
@@ -151,6 +158,37 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> Scans:
     workers = workers_wanted(workers)
     if not _worth_forking(jobs, workers):
         return Scans({}, [])
+    cut = cut_jobs(jobs, workers)
+    parts, notices = _run(cut.pieces, workers, jobs)
+    return Scans(cut.joined(parts), notices)
+
+
+@dataclass
+class Cut:
+    """A refresh's jobs cut into pieces (biggest first) for `workers` cores, and how each
+    job's pieces join back (`joined`): what any engine running the pieces shares."""
+
+    pieces: list[Piece]
+    plans: dict[str, Plan | None]
+    groups: dict[str, list[tuple[range, int]] | None]
+
+    def joined(self, parts: dict[str, dict[int, FileScan]]) -> dict[str, FileScan]:
+        """Each job's scan from its pieces' (by index); a job whose join failed is left out."""
+        scans: dict[str, FileScan] = {}
+        for key, done in parts.items():
+            ordered = [done[index] for index in sorted(done)]
+            plan_ = self.plans[key]
+            if self.groups[key] is not None:
+                joined = join_groups(ordered)
+            else:
+                joined = ordered[0] if plan_ is None else join(plan_, ordered)
+            if joined is not None:
+                scans[key] = joined
+        return scans
+
+
+def cut_jobs(jobs: list[ScanJob], workers: int) -> Cut:
+    """The pieces of `jobs` as the local pool hands them to `workers` cores."""
     plans = {job.key: None if _whole(job) else plan(job.path, job.checkpoint) for job in jobs}
     total = sum(job.new_bytes() for job in jobs) // SEALED_WEIGHT
     cut = max(1, min(PARQUET_PIECE_BYTES, total // (4 * workers)))
@@ -160,28 +198,17 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> Scans:
         split_groups = groups[job.key]
         if split_groups is not None:
             pieces += [
-                _Piece(job, index, None, part, stored)
+                Piece(job, index, None, part, stored)
                 for index, (part, stored) in enumerate(split_groups)
             ]
             continue
-        pieces += [_Piece(job, index, span) for index, span in enumerate(_spans(plans[job.key]))]
+        pieces += [Piece(job, index, span) for index, span in enumerate(_spans(plans[job.key]))]
     # Biggest first, so the last piece to finish is a small one.
     pieces.sort(key=lambda piece: piece.size(), reverse=True)
     # zstd decompresses in a thread only where a core would otherwise idle (tail.sealed)
     if len(pieces) >= workers:
         pieces = [replace(p, job=replace(p.job, reading=_no_ahead(p.job.reading))) for p in pieces]
-    parts, notices = _run(pieces, workers, jobs)
-    scans: dict[str, FileScan] = {}
-    for key, done in parts.items():
-        ordered = [done[index] for index in sorted(done)]
-        plan_ = plans[key]
-        if groups[key] is not None:
-            joined = join_groups(ordered)
-        else:
-            joined = ordered[0] if plan_ is None else join(plan_, ordered)
-        if joined is not None:
-            scans[key] = joined
-    return Scans(scans, notices)
+    return Cut(pieces, plans, groups)
 
 
 def _no_ahead(reading: Reading) -> Reading:
@@ -189,7 +216,7 @@ def _no_ahead(reading: Reading) -> Reading:
 
 
 def _run(
-    pieces: list[_Piece], workers: int, jobs: list[ScanJob]
+    pieces: list[Piece], workers: int, jobs: list[ScanJob]
 ) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
     """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
     here."""
@@ -205,7 +232,7 @@ def _run(
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(min(workers, len(pieces)), mp_context=context)
     try:
-        futures: list[tuple[_Piece, Future[tuple[str, int, FileScan] | None]]] = [
+        futures: list[tuple[Piece, Future[tuple[str, int, FileScan] | None]]] = [
             (piece, _submit(pool, piece)) for piece in pieces
         ]
         for piece, future in futures:
@@ -224,7 +251,7 @@ def _run(
     return parts, notices
 
 
-def _submit(pool: ProcessPoolExecutor, piece: _Piece) -> Future[Any]:
+def _submit(pool: ProcessPoolExecutor, piece: Piece) -> Future[Any]:
     """The piece sent to a worker; a future of None once the pool is broken (a worker died
     while pieces were still being sent): the caller scans that piece in process."""
     try:

@@ -163,3 +163,20 @@ def test_a_bad_health_or_key_setting_names_the_file_and_the_key(
     with pytest.raises(ConfigError, match=named) as found:
         load_config(file, env={})
     assert str(file) in str(found.value)
+
+
+def test_the_ray_engine_comes_from_its_table_and_the_environment_overrides_it(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "genledger.toml"
+    file.write_text('[engine]\nray = "auto"\n')
+    assert load_config(file, env={}).engine.ray == "auto"
+    env = {"GENLEDGER_RAY_ADDRESS": " 10.0.0.5:6379 "}
+    assert load_config(file, env=env).engine.ray == "10.0.0.5:6379"
+    assert load_config(None, env={}).engine.ray is None  # the local pool by default
+    file.write_text('[engine]\nray = ""\n')
+    with pytest.raises(ConfigError, match=r"`engine.ray` = '': expected a non-empty string"):
+        load_config(file, env={})
+    file.write_text('[engine]\nrays = "auto"\n')
+    with pytest.raises(ConfigError, match=r"unknown key `engine.rays`; did you mean `ray`\?"):
+        load_config(file, env={})

@@ -200,7 +200,7 @@ REAL_SCAN = parallel._scan
 DIE_MARK = "GENLEDGER_TEST_DIE_MARK"
 
 
-def dies_once(piece: parallel._Piece) -> tuple[str, int, object]:
+def dies_once(piece: parallel.Piece) -> tuple[str, int, object]:
     """A worker's scan; the first worker to take a piece dies as the OOM killer kills (SIGKILL,
     no goodbye), the others scan as usual."""
     mark = Path(os.environ[DIE_MARK])
