@@ -137,19 +137,28 @@ def refresh(
         # files renamed or copied away under a name no pattern matches keep their counts
         datasets = [_follow(ds, previous) for ds in datasets]
         # The parallel lever (refresh.parallel): big reads run in forked workers first.
+        # Files the walk listed as their checkpoints saw them: nothing to open or read.
+        ready = {
+            f.key: scan
+            for ds in datasets
+            for f in ds.files
+            if f.error is None
+            and (scan := _as_listed(f, previous[ds.name].files.get(f.name))) is not None
+        }
         jobs = [
             _job(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
             for ds in datasets
             for f in ds.files
-            if f.error is None and _as_listed(f, previous[ds.name].files.get(f.name)) is None
+            if f.error is None and f.key not in ready
         ]
         scans = scan_all(jobs, config.switches.workers)
+        done = {**ready, **scans.done}
         refreshed = {
             ds.name: refresh_record(
                 ds,
                 previous[ds.name],
                 now,
-                scans.done,
+                done,
                 readings[ds.name],
                 config.health,
                 forget_missing,
