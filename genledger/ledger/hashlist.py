@@ -47,6 +47,15 @@ class HashList:
         """(line, key) pairs, in order."""
         return zip(self.lines, self.keys, strict=True)
 
+    @classmethod
+    def joined(cls, parts: list[HashList]) -> HashList:
+        """`parts` one after another (as `a + b + ...`, each key copied once)."""
+        out = cls()
+        for p in parts:
+            out.keys.extend(p.keys)
+            out.lines.extend(p.lines)
+        return out
+
     def __add__(self, other: HashList) -> HashList:
         out = HashList()
         out.keys = self.keys + other.keys

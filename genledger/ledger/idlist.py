@@ -56,6 +56,16 @@ class IdList:
         for line, key in self.encoded():
             yield line, key.decode()
 
+    @classmethod
+    def joined(cls, parts: list[IdList]) -> IdList:
+        """`parts` one after another (as `a + b + ...`, each byte copied once)."""
+        out = cls()
+        out.data = bytearray(b"".join(p.data for p in parts))
+        for p in parts:
+            out.lengths.extend(p.lengths)
+            out.lines.extend(p.lines)
+        return out
+
     def __add__(self, other: IdList) -> IdList:
         out = IdList()
         out.data = self.data + other.data

@@ -84,7 +84,7 @@ def _ratio(numerator: int, denominator: int | None) -> float | None:
 
 
 def _sum_tallies(files: list[FileState]) -> FileTally:
-    return sum((f.tally for f in files), start=FileTally())
+    return FileTally.sum_of(f.tally for f in files)
 
 
 def quality_block(failures: dict[str, RuleTally]) -> dict[str, Any]:

@@ -132,11 +132,19 @@ def refresh(
         # files renamed or copied away under a name no pattern matches keep their counts
         datasets = [_follow(ds, previous) for ds in datasets]
         # The parallel lever (refresh.parallel): big reads run in forked workers first.
+        # Files the walk listed as their checkpoints saw them: nothing to open or read.
+        ready = {
+            f.key: scan
+            for ds in datasets
+            for f in ds.files
+            if f.error is None
+            and (scan := as_listed(f, previous[ds.name].files.get(f.name))) is not None
+        }
         jobs = [
             job_of(f, previous[ds.name].files.get(f.name), readings[ds.name], now)
             for ds in datasets
             for f in ds.files
-            if f.error is None and as_listed(f, previous[ds.name].files.get(f.name)) is None
+            if f.error is None and f.key not in ready
         ]
         scans = (
             scan_all(jobs, config.switches.workers)
@@ -148,7 +156,7 @@ def refresh(
                 ds,
                 previous[ds.name],
                 now,
-                scans.done,
+                {**ready, **scans.done},
                 readings[ds.name],
                 config.health,
                 forget_missing,

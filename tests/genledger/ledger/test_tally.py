@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from genledger.ledger.books import account
 from genledger.ledger.tally import FileTally
@@ -92,3 +95,22 @@ def test_a_damaged_tally_raises_instead_of_counting_wrong() -> None:
     for damaged in ({**good, "sums": [1, 2]}, {**good, "sums": {"records": "abc"}}, {}):
         with pytest.raises((ValueError, KeyError, TypeError, AttributeError)):
             FileTally.from_dict(damaged)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12),
+    seed=st.integers(min_value=0, max_value=5),
+)
+def test_the_sum_of_many_tallies_equals_adding_them_one_by_one(cuts: list[int], seed: int) -> None:
+    records = mixed_records(60, seed)
+    bounds = [0, *sorted(cuts), 60]
+    parts = [
+        tally(records[a:b], first_line=a + 1) if b > a else FileTally()
+        for a, b in itertools.pairwise(bounds)
+    ]
+    one_by_one = sum(parts, start=FileTally())
+    joined = FileTally.sum_of(parts)
+    assert joined == one_by_one
+    assert joined.to_dict() == one_by_one.to_dict() == tally(records).to_dict()
+    assert joined.trail == one_by_one.trail

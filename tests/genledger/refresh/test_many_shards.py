@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from ..parse.sdk_records import openai_chat
 
@@ -44,7 +45,7 @@ def limited() -> None:
 def collect(root: Path, work: Path) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "genledger.cli", "collect", str(root)]
     cmd += ["-o", str(work / "stats.json"), "--state", str(work / "state"), "-q"]
-    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limited, timeout=540)
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limited, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     return dict(orjson.loads((work / "stats.json").read_bytes()))
@@ -54,6 +55,7 @@ def state_bytes(work: Path) -> int:
     return sum(p.stat().st_size for p in (work / "state").rglob("*.json"))
 
 
+@pytest.mark.timeout(1800)  # four collects of 50,000 files: minutes on a shared machine
 def test_fifty_thousand_shards_under_ulimit_256(tmp_path: Path) -> None:
     root, work = tmp_path / "data", tmp_path / "work"
     total = write_shards(root, SHARDS)
