@@ -27,6 +27,7 @@ from genledger.ledger.books import (
 from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 from genledger.ledger.quantiles import Quantiles
+from genledger.ledger.streams import Partial, StreamState
 from genledger.ledger.window import Ends
 from genledger.rules.result import RuleTally, merge_failures
 
@@ -65,6 +66,10 @@ class FileTally:
     hashes: dict[str, HashList] = field(default_factory=dict)  # answer keys, by key
     quantiles: dict[str, Quantiles] = field(default_factory=dict)
     trail: Ends = field(default_factory=Ends, compare=False)
+    # the requests of streams still open, or waiting for the stretch before (ledger.streams)
+    streams: StreamState = field(default_factory=StreamState, compare=False)
+    # accounts the requests a merge settles (refresh.assemble.StreamBooks); not kept in state
+    books: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, **sums: int) -> FileTally:
@@ -102,6 +107,31 @@ class FileTally:
         return self.ids if key == "ids" else self.lists.get(key, IdList())
 
     def __add__(self, other: FileTally) -> FileTally:
+        streams, done = self.streams.merge(other.streams)
+        books = self.books or other.books
+        merged = self._plus(other)
+        merged.streams, merged.books = streams, books
+        return merged + self._settled(done, books) if done else merged
+
+    @staticmethod
+    def _settled(done: list[Partial], books: Any) -> FileTally:
+        if books is None:  # a stretch read without books: the built-in reading's
+            from genledger.refresh.assemble import StreamBooks
+
+            books = StreamBooks("")
+        return books(done)  # type: ignore[no-any-return]
+
+    def settle_streams(self, books: Any) -> FileTally:
+        """The file settled: its open streams are requests now (`StreamState.settle`)."""
+        if not (self.streams.open or self.streams.heads):
+            return self
+        streams = self.streams.copy()
+        done = streams.settle()
+        settled = self._plus(self._settled(done, books or self.books))
+        settled.streams, settled.books = streams, books or self.books
+        return settled
+
+    def _plus(self, other: FileTally) -> FileTally:
         sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
         counters = {}
         for key in COUNTER_KEYS:
@@ -138,6 +168,7 @@ class FileTally:
             self,
             failures=failures,
             ids=self.ids.shifted(lines),
+            streams=self.streams.shifted(lines),
             lists={k: v.shifted(lines) for k, v in self.lists.items()},
             hashes={k: v.shifted(lines) for k, v in self.hashes.items()},
         )
@@ -156,6 +187,7 @@ class FileTally:
             "lists": {k: v.to_dict() for k, v in self.lists.items()},
             "hashes": {k: v.to_dict() for k, v in self.hashes.items()},
             "quantiles": {k: v.to_dict() for k, v in self.quantiles.items()},
+            "streams": self.streams.to_dict(),
         }
 
     @classmethod
@@ -176,6 +208,7 @@ class FileTally:
             {k: IdList.from_dict(v) for k, v in data["lists"].items() if k in LIST_KEYS},
             {k: HashList.from_dict(v) for k, v in data["hashes"].items() if k in HASH_KEYS},
             {k: Quantiles.from_dict(v) for k, v in data["quantiles"].items() if k in QUANTILE_KEYS},
+            streams=StreamState.from_dict(data.get("streams")),
         )
 
 

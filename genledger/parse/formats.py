@@ -19,7 +19,6 @@ from genledger.parse.declarations import (
     BUILT_IN_ONLY,
     COMPLETION,
     MESSAGE_CHARS,
-    STREAM_FRAGMENTS,
     Declaration,
     Failure,
     FormatSet,
@@ -27,6 +26,7 @@ from genledger.parse.declarations import (
 )
 from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
+from genledger.parse.streams import FAMILIES, event_family
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import settle
 
@@ -284,7 +284,7 @@ def find_declaration(
 
 
 def _fragment(obj: dict[str, Any]) -> bool:
-    return any(all(c.holds(obj) for c in conditions) for conditions in STREAM_FRAGMENTS)
+    return event_family(obj) is not None
 
 
 def response_facts(
@@ -292,10 +292,10 @@ def response_facts(
 ) -> Facts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record;
     `envelope`: a record no declaration detects may be a known one under a single key."""
+    if event_family(obj) is not None:  # an event: its request is assembled (ledger.streams)
+        return FRAGMENT
     outer = find_declaration(obj, formats)
     if outer is None:
-        if _fragment(obj):
-            return FRAGMENT
         inner = _enveloped(obj, formats) if envelope else None
         if inner is not None:
             return inner
@@ -443,7 +443,8 @@ def keys_read(formats: FormatSet = BUILT_IN_ONLY) -> frozenset[str]:
     (which names a count-less record's keys): a Parquet shard decodes only these columns, and
     a row whose facts name its keys is read again whole."""
     tops = {"meta_info", "output_ids", CHAT_MESSAGES.top, *ID_FALLBACK}
-    tops |= {c.path.top for conditions in STREAM_FRAGMENTS for c in conditions}
+    tops |= {c.path.top for f in FAMILIES for conditions in f.events for c in conditions}
+    tops |= {p.top for f in FAMILIES for path in f.paths() for p in [path]}
     for decl in formats.all:
         tops |= {p.top for p in decl.paths()}
         for failure in decl.failures:  # `{path}` values filled into the reason

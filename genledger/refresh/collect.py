@@ -35,6 +35,7 @@ from genledger.ledger.records import DatasetRecord, DatasetState, FileState, cou
 from genledger.ledger.stats import dataset_stats, document
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
+from genledger.refresh.assemble import StreamBooks
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone, kind_of_files
@@ -400,7 +401,10 @@ def _refresh_file(
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
         scan = scan_job(_job(data_file, old, reading, now))
-    return _merge(data_file, old, scan, now - reading.settle_seconds), scan.delta
+    state = _merge(data_file, old, scan, now - reading.settle_seconds)
+    if state.settled:  # a stream still open in a settled file is a request now (§13a)
+        state.tally = state.tally.settle_streams(StreamBooks(data_file.name, reading))
+    return state, scan.delta
 
 
 def _merge(

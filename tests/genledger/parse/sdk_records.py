@@ -27,7 +27,7 @@ class Truth:
     total_cached_prompt: int | None = None
     total_cache_write: int | None = None  # Anthropic's cache_creation_input_tokens
     n_samples: int | None = None  # None: n_done (one completion per record)
-    stream_chunks: int = 0
+    stream_chunks: int = 0  # every event of a stream, its last included (DESIGN v4 §13a)
     counters: dict[str, int] = field(default_factory=dict)  # quality counters that are not 0
     formats: dict[str, int] = field(default_factory=dict)
 
@@ -158,7 +158,7 @@ def openai_stream_dataset(dump: Dump) -> Dataset:
         lines.append(dump(last))
     return Dataset(
         lines,
-        Truth(n_done=2, total_comp=6, total_prompt=18, stream_chunks=6, formats={"openai_chat": 2}),
+        Truth(n_done=2, total_comp=6, total_prompt=18, stream_chunks=8, formats={"openai_chat": 2}),
     )
 
 
@@ -579,7 +579,7 @@ def huggingface_dataset() -> Dataset:
             n_done=3,
             total_comp=5 + 3 + 3,
             total_prompt=6 + 531,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"openai_chat": 1, "tgi": 2},
         ),
     )
@@ -800,7 +800,7 @@ def bedrock_stream_dataset() -> Dataset:
             total_prompt=12,
             total_cached_prompt=0,
             n_samples=1,
-            stream_chunks=7,
+            stream_chunks=9,
             counters={"failed_requests": 1},
             formats={"bedrock_converse": 1, "error": 1},
         ),
@@ -938,7 +938,7 @@ def ollama_dataset(dump: Dump) -> Dataset:
             n_done=5,
             total_comp=298 + 110 + 96 + 10,
             total_prompt=26 + 14 + 3 + 14,
-            stream_chunks=2,
+            stream_chunks=3,
             counters={"think_tag_leaks": 1, "missing_tokens": 1},
             formats={"ollama": 5},
         ),
@@ -971,7 +971,7 @@ def llamacpp_dataset() -> Dataset:
             total_comp=10,
             total_prompt=18,
             total_cached_prompt=10,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"llamacpp_completion": 2},
         ),
     )
@@ -1026,7 +1026,7 @@ def openai_responses_events_dataset(dump: Dump) -> Dataset:
             total_cached_prompt=512,
             total_cache_write=0,
             n_samples=1,
-            stream_chunks=8,
+            stream_chunks=11,
             counters={"failed_requests": 2},
             formats={"openai_responses": 2, "error": 1},
         ),
@@ -1087,8 +1087,11 @@ def anthropic_events_dataset(dump: Dump) -> Dataset:
             total_prompt=300 + 8 + 2048,
             total_cached_prompt=2048,
             total_cache_write=8,
+            # message_start's usage reports thinking_tokens 0 and no later event another
+            # value: the field is reported (merged per field, never dropped)
+            total_reasoning=0,
             n_samples=1,
-            stream_chunks=7,
+            stream_chunks=9,
             counters={"failed_requests": 1},
             formats={"anthropic_message": 1, "error": 1},
         ),
@@ -1131,7 +1134,7 @@ def gemini_stream_dataset(dump: Dump) -> Dataset:
             total_comp=25,
             total_prompt=10,
             total_reasoning=5,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"gemini": 1},
         ),
     )
@@ -1171,7 +1174,7 @@ def groq_stream_dataset(dump: Dump) -> Dataset:
             total_comp=988,
             total_prompt=21,
             n_samples=1,
-            stream_chunks=3,
+            stream_chunks=5,
             counters={"failed_requests": 1},
             formats={"openai_chat": 1, "error": 1},
         ),
@@ -1246,7 +1249,7 @@ def tgi_stream_without_details_dataset() -> Dataset:
             n_done=1,
             total_comp=0,
             total_prompt=0,
-            stream_chunks=3,
+            stream_chunks=4,
             counters={"missing_tokens": 1, "all_tokens_zero_or_missing": 1},
             formats={"tgi": 1},
         ),

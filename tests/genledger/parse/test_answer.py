@@ -93,9 +93,14 @@ def test_the_hard_lines_get_the_same_key_on_every_path() -> None:
         assert [f[HASH] for f in fast] == [g[HASH] for g in general], line[:120]
 
 
-def test_whitespace_at_the_ends_is_ignored_and_inside_it_counts() -> None:
+def test_whitespace_at_the_ends_is_ignored_and_runs_inside_it_are_one_space() -> None:
     assert key_of_texts([" answer\n"]) == key_of_texts(["answer"]) == key_of_texts(["\tanswer  "])
-    assert key_of_texts(["an  answer"]) != key_of_texts(["an answer"])
+    assert (
+        key_of_texts(["an  answer"])
+        == key_of_texts(["an\n\tanswer"])
+        == key_of_texts(["an answer"])
+    )
+    assert key_of_texts(["an answer"]) != key_of_texts(["ananswer"])
     assert key_of_texts(["", " \n"]) is None
 
 
