@@ -51,6 +51,13 @@ class Partial:
     opened: bool = True  # its first event may begin a request (`Family.opener`)
     absorbed: bool = False  # the closing event of a request an error already ended
 
+    @property
+    def ends_early(self) -> bool:
+        """A finished request ends at the next event not its own when it has no id (nothing
+        else could be its own) or already has its usage; one with an id still waiting for its
+        usage chunk waits (interleaved streams), or the file settling."""
+        return self.key is None or "u" in self.acc
+
     def to_list(self) -> list[Any]:
         """JSON-able form."""
         flags = [self.finished, self.unanchored, self.started, self.trailing_first, self.closed]
@@ -75,7 +82,7 @@ class StreamState:
     open: list[Partial] = field(default_factory=list)
     heads: list[Partial] = field(default_factory=list)  # closed, waiting for what came before
     starts: list[Key] = field(default_factory=list)  # ids this stretch began with a start event
-    firsts: dict[str, list[Any]] = field(default_factory=dict)  # family: [key, trailing]
+    firsts: dict[str, list[Any]] = field(default_factory=dict)  # family: [id, joins a finished]
     seen: set[Key] = field(default_factory=set)  # (family, id) met here (unanchored only)
     # requests an error event ended, whose own closing event (`response.failed`) may follow
     ended: list[Key] = field(default_factory=list)
@@ -114,16 +121,17 @@ class StreamState:
         trailing = is_trailing(family, obj)
         start = is_start(family, obj)
         self.touched = True
-        self.firsts.setdefault(family.name, [key, trailing])
+        # what a finished request before this stretch would make of its first event
+        self.firsts.setdefault(family.name, [key, trailing or is_end(family, obj)])
         target = self._find(family.name, key)
         opener = is_opener(family, obj)
-        if target is None and not opener:
+        if target is None and not opener and not trailing:
             target = self._latest_unfinished(family.name)
         for p in [p for p in self.open if p.family == family.name and p.finished]:
             # a finished request ends at the next event not its own (another id; without ids,
             # anything but its trailing usage)
             own = p is target and (trailing or is_end(family, obj) or key is not None)
-            if not own:
+            if not own and p.ends_early:
                 done.append(self._close(p))
                 target = None if p is target else target
         if start and target is not None and (target.key == key or key is None):
@@ -159,6 +167,8 @@ class StreamState:
             )
             if name != ANY:
                 self.firsts.setdefault(name, [None, False])
+                if not self.anchored:
+                    self.seen.add((name, None))
             self.touched = True
             alone.closed = True
             if alone.unanchored:
@@ -255,15 +265,17 @@ class StreamState:
             if p is not None and (p.key == key or key is None):
                 p.incomplete = not p.finished
                 done.append(out._settle(p))
-        for name, (key, trailing) in other.firsts.items():
+        for name, (key, joins) in other.firsts.items():
             for p in [p for p in out.open if p.family == name and p.finished]:
                 same = key is not None and p.key == key
-                if not (same or (trailing and (key is None or p.key is None))):
+                own = same or (joins and (key is None or p.key is None))
+                if not own and p.ends_early:
                     done.append(out._settle(p))
         pending = [p for p in other.heads + other.open if p.unanchored]
+        settled = [p for p in other.open if not p.unanchored]
         for u in sorted(pending, key=lambda p: p.line):
             done.extend(self._resolve(out, u))
-        out.open.extend(p for p in other.open if not p.unanchored)
+        out.open.extend(settled)
         if self.anchored:
             out.starts = []
         return out, done
