@@ -115,8 +115,8 @@ class FileTally:
 
     @staticmethod
     def _settled(done: list[Partial], books: Any) -> FileTally:
-        if books is None:  # a stretch read without books: the built-in reading's
-            from genledger.refresh.assemble import StreamBooks
+        if books is None:  # a stretch read without books: the built-in formats'
+            from genledger.ledger.streambooks import StreamBooks
 
             books = StreamBooks("")
         return books(done)  # type: ignore[no-any-return]

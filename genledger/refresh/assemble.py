@@ -9,58 +9,13 @@ declarations from its final object exactly as a reply that was never streamed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from genledger.ledger.books import account
-from genledger.ledger.streams import Partial, StreamState, request_object
-from genledger.ledger.tally import FileTally
-from genledger.parse.formats import response_facts
+from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
+from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
-from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
-from genledger.parse.streams import INCOMPLETE, event_family, is_neutral
+from genledger.parse.schema import Facts
+from genledger.parse.streams import event_family, is_neutral
 from genledger.parse.table import TableBuilder
-from genledger.refresh.reading import DEFAULT_READING, Reading
-
-NAMES = [column.name for column in RESPONSES.facts]
-CHUNK, FORMAT = NAMES.index("stream_chunk"), NAMES.index("format")  # read on every line
-
-
-def request_facts(p: Partial, reading: Reading = DEFAULT_READING) -> list[Facts]:
-    """The rows of a settled request: its events, then its facts (an unfinished stream is a
-    failed request, `stream ended without its final event`)."""
-    events = 0 if p.acc.get("n") == 1 and "o" in p.acc else int(p.acc.get("n", 0))
-    if p.absorbed:
-        return [FRAGMENT] * events
-    facts: Any = response_facts(request_object(p), reading.formats)
-    if p.incomplete:
-        facts = facts._replace(
-            failed_request=True,
-            request_detail=INCOMPLETE,
-            missing_detail=None,
-            count_raw=None,
-            n_samples=0,
-        )
-    return [FRAGMENT] * events + [facts]
-
-
-@dataclass(frozen=True)
-class StreamBooks:
-    """Accounts the requests a merge of two stretches settles (picklable: it travels with a
-    forked worker's tally)."""
-
-    name: str
-    reading: Reading = DEFAULT_READING
-
-    def __call__(self, done: list[Partial]) -> FileTally:
-        """The tally of the settled requests."""
-        builder = TableBuilder("responses", self.name)
-        for p in done:
-            for item, facts in enumerate(request_facts(p, self.reading)):
-                builder.add(p.line, p.offset, item, facts)
-        if not builder.rows:
-            return FileTally()
-        return FileTally.accounted(account("responses", self.reading.params)(builder.rows))
+from genledger.refresh.reading import Reading
 
 
 class Assembler:
@@ -68,7 +23,7 @@ class Assembler:
 
     def __init__(self, name: str, reading: Reading, anchored: bool) -> None:
         self.state = StreamState(anchored=anchored)
-        self.books = StreamBooks(name, reading)
+        self.books = StreamBooks(name, reading.formats, reading.params)
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -97,5 +52,5 @@ class Assembler:
                 builder.add(number, offset, item, fact)
                 continue
             for p in self.state.feed(family, obj, number, offset, form):
-                for index, row in enumerate(request_facts(p, self.books.reading)):
+                for index, row in enumerate(request_facts(p, self.books.formats)):
                     builder.add(p.line, p.offset, index, row)

@@ -33,9 +33,9 @@ from genledger.ledger.quantiles import Quantiles
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_stats, document
+from genledger.ledger.streambooks import StreamBooks
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
-from genledger.refresh.assemble import StreamBooks
 from genledger.refresh.atomic import atomic_write_bytes
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone, kind_of_files
@@ -403,7 +403,9 @@ def _refresh_file(
         scan = scan_job(_job(data_file, old, reading, now))
     state = _merge(data_file, old, scan, now - reading.settle_seconds)
     if state.settled:  # a stream still open in a settled file is a request now (§13a)
-        state.tally = state.tally.settle_streams(StreamBooks(data_file.name, reading))
+        state.tally = state.tally.settle_streams(
+            StreamBooks(data_file.name, reading.formats, reading.params)
+        )
     return state, scan.delta
 
 

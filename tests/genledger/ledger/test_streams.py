@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Config
+from genledger.ledger.streambooks import StreamBooks
 from genledger.ledger.tally import FileTally
-from genledger.refresh.assemble import StreamBooks
 from genledger.refresh.collect import refresh
 from genledger.refresh.count import tally_blocks
 from genledger.tail.lines import Block
