@@ -240,3 +240,18 @@ def test_a_stream_cut_short_is_one_failed_request_once_its_file_settles(tmp_path
     assert block["stream_chunks"] == 3
     failure = next(f for f in block["quality"]["failures"] if f["check"] == "failed_requests")
     assert failure["examples"][0]["reason"].endswith("stream ended without its final event")
+
+
+def test_a_prompt_count_no_event_reports_is_missing_never_a_zero(tmp_path: Path) -> None:
+    # a stream saved without its message_start: message_delta reports only the output
+    events = anthropic("m1", 40, 7).lines[1:] + anthropic("m2", 25, 3).lines
+    path = tmp_path / "data" / "ds" / "raw_responses.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in events))
+    os.utime(path, (OLD, OLD))
+    config = Config(
+        data_root=tmp_path / "data", stats_path=tmp_path / "s.json", state_dir=tmp_path / "st"
+    )
+    block = refresh(config).stats["datasets"]["ds"]
+    assert (block["n_done"], block["total_comp"], block["total_prompt"]) == (2, 7 + 3, 25)
+    assert (block["n_prompt_counted"], block["quality"]["prompt_missing"]) == (1, 1)
