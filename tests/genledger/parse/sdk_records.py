@@ -1284,3 +1284,92 @@ def distilabel_dataset() -> Dataset:
             formats={"distilabel": 2},
         ),
     )
+
+
+def anthropic_vertex_stream_dataset(dump: Dump) -> Dataset:
+    """Claude on Vertex AI / Bedrock as anthropic-sdk-python types: `message_start` carries
+    the input and cache counts, `message_delta` only `output_tokens` (its other fields null or
+    absent): the request's prompt is message_start's, its completion message_delta's."""
+    from anthropic.types import (
+        MessageDeltaUsage,
+        RawContentBlockDeltaEvent,
+        RawContentBlockStartEvent,
+        RawContentBlockStopEvent,
+        RawMessageDeltaEvent,
+        RawMessageStartEvent,
+        RawMessageStopEvent,
+        TextBlock,
+        TextDelta,
+    )
+    from anthropic.types.raw_message_delta_event import Delta
+
+    def stream(rid: str, text: str, output: int) -> list[Any]:
+        start = anthropic_message(rid, 120, 1, 0, 30, text=False).model_copy(
+            update={"content": [], "stop_reason": None}
+        )
+        return [
+            RawMessageStartEvent(type="message_start", message=start),
+            RawContentBlockStartEvent(
+                type="content_block_start", index=0, content_block=TextBlock(type="text", text="")
+            ),
+            RawContentBlockDeltaEvent(
+                type="content_block_delta", index=0, delta=TextDelta(type="text_delta", text=text)
+            ),
+            RawContentBlockStopEvent(type="content_block_stop", index=0),
+            RawMessageDeltaEvent(
+                type="message_delta",
+                delta=Delta(stop_reason="end_turn"),
+                usage=MessageDeltaUsage(output_tokens=output),
+            ),
+            RawMessageStopEvent(type="message_stop"),
+        ]
+
+    events = stream("msg_vrtx_1", "Paris", 9) + stream("msg_vrtx_2", "  Paris\n", 11)
+    return Dataset(
+        [dump(e) for e in events],
+        Truth(
+            n_done=2,
+            total_comp=9 + 11,
+            # input + cache read + cache creation (8, `anthropic_message`), all from the start
+            total_prompt=2 * (120 + 30 + 8),
+            total_reasoning=0,  # the start's thinking_tokens 0, no later event another
+            total_cached_prompt=60,
+            total_cache_write=16,
+            n_samples=2,
+            stream_chunks=12,
+            counters={},
+            formats={"anthropic_message": 2},
+        ),
+    )
+
+
+def gemini_textless_last_chunk_dataset(dump: Dump) -> Dataset:
+    """A google-genai stream whose last chunk has a finish reason and the usage but no text (as
+    14 of 33 real Gemini streams do): the request's answer is its earlier chunks', so no empty
+    output."""
+    from google.genai import types
+
+    def chunk(parts: list[Any], finish: Any, usage: Any) -> Any:
+        return types.GenerateContentResponse(
+            candidates=[
+                types.Candidate(
+                    content=types.Content(role="model", parts=parts), finish_reason=finish, index=0
+                )
+            ],
+            response_id="g-2",
+            model_version="gemini-2.5-flash",
+            usage_metadata=usage,
+        )
+
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=7, candidates_token_count=4, total_token_count=11
+    )
+    chunks = [
+        chunk([types.Part(text="The answer")], None, None),
+        chunk([types.Part(text=" is 4.")], None, None),
+        chunk([], types.FinishReason.STOP, usage),
+    ]
+    return Dataset(
+        [dump(c) for c in chunks],
+        Truth(n_done=1, total_comp=4, total_prompt=7, stream_chunks=3, formats={"gemini": 1}),
+    )
