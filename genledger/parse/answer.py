@@ -32,26 +32,42 @@ ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
 hash64 = _hash = xxhash.xxh3_64_intdigest  # the typed decoders hash in place too
 SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
 Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
-RUNS = re.compile(r"[ \t\n\r\x0b\x0c]+")  # ASCII whitespace runs: one space each
-
-
-def collapsed(text: str) -> str:
-    """A text with each run of ASCII whitespace one space, and none at its ends."""
-    return RUNS.sub(" ", text).strip(" ")
-
-
-def _collapsed_escaped(body: Buffer) -> Buffer:
-    """`collapsed` of an escaped text, kept escaped (whitespace inside a JSON string is a
-    space or an escape: without a backslash or a double space there is nothing to do)."""
-    data = body if isinstance(body, bytes) else bytes(body)
-    if b"\\" not in data and b"  " not in data:
-        return body
-    return escaped(collapsed(orjson.loads(b'"' + data + b'"')))
+# The JSON escapes of ASCII whitespace (orjson's spelling): a line feed, a tab, ...
+SPACE_ESCAPES = (b"\\n", b"\\t", b"\\r", b"\\f", b"\\u000b")
+SPACES, SPACES_B = re.compile("  +"), re.compile(b"  +")  # a literal prefix: searched fast
 
 
 def escaped(text: str) -> bytes:
     """A text as orjson writes it inside a JSON string (no quotes)."""
     return orjson.dumps(text)[1:-1]
+
+
+def collapsed(text: str) -> str:
+    """A text with each run of ASCII whitespace one space, and none at its ends (C passes
+    only: a replace per kind of whitespace present, a literal search for double spaces)."""
+    for char in "\t\n\r\x0b\x0c":
+        if char in text:
+            text = text.replace(char, " ")
+    if "  " in text:
+        text = SPACES.sub(" ", text)
+    return text.strip(" ")
+
+
+def _collapsed_escaped(body: Buffer) -> Buffer:
+    """`collapsed` of an escaped text, kept escaped (whitespace inside a JSON string is a
+    space or an escape: without a backslash or a double space there is nothing to do; without
+    an escaped backslash every `\\n` is a line feed: replaced by a space)."""
+    data = body if isinstance(body, bytes) else bytes(body)
+    if b"\\" not in data and b"  " not in data:
+        return body
+    if b"\\\\" in data:
+        return escaped(collapsed(orjson.loads(b'"' + data + b'"')))
+    for escape in SPACE_ESCAPES:
+        if escape in data:
+            data = data.replace(escape, b" ")
+    if b"  " in data:
+        data = SPACES_B.sub(b" ", data)
+    return data.strip(b" ")
 
 
 def part_text(value: Any) -> str | None:
