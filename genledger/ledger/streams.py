@@ -105,7 +105,7 @@ class StreamState:
         if self.anchored:
             return False
         if form == "error":
-            return not self.touched
+            return True
         return any(f.name not in self.firsts for f in families)
 
     def feed(
@@ -147,7 +147,7 @@ class StreamState:
             target.trailing_first = True
         if "f" in acc:
             target.finished = True
-        if is_end(family, obj) or (trailing and (target.finished or target.trailing_first)):
+        if is_end(family, obj) or (trailing and target.finished):
             done.append(self._close(target))
         return [p for p in done if not p.unanchored]
 
@@ -162,8 +162,9 @@ class StreamState:
             name = ANY if form == "error" else next(f.name for f in closer_families(form))
             alone = Partial(name, None, fold(BY_NAME.get(name) or _ANY, obj, record=True), line,
                             offset)  # fmt: skip
+            # an error with no stream open here ends the latest one open before this stretch
             alone.unanchored = not self.anchored and (
-                not self.touched if name == ANY else name not in self.firsts
+                not self.open if name == ANY else name not in self.firsts
             )
             if name != ANY:
                 self.firsts.setdefault(name, [None, False])
@@ -303,6 +304,7 @@ class StreamState:
                 finished=target.finished or u.finished,
                 unanchored=target.unanchored,
                 started=target.started,
+                # a usage event closes only a finished request (as in one pass)
                 closed=u.closed or (target.finished and u.trailing_first),
                 incomplete=u.incomplete,
             )
@@ -363,7 +365,11 @@ class StreamState:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (an anchored state keeps only its open requests)."""
+        """JSON-able form (an anchored state keeps only its open requests: nothing before it
+        can join them, so what it met first is no more needed)."""
+        if self.anchored:
+            open_ = [p.to_list() for p in self.open]
+            return {"anchored": True, "open": open_, "ended": [list(k) for k in self.ended]}
         return {
             "anchored": self.anchored,
             "touched": self.touched,
@@ -380,6 +386,10 @@ class StreamState:
         """Inverse of `to_dict`; an older state without streams is anchored with none open."""
         if data is None:
             return cls(anchored=True)
+        if data["anchored"]:
+            ended = [(str(n), k) for n, k in data["ended"]]
+            opened = [Partial.from_list(p) for p in data["open"]]
+            return cls(True, bool(opened), opened, ended=ended)
         return cls(
             bool(data["anchored"]),
             bool(data["touched"]),

@@ -109,9 +109,12 @@ class FileTally:
     def __add__(self, other: FileTally) -> FileTally:
         streams, done = self.streams.merge(other.streams)
         books = self.books or other.books
-        merged = self._plus(other)
+        # the requests the join settles end in other's first lines: counted before its rows,
+        # so ids, answers and examples keep the order of one pass
+        left = self._plus(self._settled(done, books)) if done else self
+        merged = left._plus(other)
         merged.streams, merged.books = streams, books
-        return merged + self._settled(done, books) if done else merged
+        return merged
 
     @staticmethod
     def _settled(done: list[Partial], books: Any) -> FileTally:

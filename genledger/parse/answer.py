@@ -33,7 +33,9 @@ hash64 = _hash = xxhash.xxh3_64_intdigest  # the typed decoders hash in place to
 SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
 Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
 # The JSON escapes of ASCII whitespace (orjson's spelling): a line feed, a tab, ...
-SPACE_ESCAPES = (b"\\n", b"\\t", b"\\r", b"\\f", b"\\u000b")
+# a run of whitespace escapes (and the spaces after them): it starts at a backslash, which the
+# regex engine finds by its literal prefix
+ESCAPE_RUNS = re.compile(rb"\\(?:[ntrf]|u000b)(?:\\(?:[ntrf]|u000b)| )*")
 SPACES, SPACES_B = re.compile("  +"), re.compile(b"  +")  # a literal prefix: searched fast
 
 
@@ -62,9 +64,8 @@ def _collapsed_escaped(body: Buffer) -> Buffer:
         return body
     if b"\\\\" in data:
         return escaped(collapsed(orjson.loads(b'"' + data + b'"')))
-    for escape in SPACE_ESCAPES:
-        if escape in data:
-            data = data.replace(escape, b" ")
+    if b"\\" in data:
+        data = ESCAPE_RUNS.sub(b" ", data)
     if b"  " in data:
         data = SPACES_B.sub(b" ", data)
     return data.strip(b" ")
