@@ -458,6 +458,9 @@ FAMILIES: tuple[Family, ...] = (
 BY_NAME = {family.name: family for family in FAMILIES}
 # A closer record's family, by the format that reads it alone (`error`: any open stream's)
 CLOSER_FORMATS = frozenset(f for family in FAMILIES for f in family.closers)
+CLOSERS = {
+    form: tuple(family for family in FAMILIES if form in family.closers) for form in CLOSER_FORMATS
+}
 
 
 def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...]]:
@@ -502,9 +505,7 @@ def event_family(obj: dict[str, Any]) -> Family | None:
 
 def closer_families(form: str | None) -> tuple[Family, ...]:
     """The families a record of format `form` may end (none for most formats)."""
-    if form is None or form not in CLOSER_FORMATS:
-        return ()
-    return tuple(family for family in FAMILIES if form in family.closers)
+    return CLOSERS.get(form, ())  # type: ignore[arg-type]
 
 
 def is_start(family: Family, obj: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_fac
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
 from genledger.parse.schema import Facts
-from genledger.parse.streams import event_family, is_neutral
+from genledger.parse.streams import CLOSER_FORMATS, event_family, is_neutral
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -27,9 +27,11 @@ class Assembler:
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
-        state = self.state
         for fact in facts:
-            if fact[CHUNK] or (fact[FORMAT] is not None and state.wants(fact[FORMAT])):
+            if fact[CHUNK]:
+                return True
+            form = fact[FORMAT]
+            if form in CLOSER_FORMATS and self.state.wants(form):
                 return True
         return False
 
