@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from genledger.parse.declarations import BUILT_IN, inner_candidates
+from genledger.parse.declarations import BUILT_IN, SELF_HOSTED, inner_candidates
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import RESPONSES, TOKENIZED, Column
 from genledger.rules.expr import Expr, col, param
@@ -107,12 +107,14 @@ COUNT = col("completion_tokens")
 COUNTED = (col("count_type") == "int") & (COUNT >= 0)  # a valid count: summed
 FAILED = col("failed_request")  # a failed request: its 0 or missing count is its failure
 CHUNK = col("stream_chunk")  # a streamed fragment: not a record
-# The built-in formats that report input tokens (a declared prompt count)
+# The built-in formats of hosted APIs, which report input tokens on every reply (a pipeline's
+# own records and self-hosted servers may leave them out)
 PROMPT_FORMATS = tuple(
     dict.fromkeys(
         d.name
         for d in BUILT_IN
-        if any(x.count("prompt_tokens") for x in (d, *inner_candidates(d.inner_formats)))
+        if d.provider not in (None, SELF_HOSTED)
+        and any(x.count("prompt_tokens") for x in (d, *inner_candidates(d.inner_formats)))
     )
 )
 # Tokens generated, nothing visible to train on (the reasoning budget ran out).
