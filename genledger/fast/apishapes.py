@@ -116,7 +116,8 @@ class _ROutput(_Shape):
     summary: list[_RSummary] | None = None
     arguments: Text = NO_TEXT
     name: str | None = None
-    call_id: str | None = None
+    call_id: Text = NO_TEXT
+    result: Text = NO_TEXT  # an image generation's
     encrypted_content: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
     action: msgspec.Raw = NO_TEXT
 
@@ -193,11 +194,14 @@ class Responses(_Shape):
             raise Unusual  # a failure rule: `status=failed`
         _texts(plain, self.instructions)
         visible = False
-        texts, refusals, arguments = [], [], []
+        texts, refusals, arguments, calls, results = [], [], [], [], []
         for item in self.output or ():
-            _texts(plain, item.arguments)
-            visible = visible or _shows_text(item.arguments)  # output[].arguments
+            _texts(plain, item.arguments, item.call_id, item.result)
+            # output[].arguments, .call_id (a tool call of any kind), .result (an image)
+            visible = visible or any(map(_shows_text, (item.arguments, item.call_id, item.result)))
             arguments.append(item.arguments)
+            calls.append(item.call_id)
+            results.append(item.result)
             for part in item.content or ():
                 _texts(plain, part.text, part.refusal)
                 visible = visible or _shows_text(part.text) or _shows_text(part.refusal)
@@ -225,8 +229,9 @@ class Responses(_Shape):
             self.output is not None and not visible,  # the answer's place is `output`
             text_value(self.model),
             time_value(self.created_at),
-            # the answer paths in order: output[].content[].text, .refusal, output[].arguments
-            answer_key(plain, *texts, *refusals, *arguments),
+            # the answer paths in order: output[].content[].text, .refusal, output[].arguments,
+            # .call_id, .result
+            answer_key(plain, *texts, *refusals, *arguments, *calls, *results),
         )
 
 

@@ -25,14 +25,12 @@ from genledger.fast.lift import raw_counts
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
 from genledger.parse.answer import (
-    SIGN,
     escaped,
     key_of_escaped,
     key_of_spelled,
     key_of_texts,
     part_text,
 )
-from genledger.parse.answer import hash64 as _hash
 from genledger.parse.declarations import BUILT_IN
 from genledger.parse.formats import _visible as visible
 from genledger.parse.formats import has_think_tag, text_value, time_value
@@ -199,17 +197,13 @@ def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
 
 def text_key(plain: int, raw: msgspec.Raw) -> int | None:
     """`answer_key` of one checked text (the usual answer), with as few steps as may be: a
-    string of a spelled read with nothing to strip at its ends is hashed in place."""
+    string of a spelled read with nothing to strip or collapse is hashed in place."""
     if plain != SPELLED or not raw:
         return answer_key(plain, raw)
     view = memoryview(raw)
     if view[0] != QUOTE:
         return None  # null
-    if len(view) > 3:
-        first, last = view[1], view[-2]
-        if first != SPACE and first != BACKSLASH and last != SPACE and view[-3] != BACKSLASH:
-            return _hash(view[1:-1]) - SIGN
-    return key_of_spelled(view)
+    return key_of_spelled(view)  # whitespace runs collapse there (parse.answer)
 
 
 def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:

@@ -214,6 +214,8 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("empty_reasons", "finish_reason", EMPTY_OUTPUT, stat="empty_output_reasons",
               label=finish_or_none),
         Count("counted", RECORD & COUNTED, stat="n_counted"),
+        # the records whose prompt count total_prompt sums (v4: a missing one is no zero)
+        Count("prompt_counted", RECORD & NON_NEGATIVE("prompt_tokens"), stat="n_prompt_counted"),
         Count("nonzero", RECORD & COUNTED & (COUNT > 0)),
         Tally("formats", "format", RECORD, stat="formats"),
         Tally("finish_reasons", "finish_reason", RECORD, stat="finish_reasons"),

@@ -10,6 +10,7 @@ only (a dataset's record keeps its windows), so it is neither compared nor kept 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from genledger.ledger.books import (
 from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 from genledger.ledger.quantiles import Quantiles
+from genledger.ledger.streams import Partial, StreamState
 from genledger.ledger.window import Ends
 from genledger.rules.result import RuleTally, merge_failures
 
@@ -66,6 +68,10 @@ class FileTally:
     hashes: dict[str, HashList] = field(default_factory=dict)  # answer keys, by key
     quantiles: dict[str, Quantiles] = field(default_factory=dict)
     trail: Ends = field(default_factory=Ends, compare=False)
+    # the requests of streams still open, or waiting for the stretch before (ledger.streams)
+    streams: StreamState = field(default_factory=StreamState, compare=False)
+    # accounts the requests a merge settles (refresh.assemble.StreamBooks); not kept in state
+    books: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, **sums: int) -> FileTally:
@@ -116,8 +122,36 @@ class FileTally:
         )
 
     def __add__(self, other: FileTally) -> FileTally:
-        if not other.trail.head and other.empty():
+        if not other.trail.head and other.empty() and other.streams.empty:
             return self  # an unchanged file's delta: 50,000 of them cost nothing
+        streams, done = self.streams.merge(other.streams)
+        books = self.books or other.books
+        # the requests the join settles end in other's first lines: counted before its rows,
+        # so ids, answers and examples keep the order of one pass
+        left = self._plus(self._settled(done, books)) if done else self
+        merged = left._plus(other)
+        merged.streams, merged.books = streams, books
+        return merged
+
+    @staticmethod
+    def _settled(done: list[Partial], books: Any) -> FileTally:
+        if books is None:  # a stretch read without books: the built-in formats'
+            from genledger.ledger.streambooks import StreamBooks
+
+            books = StreamBooks("")
+        return books(done)  # type: ignore[no-any-return]
+
+    def settle_streams(self, books: Any) -> FileTally:
+        """The file settled: its open streams are requests now (`StreamState.settle`)."""
+        if not (self.streams.open or self.streams.heads):
+            return self
+        streams = self.streams.copy()
+        done = streams.settle()
+        settled = self._plus(self._settled(done, books or self.books))
+        settled.streams, settled.books = streams, books or self.books
+        return settled
+
+    def _plus(self, other: FileTally) -> FileTally:
         sums = {key: self.sums.get(key, 0) + other.sums.get(key, 0) for key in SUM_KEYS}
         counters = {}
         for key in COUNTER_KEYS:
@@ -148,8 +182,8 @@ class FileTally:
         """`sum(tallies, FileTally())`, with the id and key lists joined once: adding 50,000
         shards' tallies one by one copied the growing lists each time (quadratic)."""
         items = [t for t in tallies if t.trail.head or not t.empty()]
-        if len(items) < 3:
-            return sum(items, start=cls())
+        if len(items) < 3:  # different files: their open streams never join (`_plus`)
+            return functools.reduce(lambda a, b: a._plus(b), items, cls())
         sums = _zeros()
         counters: dict[str, dict[str, int]] = {}
         failures: dict[str, RuleTally] = {}
@@ -196,6 +230,7 @@ class FileTally:
             self,
             failures=failures,
             ids=self.ids.shifted(lines),
+            streams=self.streams.shifted(lines),
             lists={k: v.shifted(lines) for k, v in self.lists.items()},
             hashes={k: v.shifted(lines) for k, v in self.hashes.items()},
         )
@@ -214,6 +249,7 @@ class FileTally:
             "lists": {k: v.to_dict() for k, v in self.lists.items()},
             "hashes": {k: v.to_dict() for k, v in self.hashes.items()},
             "quantiles": {k: v.to_dict() for k, v in self.quantiles.items()},
+            "streams": self.streams.to_dict(),
         }
 
     @classmethod
@@ -234,6 +270,7 @@ class FileTally:
             {k: IdList.from_dict(v) for k, v in data["lists"].items() if k in LIST_KEYS},
             {k: HashList.from_dict(v) for k, v in data["hashes"].items() if k in HASH_KEYS},
             {k: Quantiles.from_dict(v) for k, v in data["quantiles"].items() if k in QUANTILE_KEYS},
+            streams=StreamState.from_dict(data.get("streams")),
         )
 
 

@@ -4,21 +4,21 @@ The key is the 64-bit xxh3 hash of the answer's text — its visible parts (the 
 answer paths, reasoning left out) joined by a space, with ASCII whitespace (space, tab,
 line feed, carriage return, vertical tab, form feed) stripped from both ends — written as
 JSON writes a string (orjson's escaping: `\\"`, `\\\\`, `\\n`, `\\t`, ..., other control
-characters as `\\u00XX`, everything else as its UTF-8 bytes). An answer that is empty after
-stripping has no key.
+characters as `\\u00XX`, everything else as its UTF-8 bytes), each run of ASCII whitespace
+inside it one space (answers differing only in spacing or line breaks are duplicates). An
+answer that is empty after stripping has no key.
 
 Why JSON's escaping: the typed decoders keep texts as the raw JSON bytes of the line
 (`genledger.fast.rawtext`), and a JSON string holding no `\\u` and no `\\/` escape is written
 exactly as orjson writes it (the other escapes have one spelling). Such a text is hashed from
-its bytes as they are; any other takes `escaped`, the definition both paths share. Why only
-the ends: collapsing whitespace inside a text costs a pass over it in Python (measured
-~40 % of a record's decode on the reference corpus, docs/performance.md), while the ends are
-read in constant time; answers that repeat differ at their ends (a trailing newline), rarely
-inside.
+its bytes as they are; any other takes `escaped`, the definition both paths share. Runs of
+whitespace are collapsed by C scans only: a text with no backslash and no double space has
+none to collapse and is hashed as it is; any other is decoded and collapsed by one regex.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,11 +32,43 @@ ESCAPED_SPACE = (b" ", b"\\n", b"\\t", b"\\r", b"\\f")
 hash64 = _hash = xxhash.xxh3_64_intdigest  # the typed decoders hash in place too
 SIGN = 1 << 63  # the unsigned hash less this: the signed value an Int64 column holds
 Buffer = bytes | memoryview  # a text's escaped bytes, or a view of them in the line
+# The JSON escapes of ASCII whitespace (orjson's spelling): a line feed, a tab, ...
+# a run of whitespace escapes (and the spaces after them): it starts at a backslash, which the
+# regex engine finds by its literal prefix
+ESCAPE_RUNS = re.compile(rb"\\(?:[ntrf]|u000b)(?:\\(?:[ntrf]|u000b)| )*")
+SPACES, SPACES_B = re.compile("  +"), re.compile(b"  +")  # a literal prefix: searched fast
 
 
 def escaped(text: str) -> bytes:
     """A text as orjson writes it inside a JSON string (no quotes)."""
     return orjson.dumps(text)[1:-1]
+
+
+def collapsed(text: str) -> str:
+    """A text with each run of ASCII whitespace one space, and none at its ends (C passes
+    only: a replace per kind of whitespace present, a literal search for double spaces)."""
+    for char in "\t\n\r\x0b\x0c":
+        if char in text:
+            text = text.replace(char, " ")
+    if "  " in text:
+        text = SPACES.sub(" ", text)
+    return text.strip(" ")
+
+
+def _collapsed_escaped(body: Buffer) -> Buffer:
+    """`collapsed` of an escaped text, kept escaped (whitespace inside a JSON string is a
+    space or an escape: without a backslash or a double space there is nothing to do; without
+    an escaped backslash every `\\n` is a line feed: replaced by a space)."""
+    data = body if isinstance(body, bytes) else bytes(body)
+    if b"\\" not in data and b"  " not in data:
+        return body
+    if b"\\\\" in data:
+        return escaped(collapsed(orjson.loads(b'"' + data + b'"')))
+    if b"\\" in data:
+        data = ESCAPE_RUNS.sub(b" ", data)
+    if b"  " in data:
+        data = SPACES_B.sub(b" ", data)
+    return data.strip(b" ")
 
 
 def part_text(value: Any) -> str | None:
@@ -51,13 +83,14 @@ def part_text(value: Any) -> str | None:
 
 def key_of_texts(texts: Iterable[str]) -> int | None:
     """The key of an answer given as its parts' texts (the general path)."""
-    joined = " ".join(texts).strip(WHITESPACE)
+    joined = collapsed(" ".join(texts))
     return _hash(escaped(joined)) - SIGN if joined else None
 
 
 def key_of_escaped(parts: list[Buffer]) -> int | None:
     """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
     body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
+    body = _collapsed_escaped(body) if body else body
     return _hash(body) - SIGN if body else None
 
 
@@ -69,7 +102,10 @@ def key_of_spelled(raw: Buffer) -> int | None:
     if size > 3:
         first, last = view[1], view[-2]
         if first != 32 and first != 92 and last != 32 and view[-3] != 92:
-            return _hash(view[1:-1]) - SIGN  # nothing to strip at either end
+            inner = view[1:-1]
+            if _collapsed_escaped(inner) is inner:
+                return _hash(inner) - SIGN  # nothing to strip or collapse
+            return key_of_escaped([inner])
     return key_of_escaped([view[1:-1]])
 
 

@@ -213,8 +213,6 @@ def _chat_fields(usage: str = "usage") -> dict[str, Any]:
 
 
 CHAT_FIELDS: dict[str, Any] = _chat_fields()
-# A stream's chunk carrying the request's usage: its answer was streamed before it.
-CHUNK_FIELDS = {"answer": (), "messages": None, "samples": None}
 RESPONSES_FAILURES = (
     _fail("status=failed", "failed {error.code}", "error.message"),
     _fail("error", "error {error.code}", "error.message"),
@@ -321,18 +319,6 @@ BUILT_IN: tuple[Declaration, ...] = (
         ),
         provider=SELF_HOSTED,
     ),
-    # A stream's chunk with usage is the request's record; its answer was streamed before it.
-    declare(
-        "openai_chat",
-        ("usage.completion_tokens & object=chat.completion.chunk",),
-        **{**CHAT_FIELDS, **CHUNK_FIELDS},
-    ),
-    # Groq's streams: the usage only in the last chunk's `x_groq.usage`
-    declare(
-        "openai_chat",
-        ("x_groq.usage.completion_tokens & object=chat.completion.chunk",),
-        **{**_chat_fields("x_groq.usage"), **CHUNK_FIELDS},
-    ),
     # xAI: reasoning beside the completion (total = prompt + completion + reasoning); its REST
     # usage names the live-search sources used
     declare(
@@ -387,6 +373,41 @@ BUILT_IN: tuple[Declaration, ...] = (
         **CHAT_FIELDS,
     ),
     declare("openai_chat", ("usage.completion_tokens",), **CHAT_FIELDS),
+    # Alibaba DashScope's native Generation / MultiModalConversation response (the dashscope
+    # SDK's): `output`, `usage.input_tokens/output_tokens`, a non-200 `status_code` failed
+    declare(
+        "dashscope",
+        ("output & usage.output_tokens & has(request_id)", "status_code & has(request_id) & code"),
+        completion_tokens="usage.output_tokens",
+        prompt_tokens="usage.input_tokens",
+        reasoning_tokens="usage.output_tokens_details.reasoning_tokens",
+        cached_tokens="usage.prompt_tokens_details.cached_tokens",
+        total_tokens="usage.total_tokens",
+        finish="output.choices[].finish_reason | output.finish_reason",
+        id="request_id",
+        answer=("output.choices[].message.content", "output.text"),
+        failures=(_fail("status_code != 200", "status_code {status_code} {code}", "message"),),
+        model="model",
+        provider="alibaba",
+    ),
+    # Gemini Interactions API objects (and a stream's `interaction.completed`, assembled):
+    # thoughts beside the output, tool-use input beside the input, cached inside the input
+    declare(
+        "gemini_interactions",
+        ("usage.total_output_tokens & object=interaction", "usage.total_output_tokens & steps"),
+        completion_tokens="usage.total_output_tokens + usage.total_thought_tokens",
+        prompt_tokens="usage.total_input_tokens + usage.total_tool_use_tokens",
+        reasoning_tokens="usage.total_thought_tokens",
+        cached_tokens="usage.total_cached_tokens",
+        total_tokens="usage.total_tokens",
+        finish="status",
+        id="id",
+        answer=("steps[].content[].text", "steps[].arguments"),
+        failures=(_fail("status=failed", "failed", "error.message"),),
+        model="model",
+        created="created",
+        provider="google",
+    ),
     declare(
         "openai_responses",
         ("usage.output_tokens & object=response",),
@@ -397,23 +418,19 @@ BUILT_IN: tuple[Declaration, ...] = (
         cache_write_tokens="usage.input_tokens_details.cache_write_tokens",
         total_tokens="usage.total_tokens",
         finish="incomplete_details.reason | status",
-        answer=("output[].content[].text", "output[].content[].refusal", "output[].arguments"),
+        # a message's text, or a tool call of any kind (shell, patch, MCP...: its call id; an
+        # image generation: its result)
+        answer=(
+            "output[].content[].text",
+            "output[].content[].refusal",
+            "output[].arguments",
+            "output[].call_id",
+            "output[].result",
+        ),
         failures=RESPONSES_FAILURES,
         model="model",
         created="created_at",
         provider="openai",
-    ),
-    # Responses stream events: the one that ends the request carries the whole response
-    declare(
-        "openai_responses",
-        (
-            "type=response.completed & response",
-            "type=response.incomplete & response",
-            "type=response.failed & response",
-        ),
-        id="response.id",
-        inner="response",
-        inner_formats=("openai_responses",),
     ),
     declare(
         "anthropic_message",
@@ -423,13 +440,6 @@ BUILT_IN: tuple[Declaration, ...] = (
         answer=("content[].text", "content[].input"),
         model="model",
         provider="anthropic",
-    ),
-    # Anthropic stream events: `message_delta` carries the final (cumulative) usage
-    declare(
-        "anthropic_message",
-        ("usage.output_tokens & type=message_delta",),
-        **_anthropic(),
-        finish="delta.stop_reason",
     ),
     declare(
         "openai_batch",
@@ -528,13 +538,6 @@ BUILT_IN: tuple[Declaration, ...] = (
         ("usage.outputTokens",),
         **_converse("InputTokenCount"),
         **CONVERSE_REPLY,
-    ),
-    # ConverseStream's `metadata` event carries the request's usage (its stop reason came in
-    # `messageStop`, an event before it)
-    declare(
-        "bedrock_converse",
-        ("metadata.usage.outputTokens",),
-        **_converse("InputTokens", "metadata.usage"),
     ),
     # InvokeModel bodies of Amazon Titan Text and Meta Llama (also Bedrock batch outputs)
     declare(
@@ -657,7 +660,14 @@ BUILT_IN: tuple[Declaration, ...] = (
     # event): a failed request, its message the reason
     declare(
         "error",
-        ("error", "type=error & message", "object=error & message", *ERROR_KEYS),
+        (
+            "error",
+            "type=error & message",
+            "object=error & message",
+            *ERROR_KEYS,
+            # Bedrock's HTTP error body: a bare message
+            'message ^= "" & !type & !object & !id & !model & !output & !content & !usage',
+        ),
         failures=(
             _fail("error", "error {error.code | error.type | error.errorCode}", ERROR_MESSAGE),
             _fail("message", "error {code}", "message"),
@@ -666,25 +676,6 @@ BUILT_IN: tuple[Declaration, ...] = (
     ),
 )
 BUILT_IN_NAMES = frozenset(d.name for d in BUILT_IN)
-# Pieces of a streamed request, not records (docs/formats.md): a stream's events other than
-# the one carrying its usage (or, without usage, its last one).
-STREAM_FRAGMENTS = _detect(
-    "object=chat.completion.chunk & !usage",
-    "has(token) & has(index) & !details & !generated_text & !choices",  # TGI's token events
-    'type ^= "response."',  # Responses events before the last
-    *(f"type={event}" for event in (  # Anthropic message events but `message_delta`
-        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-        "message_stop", "ping",
-    )),
-    "candidates[].content & !candidates[].finishReason & !promptFeedback.blockReason",  # Gemini
-    "candidates[].content & !candidates[].finish_reason & !prompt_feedback.block_reason",
-    *(f"has({event})" for event in (  # ConverseStream events but `metadata`
-        "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop",
-        "messageStop",
-    )),
-    "done=false & created_at",  # Ollama's objects before the last
-    "stop=false & has(content)",  # llama.cpp's
-)  # fmt: skip
 
 
 # --- user declarations (genledger.toml `[[formats]]`) ---------------------------------------

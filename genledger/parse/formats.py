@@ -19,14 +19,14 @@ from genledger.parse.declarations import (
     BUILT_IN_ONLY,
     COMPLETION,
     MESSAGE_CHARS,
-    STREAM_FRAGMENTS,
     Declaration,
     Failure,
     FormatSet,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, Condition, PathError, in_int64, parse_field, parse_path
+from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
+from genledger.parse.streams import FAMILIES, event_family
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import settle
 
@@ -283,28 +283,8 @@ def find_declaration(
     return None
 
 
-# Per fragment alternative: the top-level keys it needs (every condition but `!path` reads one).
-FRAGMENT_NEEDS = tuple(
-    frozenset(c.path.top for c in conditions if c.op != "absent") for conditions in STREAM_FRAGMENTS
-)
-
-
-@lru_cache(maxsize=4096)  # records of one stream share their keys; hostile ones stay bounded
-def _fragment_candidates(keys: frozenset[str]) -> tuple[tuple[Condition, ...], ...]:
-    """The fragment alternatives whose needed keys a record with top-level `keys` has."""
-    return tuple(
-        conditions
-        for need, conditions in zip(FRAGMENT_NEEDS, STREAM_FRAGMENTS, strict=True)
-        if keys >= need
-    )
-
-
-def _fragment(obj: dict[str, Any], keys: frozenset[str] | None = None) -> bool:
-    """Whether the record is a piece of a stream (`STREAM_FRAGMENTS`); `keys`: its keys."""
-    for conditions in _fragment_candidates(frozenset(obj) if keys is None else keys):
-        if all(c.holds(obj) for c in conditions):
-            return True
-    return False
+def _fragment(obj: dict[str, Any]) -> bool:
+    return event_family(obj) is not None
 
 
 def response_facts(
@@ -312,11 +292,11 @@ def response_facts(
 ) -> Facts:
     """Resolve format, counts, finish reason and defects-as-facts of one response record;
     `envelope`: a record no declaration detects may be a known one under a single key."""
+    if event_family(obj) is not None:  # an event: its request is assembled (ledger.streams)
+        return FRAGMENT
     keys = frozenset(obj)
     outer = find_declaration(obj, formats, formats.possible(keys))
     if outer is None:
-        if _fragment(obj, keys):
-            return FRAGMENT
         inner = _enveloped(obj, formats) if envelope else None
         if inner is not None:
             return inner
@@ -464,7 +444,8 @@ def keys_read(formats: FormatSet = BUILT_IN_ONLY) -> frozenset[str]:
     (which names a count-less record's keys): a Parquet shard decodes only these columns, and
     a row whose facts name its keys is read again whole."""
     tops = {"meta_info", "output_ids", CHAT_MESSAGES.top, *ID_FALLBACK}
-    tops |= {c.path.top for conditions in STREAM_FRAGMENTS for c in conditions}
+    tops |= {c.path.top for f in FAMILIES for conditions in f.events for c in conditions}
+    tops |= {p.top for f in FAMILIES for path in f.paths() for p in [path]}
     for decl in formats.all:
         tops |= {p.top for p in decl.paths()}
         for failure in decl.failures:  # `{path}` values filled into the reason

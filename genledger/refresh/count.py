@@ -19,6 +19,7 @@ from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line
 from genledger.parse.schema import Facts
 from genledger.parse.table import TableBuilder
+from genledger.refresh.assemble import Assembler
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.tail.lines import Block, LongLine, is_blank
 
@@ -100,7 +101,10 @@ def tally_blocks(
     facts_of = line_reader(role, reading)
     texts = role == "responses"  # tokenized shapes hold no long texts
     lifted = _lifted_lines(role, reading)
+    streams: Assembler | None = None
     for block in blocks:
+        if streams is None and texts:  # a read from the file's start has nothing before it
+            streams = Assembler(name, reading, anchored=block.offset == 0)
         if type(block) is LongLine:
             limit = reading.max_line_bytes
             reason = f"line longer than {limit} bytes ({block.length} bytes, skipped)"
@@ -110,17 +114,26 @@ def tally_blocks(
             _tally_lifted(block, builder, lifted, facts_of)
         else:
             flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
-            _tally_rows(block, builder, facts_of, flags)
+            _tally_rows(block, builder, facts_of, flags, streams)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (ledger.tally), chunk by chunk
             done = done + tally_table(builder, reading)
             builder = TableBuilder(role, name)
-    return done + tally_table(builder, reading)
+    done = done + tally_table(builder, reading)
+    if streams is not None:
+        done.streams, done.books = streams.state, streams.books
+    return done
 
 
-def _tally_rows(block: Block, builder: TableBuilder, facts_of: LineFacts, flags: ReadFlags) -> None:
+def _tally_rows(
+    block: Block,
+    builder: TableBuilder,
+    facts_of: LineFacts,
+    flags: ReadFlags,
+    streams: Assembler | None = None,
+) -> None:
     """Add the records of a block's lines (or their Malformed reasons) to `builder`."""
     for number, offset, content in block.rows():
-        _tally_line(builder, number, offset, content, facts_of, flags)
+        _tally_line(builder, number, offset, content, facts_of, flags, streams)
 
 
 def _tally_line(
@@ -130,14 +143,19 @@ def _tally_line(
     content: bytes,
     facts_of: LineFacts,
     flags: ReadFlags = NOTHING_PLAIN,
+    streams: Assembler | None = None,
 ) -> None:
-    """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none."""
+    """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none;
+    stream events go to `streams`, which adds the rows of the requests they settle."""
     if is_blank(content):
         return
     try:
         facts = facts_of(content, flags)
     except Malformed as exc:
         builder.add_malformed(number, offset, str(exc))
+        return
+    if streams is not None and streams.takes(facts):
+        streams.line(builder, number, offset, content, facts)
         return
     for item, fact in enumerate(facts):
         builder.add(number, offset, item, fact)

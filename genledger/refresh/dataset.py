@@ -28,6 +28,7 @@ from genledger.ledger.quantiles import Quantiles
 from genledger.ledger.rates import update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_block, dataset_sections
+from genledger.ledger.streambooks import StreamBooks
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
 from genledger.refresh.filescan import FileScan
@@ -183,7 +184,12 @@ def _refresh_file(
     if scan is None:
         scan = as_listed(data_file, old) or scan_job(job_of(data_file, old, reading, now))
     settle = reading.settle_seconds
-    return _merge(data_file, old, scan, now - settle, settle), scan.delta
+    state = _merge(data_file, old, scan, now - settle, settle)
+    if state.settled:  # a stream still open in a settled file is a request now
+        state.tally = state.tally.settle_streams(
+            StreamBooks(data_file.name, reading.formats, reading.params)
+        )
+    return state, scan.delta
 
 
 def as_listed(data_file: DataFile, old: FileState | None) -> FileScan | None:

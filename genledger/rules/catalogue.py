@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from genledger.parse.declarations import BUILT_IN, SELF_HOSTED, inner_candidates
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import RESPONSES, TOKENIZED, Column
 from genledger.rules.expr import Expr, col, param
@@ -109,6 +110,16 @@ COUNT = col("completion_tokens")
 COUNTED = (col("count_type") == "int") & (COUNT >= 0)  # a valid count: summed
 FAILED = col("failed_request")  # a failed request: its 0 or missing count is its failure
 CHUNK = col("stream_chunk")  # a streamed fragment: not a record
+# The built-in formats of hosted APIs, which report input tokens on every reply (a pipeline's
+# own records and self-hosted servers may leave them out)
+PROMPT_FORMATS = tuple(
+    dict.fromkeys(
+        d.name
+        for d in BUILT_IN
+        if d.provider not in (None, SELF_HOSTED)
+        and any(x.count("prompt_tokens") for x in (d, *inner_candidates(d.inner_formats)))
+    )
+)
 # Tokens generated, nothing visible to train on (the reasoning budget ran out).
 EMPTY_OUTPUT = COUNTED & (COUNT > 0) & col("empty_output") & ~FAILED
 # Finish reasons that mean the token limit, in every built-in format's spelling (and the
@@ -257,6 +268,20 @@ RULES: tuple[Rule, ...] = (
         "than its prompt.",
         lambda r: f"{_value(r, 'format')}: {_value(r, 'usage_detail')}",
         col("usage_detail").not_null(),
+    ),
+    Rule(
+        "prompt_missing",
+        Severity.WARN,
+        (Table.RESPONSES,),
+        "responses_report_their_prompt",
+        "A counted record of a format that reports input tokens carries its input count "
+        "(total_prompt sums only those that do: n_prompt_counted).",
+        lambda r: f"{_value(r, 'format')}: no input token count",
+        COUNTED
+        & ~FAILED
+        & ~CHUNK
+        & col("prompt_tokens").is_null()
+        & col("format").isin(PROMPT_FORMATS),
     ),
     Rule(
         "failed_requests",

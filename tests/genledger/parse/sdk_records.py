@@ -27,7 +27,7 @@ class Truth:
     total_cached_prompt: int | None = None
     total_cache_write: int | None = None  # Anthropic's cache_creation_input_tokens
     n_samples: int | None = None  # None: n_done (one completion per record)
-    stream_chunks: int = 0
+    stream_chunks: int = 0  # every event of a stream, its last included (DESIGN v4 §13a)
     counters: dict[str, int] = field(default_factory=dict)  # quality counters that are not 0
     formats: dict[str, int] = field(default_factory=dict)
 
@@ -158,7 +158,7 @@ def openai_stream_dataset(dump: Dump) -> Dataset:
         lines.append(dump(last))
     return Dataset(
         lines,
-        Truth(n_done=2, total_comp=6, total_prompt=18, stream_chunks=6, formats={"openai_chat": 2}),
+        Truth(n_done=2, total_comp=6, total_prompt=18, stream_chunks=8, formats={"openai_chat": 2}),
     )
 
 
@@ -579,7 +579,7 @@ def huggingface_dataset() -> Dataset:
             n_done=3,
             total_comp=5 + 3 + 3,
             total_prompt=6 + 531,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"openai_chat": 1, "tgi": 2},
         ),
     )
@@ -800,7 +800,7 @@ def bedrock_stream_dataset() -> Dataset:
             total_prompt=12,
             total_cached_prompt=0,
             n_samples=1,
-            stream_chunks=7,
+            stream_chunks=9,
             counters={"failed_requests": 1},
             formats={"bedrock_converse": 1, "error": 1},
         ),
@@ -938,7 +938,7 @@ def ollama_dataset(dump: Dump) -> Dataset:
             n_done=5,
             total_comp=298 + 110 + 96 + 10,
             total_prompt=26 + 14 + 3 + 14,
-            stream_chunks=2,
+            stream_chunks=3,
             counters={"think_tag_leaks": 1, "missing_tokens": 1},
             formats={"ollama": 5},
         ),
@@ -971,7 +971,7 @@ def llamacpp_dataset() -> Dataset:
             total_comp=10,
             total_prompt=18,
             total_cached_prompt=10,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"llamacpp_completion": 2},
         ),
     )
@@ -1026,7 +1026,7 @@ def openai_responses_events_dataset(dump: Dump) -> Dataset:
             total_cached_prompt=512,
             total_cache_write=0,
             n_samples=1,
-            stream_chunks=8,
+            stream_chunks=11,
             counters={"failed_requests": 2},
             formats={"openai_responses": 2, "error": 1},
         ),
@@ -1087,8 +1087,11 @@ def anthropic_events_dataset(dump: Dump) -> Dataset:
             total_prompt=300 + 8 + 2048,
             total_cached_prompt=2048,
             total_cache_write=8,
+            # message_start's usage reports thinking_tokens 0 and no later event another
+            # value: the field is reported (merged per field, never dropped)
+            total_reasoning=0,
             n_samples=1,
-            stream_chunks=7,
+            stream_chunks=9,
             counters={"failed_requests": 1},
             formats={"anthropic_message": 1, "error": 1},
         ),
@@ -1131,7 +1134,7 @@ def gemini_stream_dataset(dump: Dump) -> Dataset:
             total_comp=25,
             total_prompt=10,
             total_reasoning=5,
-            stream_chunks=2,
+            stream_chunks=3,
             formats={"gemini": 1},
         ),
     )
@@ -1171,7 +1174,7 @@ def groq_stream_dataset(dump: Dump) -> Dataset:
             total_comp=988,
             total_prompt=21,
             n_samples=1,
-            stream_chunks=3,
+            stream_chunks=5,
             counters={"failed_requests": 1},
             formats={"openai_chat": 1, "error": 1},
         ),
@@ -1246,7 +1249,7 @@ def tgi_stream_without_details_dataset() -> Dataset:
             n_done=1,
             total_comp=0,
             total_prompt=0,
-            stream_chunks=3,
+            stream_chunks=4,
             counters={"missing_tokens": 1, "all_tokens_zero_or_missing": 1},
             formats={"tgi": 1},
         ),
@@ -1280,4 +1283,93 @@ def distilabel_dataset() -> Dataset:
             total_prompt=73 + 40 + 300,
             formats={"distilabel": 2},
         ),
+    )
+
+
+def anthropic_vertex_stream_dataset(dump: Dump) -> Dataset:
+    """Claude on Vertex AI / Bedrock as anthropic-sdk-python types: `message_start` carries
+    the input and cache counts, `message_delta` only `output_tokens` (its other fields null or
+    absent): the request's prompt is message_start's, its completion message_delta's."""
+    from anthropic.types import (
+        MessageDeltaUsage,
+        RawContentBlockDeltaEvent,
+        RawContentBlockStartEvent,
+        RawContentBlockStopEvent,
+        RawMessageDeltaEvent,
+        RawMessageStartEvent,
+        RawMessageStopEvent,
+        TextBlock,
+        TextDelta,
+    )
+    from anthropic.types.raw_message_delta_event import Delta
+
+    def stream(rid: str, text: str, output: int) -> list[Any]:
+        start = anthropic_message(rid, 120, 1, 0, 30, text=False).model_copy(
+            update={"content": [], "stop_reason": None}
+        )
+        return [
+            RawMessageStartEvent(type="message_start", message=start),
+            RawContentBlockStartEvent(
+                type="content_block_start", index=0, content_block=TextBlock(type="text", text="")
+            ),
+            RawContentBlockDeltaEvent(
+                type="content_block_delta", index=0, delta=TextDelta(type="text_delta", text=text)
+            ),
+            RawContentBlockStopEvent(type="content_block_stop", index=0),
+            RawMessageDeltaEvent(
+                type="message_delta",
+                delta=Delta(stop_reason="end_turn"),
+                usage=MessageDeltaUsage(output_tokens=output),
+            ),
+            RawMessageStopEvent(type="message_stop"),
+        ]
+
+    events = stream("msg_vrtx_1", "Paris", 9) + stream("msg_vrtx_2", "  Paris\n", 11)
+    return Dataset(
+        [dump(e) for e in events],
+        Truth(
+            n_done=2,
+            total_comp=9 + 11,
+            # input + cache read + cache creation (8, `anthropic_message`), all from the start
+            total_prompt=2 * (120 + 30 + 8),
+            total_reasoning=0,  # the start's thinking_tokens 0, no later event another
+            total_cached_prompt=60,
+            total_cache_write=16,
+            n_samples=2,
+            stream_chunks=12,
+            counters={},
+            formats={"anthropic_message": 2},
+        ),
+    )
+
+
+def gemini_textless_last_chunk_dataset(dump: Dump) -> Dataset:
+    """A google-genai stream whose last chunk has a finish reason and the usage but no text (as
+    14 of 33 real Gemini streams do): the request's answer is its earlier chunks', so no empty
+    output."""
+    from google.genai import types
+
+    def chunk(parts: list[Any], finish: Any, usage: Any) -> Any:
+        return types.GenerateContentResponse(
+            candidates=[
+                types.Candidate(
+                    content=types.Content(role="model", parts=parts), finish_reason=finish, index=0
+                )
+            ],
+            response_id="g-2",
+            model_version="gemini-2.5-flash",
+            usage_metadata=usage,
+        )
+
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=7, candidates_token_count=4, total_token_count=11
+    )
+    chunks = [
+        chunk([types.Part(text="The answer")], None, None),
+        chunk([types.Part(text=" is 4.")], None, None),
+        chunk([], types.FinishReason.STOP, usage),
+    ]
+    return Dataset(
+        [dump(c) for c in chunks],
+        Truth(n_done=1, total_comp=4, total_prompt=7, stream_chunks=3, formats={"gemini": 1}),
     )

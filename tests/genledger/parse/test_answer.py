@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import orjson
 from hypothesis import given, settings
@@ -93,9 +94,14 @@ def test_the_hard_lines_get_the_same_key_on_every_path() -> None:
         assert [f[HASH] for f in fast] == [g[HASH] for g in general], line[:120]
 
 
-def test_whitespace_at_the_ends_is_ignored_and_inside_it_counts() -> None:
+def test_whitespace_at_the_ends_is_ignored_and_runs_inside_it_are_one_space() -> None:
     assert key_of_texts([" answer\n"]) == key_of_texts(["answer"]) == key_of_texts(["\tanswer  "])
-    assert key_of_texts(["an  answer"]) != key_of_texts(["an answer"])
+    assert (
+        key_of_texts(["an  answer"])
+        == key_of_texts(["an\n\tanswer"])
+        == key_of_texts(["an answer"])
+    )
+    assert key_of_texts(["an answer"]) != key_of_texts(["ananswer"])
     assert key_of_texts(["", " \n"]) is None
 
 
@@ -103,3 +109,27 @@ def test_reasoning_is_no_part_of_the_answer() -> None:
     a = WRITERS["gemini"]("r1", 3, 5, random.Random(1), thought="one way", text="4")
     b = WRITERS["gemini"]("r2", 3, 5, random.Random(1), thought="another", text="4")
     assert response_facts(a)[HASH] == response_facts(b)[HASH] is not None
+
+
+SPACED = st.lists(
+    st.sampled_from(["a", "b", "é", " ", "  ", "\n", "\t", "\r\n", "\\", '"', "\u00a0", "x y"]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SPACED, SPACED)
+def test_whitespace_runs_collapse_alike_on_the_fast_and_the_general_path(a: str, b: str) -> None:
+    # answers that differ only in runs of ASCII whitespace share a key on both paths
+    def line(text: str) -> bytes:
+        message = {"role": "assistant", "content": text}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        usage = {"prompt_tokens": 3, "completion_tokens": 4}
+        record = {"id": "c", "object": "chat.completion", "choices": [choice], "usage": usage}
+        return orjson.dumps(record)
+
+    facts = [response_facts(orjson.loads(line(t)))[HASH] for t in (a, b)]
+    fast = [fast_facts(line(t), "responses")[0][HASH] for t in (a, b)]
+    assert facts == fast
+    words = [re.split(r"[ \t\n\r]+", t.strip(" \t\n\r")) for t in (a, b)]
+    assert (facts[0] == facts[1]) == (words[0] == words[1])

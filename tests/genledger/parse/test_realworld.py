@@ -19,9 +19,11 @@ from genledger.refresh.collect import refresh
 from genledger.rules.catalogue import RULES
 
 from ..fast.test_lines import assert_same
+from .realworld_truth import READERS, truth_of
 
 PROJECT = Path(__file__).resolve().parents[3]
 DATA = PROJECT.parent / "shared" / "realworld" / "data"
+DATA2 = PROJECT.parent / "shared" / "realworld2" / "data"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"no real recorded responses at {DATA}")
 
 
@@ -65,8 +67,8 @@ TRUTH: dict[str, Truth] = {
     # of the input tokens
     "cohere_v2": Truth(4, 1335, 6163, cached=2928),
     "deepseek_chat": Truth(5, 1137, 2432, reasoning=607, cached=1408),
-    # one stream: the last chunk carries the usage, 210 chunks before it
-    "deepseek_stream_chunks": Truth(1, 212, 6, reasoning=198, cached=0, chunks=210),
+    # one stream of 211 chunks (every event counts as a chunk): the last carries the usage
+    "deepseek_stream_chunks": Truth(1, 212, 6, reasoning=198, cached=0, chunks=211),
     # distilabel: distilabel_metadata.statistics_<step>.{input,output}_tokens, steps added
     "distilabel_jsonl": Truth(30, 13519, 2170),
     "distilabel_parquet": Truth(30, 13519, 2170),
@@ -80,11 +82,15 @@ TRUTH: dict[str, Truth] = {
     # total - prompt; thoughts = total - prompt - completion)
     "gemini_openai_compat": Truth(2, 108, 101, reasoning=90),
     "groq_chat": Truth(13, 3820, 8615, reasoning=228, cached=256, flags={"think_tag_leaks": 1}),
-    # four streams: the usage in the last chunk's x_groq.usage (and top-level usage in two)
-    "groq_stream_chunks": Truth(4, 1454, 5667, reasoning=61, chunks=1286),
+    # four streams: the usage in the last chunk's x_groq.usage (and top-level usage in two);
+    # the deepseek-r1-distill stream writes its <think> block into the content (lines 228 and
+    # 682) with no reasoning field: a leak, judged on the request's whole answer
+    "groq_stream_chunks": Truth(
+        4, 1454, 5667, reasoning=61, chunks=1290, flags={"think_tag_leaks": 1}
+    ),
     # a stream that ends in an error event: one failed request; nothing counted at all
     "groq_stream_error": Truth(
-        1, 0, 0, chunks=94, flags={"failed_requests": 1, "all_tokens_zero_or_missing": 1}
+        1, 0, 0, chunks=95, flags={"failed_requests": 1, "all_tokens_zero_or_missing": 1}
     ),
     # six replies keep their <think> block in the content; one of them was cut inside it
     # (finish_reason "length", an unclosed <think>)
@@ -168,9 +174,10 @@ def test_the_buckets_add_up_to_the_totals(stats: dict[str, Any]) -> None:
 
 
 def lines() -> list[tuple[str, bytes]]:
-    """Every JSONL line of the tree, named by its dataset and line number."""
+    """Every JSONL line of both trees, named by its dataset and line number."""
     found = []
-    for path in sorted(DATA.glob("*/*.jsonl")) if DATA.is_dir() else []:
+    paths = [*sorted(DATA.glob("*/*.jsonl")), *sorted(DATA2.glob("*/*.jsonl"))]
+    for path in paths:
         for number, line in enumerate(path.read_bytes().splitlines(), start=1):
             if line.strip():
                 found.append((f"{path.parent.name}:{number}", line))
@@ -193,3 +200,56 @@ def test_every_real_record_takes_the_fast_path() -> None:
         if any(f.failed_request or f.missing_detail for f in facts):
             continue
         assert fast_facts(line, "responses") == facts, where
+
+
+# --- ../shared/realworld2: other projects' recorded fixtures and cassettes, streams saved event
+# by event among them; the truth is the test-side reading of realworld_truth.py
+
+needs_data2 = pytest.mark.skipif(not DATA2.is_dir(), reason=f"no recorded responses at {DATA2}")
+
+
+@pytest.fixture(scope="module")
+def stats2(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One collect of the second tree, with no genledger.toml."""
+    out = tmp_path_factory.mktemp("realworld2")
+    config = Config(data_root=DATA2, stats_path=out / "stats.json", state_dir=out / "state")
+    return refresh(config).stats
+
+
+@needs_data2
+def test_every_realworld2_dataset_has_a_reader() -> None:
+    assert {p.name for p in DATA2.iterdir() if p.is_dir()} == set(READERS)
+
+
+@needs_data2
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_each_realworld2_dataset_counts_its_requests_exactly(
+    name: str, stats2: dict[str, Any]
+) -> None:
+    # records = requests (a stream is one), every event a chunk, usage merged over a
+    # stream's events by the provider's rules, failed requests, and empty answers judged on
+    # the request, never on an event (a Gemini stream's last chunk has no text)
+    truth, block = truth_of(DATA2 / name), stats2["datasets"][name]
+    quality = block["quality"]
+    assert (
+        block["n_done"],
+        block["total_comp"],
+        block["total_prompt"],
+        block["total_reasoning"],
+        block["total_cached_prompt"],
+        block["total_cache_write"],
+        block["stream_chunks"],
+        quality["failed_requests"],
+        quality["empty_outputs"],
+    ) == (
+        truth.records,
+        truth.completion,
+        truth.prompt,
+        truth.reasoning,
+        truth.cached,
+        truth.cache_write,
+        truth.chunks,
+        truth.failed,
+        truth.empty,
+    )
+    assert quality["missing_tokens"] == 0

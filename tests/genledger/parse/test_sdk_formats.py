@@ -38,6 +38,7 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
             ("ollama", sdk.ollama_dataset),
             ("openai_responses_events", sdk.openai_responses_events_dataset),
             ("anthropic_events", sdk.anthropic_events_dataset),
+            ("anthropic_vertex_stream", sdk.anthropic_vertex_stream_dataset),
             ("groq_stream", sdk.groq_stream_dataset),
             ("openai_compatible", sdk.openai_compatible_dataset),
         )
@@ -49,6 +50,7 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
             ("gemini", sdk.gemini_dataset),
             ("gemini_batch", sdk.gemini_batch_dataset),
             ("gemini_stream", sdk.gemini_stream_dataset),
+            ("gemini_textless_last_chunk", sdk.gemini_textless_last_chunk_dataset),
             ("vertex_batch", sdk.vertex_batch_dataset),
         )
         for mode, dump in sdk.GEMINI_DUMPS.items()
@@ -124,7 +126,9 @@ TYPED = tuple(
     n
     for n in DATASETS
     if n.startswith(("anthropic", "gemini", "cohere", "sglang", "vllm", "vertex"))
-    and not n.startswith(("anthropic_events", "gemini_stream"))  # stream pieces: stand-ins
+    and not n.startswith(
+        ("anthropic_events", "anthropic_vertex", "gemini_stream", "gemini_textless")
+    )
 )
 
 

@@ -55,6 +55,7 @@ CONTRACT_FAMILIES = {
     "responses_have_nonzero_token_counts",
     "token_counts_match_output_ids",
     "usage_numbers_agree",
+    "responses_report_their_prompt",  # v4 §13a: prompt_missing
     "requests_succeeded",
     "responses_have_visible_output",
     "record_ids_unique",

@@ -1,0 +1,415 @@
+"""The streams of a stretch of a file: the requests its events assemble into, as a mergeable
+partial (`a + b` equals reading a's lines then b's), kept in the file's tally.
+
+Within a stretch, events are read in one pass (`StreamState.feed`). What a stretch cannot
+settle alone waits for the stretch before it: a request whose first event here is no start
+event may continue one begun earlier (a head), and a request still open at the end may
+continue later (open). A stretch that begins at the file's start is anchored: nothing came
+before it. Open requests travel in the state file until the file settles
+(`StreamState.settle`): then each is one request, an unfinished one failed with
+`parse.streams.INCOMPLETE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from genledger.parse.streams import (
+    BY_NAME,
+    Acc,
+    Family,
+    closer_families,
+    combine,
+    fold,
+    is_end,
+    is_opener,
+    is_start,
+    is_trailing,
+)
+
+ANY = "*"  # a head that is an error record: it ends whichever stream was open before it
+Key = tuple[str, str | None]
+
+
+@dataclass
+class Partial:
+    """One request being assembled: its family, grouping id, fold and where it ended."""
+
+    family: str
+    key: str | None
+    acc: Acc
+    line: int
+    offset: int
+    finished: bool = False  # its finish reason came: it ends at the next event not its own
+    unanchored: bool = False  # its first event here may continue a request begun before
+    started: bool = False  # begun by its family's start event
+    trailing_first: bool = False  # its first event was usage after a finish
+    closed: bool = False
+    incomplete: bool = False
+    opened: bool = True  # its first event may begin a request (`Family.opener`)
+    absorbed: bool = False  # the closing event of a request an error already ended
+
+    @property
+    def ends_early(self) -> bool:
+        """A finished request ends at the next event not its own when it has no id (nothing
+        else could be its own) or already has its usage; one with an id still waiting for its
+        usage chunk waits (interleaved streams), or the file settling."""
+        return self.key is None or "u" in self.acc
+
+    def to_list(self) -> list[Any]:
+        """JSON-able form."""
+        flags = [self.finished, self.unanchored, self.started, self.trailing_first, self.closed]
+        flags += [self.incomplete, self.opened, self.absorbed]
+        return [self.family, self.key, self.acc, self.line, self.offset, *flags]
+
+    @classmethod
+    def from_list(cls, data: list[Any]) -> Partial:
+        """Inverse of `to_list`; raises on a damaged form."""
+        family, key, acc, line, offset, *flags = data
+        if (family not in BY_NAME and family != ANY) or not isinstance(acc, dict):
+            raise ValueError("a damaged open stream")
+        return cls(str(family), key, acc, int(line), int(offset), *map(bool, flags))
+
+
+@dataclass
+class StreamState:
+    """The open and unsettled requests of a stretch of one file (see the module's text)."""
+
+    anchored: bool = False
+    touched: bool = False
+    open: list[Partial] = field(default_factory=list)
+    heads: list[Partial] = field(default_factory=list)  # closed, waiting for what came before
+    starts: list[Key] = field(default_factory=list)  # ids this stretch began with a start event
+    firsts: dict[str, list[Any]] = field(default_factory=dict)  # family: [id, joins a finished]
+    seen: set[Key] = field(default_factory=set)  # (family, id) met here (unanchored only)
+    # requests an error event ended, whose own closing event (`response.failed`) may follow
+    ended: list[Key] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing read (the identity of `merge`)."""
+        return not self.touched and not self.anchored
+
+    # --- one pass over a stretch ----------------------------------------------------------
+
+    def wants(self, form: str | None) -> bool:
+        """Whether a record of format `form` must be fed (it may end an open stream, or one
+        begun before this stretch)."""
+        families = closer_families(form)
+        if not families:
+            return False
+        if self.open:
+            return True
+        if self.anchored:
+            return False
+        if form == "error":
+            return True
+        return any(f.name not in self.firsts for f in families)
+
+    def feed(
+        self, family: Family | None, obj: dict[str, Any], line: int, offset: int, form: str | None
+    ) -> list[Partial]:
+        """Read one event (or a closer record of format `form`, `family` None); the requests
+        it settles."""
+        done: list[Partial] = []
+        if family is None:
+            return self._record(obj, line, offset, form, done)
+        acc = fold(family, obj)
+        key = acc.get("i") if isinstance(acc.get("i"), str) else None
+        trailing = is_trailing(family, obj)
+        start = is_start(family, obj)
+        self.touched = True
+        # what a finished request before this stretch would make of its first event
+        self.firsts.setdefault(family.name, [key, trailing or is_end(family, obj)])
+        target = self._find(family.name, key)
+        opener = is_opener(family, obj)
+        if target is None and not opener and not trailing:
+            target = self._latest_unfinished(family.name)
+        for p in [p for p in self.open if p.family == family.name and p.finished]:
+            # a finished request ends at the next event not its own (another id; without ids,
+            # anything but its trailing usage)
+            own = p is target and (trailing or is_end(family, obj) or key is not None)
+            if not own and p.ends_early:
+                done.append(self._close(p))
+                target = None if p is target else target
+        if start and target is not None and (target.key == key or key is None):
+            target.incomplete = True
+            done.append(self._close(target))
+            target = None
+        if start and not self.anchored:
+            self.starts.append((family.name, key))
+        target = self._join(family.name, key, acc, line, offset, start, target)
+        if target.acc is acc:
+            target.opened = opener
+        if trailing and target.acc["n"] == 1:
+            target.trailing_first = True
+        if "f" in acc:
+            target.finished = True
+        if is_end(family, obj) or (trailing and target.finished):
+            done.append(self._close(target))
+        return [p for p in done if not p.unanchored]
+
+    def _record(
+        self, obj: dict[str, Any], line: int, offset: int, form: str | None, done: list[Partial]
+    ) -> list[Partial]:
+        """A record a declaration reads alone: it ends the open stream of its family (an
+        error: the latest open one), else it is a request of its own."""
+        names = {f.name for f in closer_families(form)}
+        target = next((p for p in reversed(self.open) if p.family in names), None)
+        if target is None:
+            name = ANY if form == "error" else next(f.name for f in closer_families(form))
+            alone = Partial(name, None, fold(BY_NAME.get(name) or _ANY, obj, record=True), line,
+                            offset)  # fmt: skip
+            # an error with no stream open here ends the latest one open before this stretch
+            alone.unanchored = not self.anchored and (
+                not self.open if name == ANY else name not in self.firsts
+            )
+            if name != ANY:
+                self.firsts.setdefault(name, [None, False])
+                if not self.anchored:
+                    self.seen.add((name, None))
+            self.touched = True
+            alone.closed = True
+            if alone.unanchored:
+                self.heads.append(alone)
+                return []
+            return [alone]
+        family = BY_NAME[target.family]
+        target.acc = combine(family, target.acc, fold(family, obj, record=True))
+        target.line, target.offset = line, offset
+        done.append(self._close(target))
+        if form == "error" and not family.error_ends:  # Responses: `response.failed` follows
+            self.ended = [*self.ended[-7:], (target.family, target.key)]
+        return [p for p in done if not p.unanchored]
+
+    def absorbs(self, family: Family, obj: dict[str, Any]) -> bool:
+        """The closing event of a request an error event already ended: an event only."""
+        if not self.ended or not is_end(family, obj) or family.key is None:
+            return False
+        found = (family.name, family.key.first(obj))
+        if found in self.ended:
+            self.ended.remove(found)
+            return True
+        return False
+
+    def _find(self, name: str, key: str | None) -> Partial | None:
+        """The open request an event of (family, id) belongs to: the one of its id, else the
+        latest of its family (an event without an id, or one begun by events without)."""
+        for p in reversed(self.open):
+            if p.family == name and (p.key == key or key is None or p.key is None):
+                return p
+        return None
+
+    def _latest_unfinished(self, name: str) -> Partial | None:
+        for p in reversed(self.open):
+            if p.family == name:
+                return None if p.finished else p
+        return None
+
+    def _join(
+        self,
+        name: str,
+        key: str | None,
+        acc: Acc,
+        line: int,
+        offset: int,
+        start: bool,
+        target: Partial | None,
+    ) -> Partial:
+        if target is None:
+            target = Partial(name, key, acc, line, offset, started=start)
+            first = (name, key) not in self.seen and (key is not None or name not in self._names())
+            target.unanchored = not self.anchored and not start and first
+            if not self.anchored:
+                self.seen.add((name, key))
+            self.open.append(target)
+            return target
+        target.acc = combine(BY_NAME[name], target.acc, acc)
+        target.key = target.key or key
+        target.line, target.offset = line, offset
+        return target
+
+    def _names(self) -> set[str]:
+        return {name for name, _ in self.seen}
+
+    def _close(self, p: Partial) -> Partial:
+        p.closed = True
+        if p in self.open:
+            self.open.remove(p)
+        if p.unanchored:
+            self.heads.append(p)
+        return p
+
+    # --- merging stretches ----------------------------------------------------------------
+
+    def merge(self, other: StreamState) -> tuple[StreamState, list[Partial]]:
+        """The state of this stretch then `other`, and the requests the join settles."""
+        if other.empty:
+            return self, []
+        if self.empty:
+            return other, []
+        if other.anchored:  # it begins a file: nothing before it belongs to its requests
+            both = StreamState(
+                self.anchored, True, self.open + other.open, self.heads + other.heads
+            )
+            return both, []
+        out, other = self.copy(), other.copy()
+        out.touched = True
+        out.firsts = {**other.firsts, **self.firsts}
+        out.seen = set() if self.anchored else self.seen | other.seen
+        out.ended = out.ended + other.ended
+        done: list[Partial] = []
+        for name, key in other.starts:
+            p = out._find(name, key)
+            if p is not None and (p.key == key or key is None):
+                p.incomplete = not p.finished
+                done.append(out._settle(p))
+        for name, (key, joins) in other.firsts.items():
+            for p in [p for p in out.open if p.family == name and p.finished]:
+                same = key is not None and p.key == key
+                own = same or (joins and (key is None or p.key is None))
+                if not own and p.ends_early:
+                    done.append(out._settle(p))
+        pending = [p for p in other.heads + other.open if p.unanchored]
+        settled = [p for p in other.open if not p.unanchored]
+        for u in sorted(pending, key=lambda p: p.line):
+            done.extend(self._resolve(out, u))
+        out.open.extend(settled)
+        if self.anchored:
+            out.starts = []
+        return out, done
+
+    def _resolve(self, out: StreamState, u: Partial) -> list[Partial]:
+        """Join a head of the later stretch to the request it continues, if any."""
+        if u.family == ANY:
+            target = out.open[-1] if out.open else None
+        elif (u.family, u.key) in out.ended and u.acc.get("n") == 1:
+            out.ended.remove((u.family, u.key))
+            u.absorbed, u.unanchored = True, False
+            return [u]
+        else:
+            target = out._find(u.family, u.key)
+            if target is None and not u.opened:
+                target = out._latest_unfinished(u.family)
+        if target is not None:
+            family = BY_NAME[target.family]
+            joined = Partial(
+                target.family,
+                target.key or u.key,
+                combine(family, target.acc, u.acc),
+                u.line,
+                u.offset,
+                finished=target.finished or u.finished,
+                unanchored=target.unanchored,
+                started=target.started,
+                # a usage event closes only a finished request (as in one pass)
+                closed=u.closed or (target.finished and u.trailing_first),
+                incomplete=u.incomplete,
+            )
+            out.open.remove(target)
+            if joined.closed and joined.unanchored:
+                out.heads.append(joined)
+            elif joined.closed:
+                return [joined]
+            else:
+                out.open.append(joined)
+            return []
+        known = (u.family, u.key) in self.seen or u.family in {n for n, _ in self.seen}
+        if self.anchored or (known and u.family != ANY) or (u.family == ANY and self.touched):
+            u.unanchored = False
+            if u.closed:
+                return [u]
+            out.open.append(u)
+            return []
+        (out.heads if u.closed else out.open).append(u)
+        return []
+
+    def _settle(self, p: Partial) -> Partial:
+        p.closed = True
+        self.open.remove(p)
+        return p
+
+    def settle(self) -> list[Partial]:
+        """The file settled: every request still open (or waiting for a stretch before it)
+        is one request now; an unfinished one ended without its final event."""
+        done = []
+        for p in self.heads + self.open:
+            p.closed, p.unanchored = True, False
+            p.incomplete = p.incomplete or not p.finished
+            done.append(p)
+        self.heads, self.open = [], []
+        return done
+
+    def copy(self) -> StreamState:
+        """A copy whose requests can change without changing this state's."""
+        return StreamState(
+            self.anchored,
+            self.touched,
+            [replace(p) for p in self.open],
+            [replace(p) for p in self.heads],
+            list(self.starts),
+            {k: list(v) for k, v in self.firsts.items()},
+            set(self.seen),
+            list(self.ended),
+        )
+
+    def shifted(self, lines: int) -> StreamState:
+        """The same state with every line number moved by `lines`."""
+        if not lines:
+            return self
+        out = self.copy()
+        for p in out.open + out.heads:
+            p.line += lines
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (an anchored state keeps only its open requests: nothing before it
+        can join them, so what it met first is no more needed)."""
+        if self.anchored:
+            open_ = [p.to_list() for p in self.open]
+            return {"anchored": True, "open": open_, "ended": [list(k) for k in self.ended]}
+        return {
+            "anchored": self.anchored,
+            "touched": self.touched,
+            "open": [p.to_list() for p in self.open],
+            "heads": [p.to_list() for p in self.heads],
+            "starts": [list(k) for k in self.starts],
+            "firsts": self.firsts,
+            "seen": [list(k) for k in self.seen],
+            "ended": [list(k) for k in self.ended],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> StreamState:
+        """Inverse of `to_dict`; an older state without streams is anchored with none open."""
+        if data is None:
+            return cls(anchored=True)
+        if data["anchored"]:
+            ended = [(str(n), k) for n, k in data["ended"]]
+            opened = [Partial.from_list(p) for p in data["open"]]
+            return cls(True, bool(opened), opened, ended=ended)
+        return cls(
+            bool(data["anchored"]),
+            bool(data["touched"]),
+            [Partial.from_list(p) for p in data["open"]],
+            [Partial.from_list(p) for p in data["heads"]],
+            [(str(n), k) for n, k in data["starts"]],
+            {str(n): list(v) for n, v in data["firsts"].items()},
+            {(str(n), k) for n, k in data["seen"]},
+            [(str(n), k) for n, k in data.get("ended", [])],
+        )
+
+
+_ANY = Family(ANY, events=())
+
+RequestFacts = Callable[[Partial], list[Any]]
+
+
+def request_object(p: Partial) -> dict[str, Any]:
+    """The final object of a settled request (`parse.streams.final_object`)."""
+    from genledger.parse.streams import final_object
+
+    family = BY_NAME.get(p.family, _ANY)
+    return final_object(family, p.acc)

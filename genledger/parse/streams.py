@@ -1,0 +1,536 @@
+"""Streams saved event by event, as data (docs/formats.md, "Streams"): which lines are a
+provider's stream events, the id that groups them, the events that start and end a request,
+and how each event folds into the request's final object — the object the provider's SDK
+accumulator would build (an Anthropic `message`, a `chat.completion`, a Converse reply...),
+read afterwards by the same declarations as a reply that was never streamed.
+
+A fold is a monoid: `combine(fold(a), fold(b)) == fold(a + b)` for any cut of a stream's
+events, so pieces of a file read apart assemble as in one pass (`genledger.ledger.streams`).
+Usage is merged per field (cumulative providers: the last reported value; delta providers:
+the sum); a field no event reports stays missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from genledger.parse.paths import Condition, Field, parse_condition, parse_field
+
+Acc = dict[str, Any]  # a fold: JSON-able, so open streams travel in the state file
+INCOMPLETE = "stream ended without its final event"
+
+
+def _when(*alternatives: str) -> tuple[tuple[Condition, ...], ...]:
+    return tuple(tuple(parse_condition(c) for c in alt.split(" & ")) for alt in alternatives)
+
+
+def _holds(alternatives: tuple[tuple[Condition, ...], ...], obj: dict[str, Any]) -> bool:
+    return any(all(c.holds(obj) for c in conditions) for conditions in alternatives)
+
+
+def _field(text: str | None) -> Field | None:
+    return None if text is None else parse_field(text, sums=False)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One provider's stream: its events, grouping and fold (paths read on each event)."""
+
+    name: str
+    events: tuple[tuple[Condition, ...], ...]  # lines that are events (never records alone)
+    start: tuple[tuple[Condition, ...], ...] = ()  # begins a request
+    end: tuple[tuple[Condition, ...], ...] = ()  # ends it
+    # records a declaration reads alone (a reply, or a stream's last object): they end an open
+    # stream of the family, and are the whole request when none is open
+    closers: frozenset[str] = frozenset()
+    key: Field | None = None
+    usage: Field | None = None  # the event's usage object (merged per field)
+    delta_usage: bool = False  # usage counts are deltas (summed), not running totals
+    text: Field | None = None
+    reasoning: Field | None = None
+    tools: Field | None = None
+    finish: Field | None = None
+    model: Field | None = None
+    base: Field | None = None  # an object the request's final object starts from (the last)
+    parts: Field | None = None  # Gemini: content parts, concatenated
+    whole: bool = False  # the event itself is the base (Ollama's, llama.cpp's, TGI's last object)
+    trailing: tuple[tuple[Condition, ...], ...] = ()  # usage after the finish: joins, ends
+    # a stream's first event (OpenAI's first chunk names the role): an event of an id no open
+    # request has begins one only if it is an opener; else it joins the latest open request
+    # (Groq's compound models give every chunk of a stream a new id)
+    opener: tuple[tuple[Condition, ...], ...] = ()
+    error_ends: bool = True  # an error event ends the request (Responses: `response.failed` does)
+    build: Callable[[Acc], dict[str, Any]] = lambda acc: acc.get("b") or {}
+
+    def paths(self) -> list[Any]:
+        """Every path the family reads (a Parquet shard decodes these columns)."""
+        found = [c.path for alts in (self.events, self.start, self.end, self.trailing)
+                 for alt in alts for c in alt]  # fmt: skip
+        fields = (self.key, self.usage, self.text, self.reasoning, self.tools, self.finish,
+                  self.model, self.base, self.parts)  # fmt: skip
+        return found + [p for f in fields if f is not None for p in f.paths]
+
+
+def _merge_usage(a: Any, b: Any, add: bool) -> Any:
+    """Per field: b's reported values over a's (or their sum for delta counts); nested objects
+    merged the same way; a field neither reports stays absent."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        if add and type(a) is int and type(b) is int:
+            return a + b
+        return a if b is None else b
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = _merge_usage(out.get(key), value, add) if key in out else value
+    return out
+
+
+def _parts(a: list[Any], b: list[Any]) -> list[Any]:
+    """Content parts in order, adjacent text parts of the same kind joined (as one reply)."""
+    out = list(a)
+    for part in b:
+        last = out[-1] if out else None
+        if (
+            isinstance(part, dict)
+            and isinstance(last, dict)
+            and set(part) <= {"text", "thought"}
+            and set(last) <= {"text", "thought"}
+            and isinstance(part.get("text"), str)
+            and isinstance(last.get("text"), str)
+            and bool(part.get("thought")) == bool(last.get("thought"))
+        ):
+            out[-1] = {**last, "text": last["text"] + part["text"]}
+        else:
+            out.append(part)
+    return out
+
+
+def combine(family: Family, a: Acc, b: Acc) -> Acc:
+    """The fold of a's events then b's."""
+    if not a:
+        return b
+    if not b:
+        return a
+    out: Acc = {"n": a["n"] + b["n"]}
+    if "u" in a or "u" in b:
+        out["u"] = _merge_usage(a.get("u"), b.get("u"), family.delta_usage)
+    for key in ("t", "r"):
+        if key in a or key in b:
+            out[key] = a.get(key, "") + b.get(key, "")
+    if "p" in a or "p" in b:
+        out["p"] = _parts(a.get("p", []), b.get("p", []))
+    for key in ("f", "b", "e"):  # the last reported
+        value = b.get(key, a.get(key))
+        if value is not None:
+            out[key] = value
+    for key in ("m", "i", "tl"):  # the first reported
+        value = a.get(key, b.get(key))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _texts(path: Field | None, obj: dict[str, Any]) -> str | None:
+    if path is None:
+        return None
+    found = [v for v in path.all_values(obj) if isinstance(v, str)]
+    return "".join(found) if found else None
+
+
+def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
+    """One event as a fold; `record`: a record a declaration reads alone (kept whole, so a
+    request of that one event is read exactly as before)."""
+    acc: Acc = {"n": 1}
+    if record:
+        acc["o"] = obj
+    if "error" in obj or obj.get("type") == "error" or _is_error_key(obj):
+        acc["e"] = obj
+    usage = None if family.usage is None else family.usage.first(obj)
+    if isinstance(usage, dict):
+        acc["u"] = usage
+    for key, path in (("t", family.text), ("r", family.reasoning)):
+        text = _texts(path, obj)
+        if text is not None:
+            acc[key] = text
+    if family.parts is not None:
+        parts = [p for p in family.parts.all_values(obj)]
+        if parts:
+            acc["p"] = _parts([], parts)
+    for key, path in (("f", family.finish), ("m", family.model), ("i", family.key)):
+        value = None if path is None else path.first(obj)
+        if value is not None and value != "":
+            acc[key] = value
+    if family.tools is not None and family.tools.first(obj) is not None:
+        acc["tl"] = True
+    base = obj if family.whole else None if family.base is None else family.base.first(obj)
+    if isinstance(base, dict):
+        acc["b"] = base
+    return acc
+
+
+ERROR_KEYS = (  # a Bedrock stream's exception events, each `{"<name>": {"message": ...}}`
+    "internalServerException", "modelStreamErrorException", "validationException",
+    "throttlingException", "serviceUnavailableException",
+)  # fmt: skip
+
+
+def _is_error_key(obj: dict[str, Any]) -> bool:
+    return any(key in obj for key in ERROR_KEYS)
+
+
+def final_object(family: Family, acc: Acc) -> dict[str, Any]:
+    """The request's final object: the lone record itself, the error it ended in, or the
+    provider's accumulated reply."""
+    if acc.get("n") == 1 and "o" in acc:
+        return acc["o"]  # type: ignore[no-any-return]
+    built = family.build(acc)
+    if "e" in acc and not _succeeded(built):
+        return acc["e"]  # type: ignore[no-any-return]
+    return built
+
+
+def _succeeded(obj: dict[str, Any]) -> bool:
+    return obj.get("status") in ("completed", "incomplete", "failed")
+
+
+# --- the final objects ------------------------------------------------------------------------
+
+
+def _anthropic(acc: Acc) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": acc.get("t", "")}]
+    if acc.get("tl"):
+        content.append({"type": "tool_use", "input": {}})
+    return {
+        "type": "message", "id": acc.get("i"), "model": acc.get("m"), "role": "assistant",
+        "content": content, "stop_reason": acc.get("f"), "usage": acc.get("u"),
+    }  # fmt: skip
+
+
+def _chat(acc: Acc) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": acc.get("t")}
+    if "r" in acc:
+        message["reasoning_content"] = acc["r"]
+    if acc.get("tl"):
+        message["tool_calls"] = [{}]
+    choice = {"index": 0, "message": message, "finish_reason": acc.get("f")}
+    out = {"object": "chat.completion", "id": acc.get("i"), "model": acc.get("m")}
+    return {**out, "choices": [choice], "usage": acc.get("u")}
+
+
+def _text_completion(acc: Acc) -> dict[str, Any]:
+    choice = {"index": 0, "text": acc.get("t", ""), "finish_reason": acc.get("f")}
+    out = {"object": "text_completion", "id": acc.get("i"), "model": acc.get("m")}
+    return {**out, "choices": [choice], "usage": acc.get("u")}
+
+
+def _gemini(acc: Acc) -> dict[str, Any]:
+    usage = acc.get("u")
+    # the Python SDK's snake_case dump, or REST's camelCase: named as the stream named them
+    snake = isinstance(usage, dict) and any("_" in key for key in usage)
+    names = (
+        ("usage_metadata", "finish_reason", "model_version", "response_id")
+        if snake
+        else ("usageMetadata", "finishReason", "modelVersion", "responseId")
+    )
+    candidate = {"content": {"role": "model", "parts": acc.get("p", [])}, names[1]: acc.get("f")}
+    out: dict[str, Any] = {
+        "candidates": [candidate],
+        names[2]: acc.get("m"),
+        names[3]: acc.get("i"),
+    }
+    if usage is not None:
+        out[names[0]] = usage
+    return out
+
+
+def _converse(acc: Acc) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"text": acc.get("t", "")}]
+    if acc.get("tl"):
+        content.append({"toolUse": {}})
+    message = {"role": "assistant", "content": content}
+    return {"output": {"message": message}, "stopReason": acc.get("f"), "usage": acc.get("u")}
+
+
+def _cohere(acc: Acc) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant"}
+    message["content"] = [{"type": "text", "text": acc.get("t", "")}]
+    if acc.get("tl"):
+        message["tool_calls"] = [{}]
+    return {
+        "id": acc.get("i"),
+        "finish_reason": acc.get("f"),
+        "message": message,
+        "usage": acc.get("u"),
+    }
+
+
+def _last(acc: Acc) -> dict[str, Any]:
+    """The stream's last object (it carries the counts), its text the whole stream's."""
+    out = dict(acc.get("b") or {})
+    message = out.get("message")
+    if isinstance(message, dict):  # Ollama /api/chat
+        out["message"] = {**message, "content": acc.get("t", "")}
+        if "r" in acc:
+            out["message"]["thinking"] = acc["r"]
+    elif "response" in out:  # Ollama /api/generate
+        out["response"] = acc.get("t", "")
+    elif "content" in out:  # llama.cpp
+        out["content"] = acc.get("t", "")
+    return out
+
+
+def _interaction(acc: Acc) -> dict[str, Any]:
+    out = dict(acc.get("b") or {})
+    output = {"type": "model_output", "content": [{"type": "text", "text": acc.get("t", "")}]}
+    return {**out, "steps": [output]}
+
+
+def _responses(acc: Acc) -> dict[str, Any]:
+    return dict(acc.get("b") or {})
+
+
+ANTHROPIC_EVENTS = (
+    "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+    "message_delta", "message_stop", "ping",
+)  # fmt: skip
+CONVERSE_EVENTS = (
+    "messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop",
+)  # fmt: skip
+COHERE_EVENTS = (
+    "message-start", "content-start", "content-delta", "content-end", "tool-plan-delta",
+    "tool-call-start", "tool-call-delta", "tool-call-end", "citation-start", "citation-end",
+    "message-end", "debug",
+)  # fmt: skip
+CHUNK_USAGE = "usage | x_groq.usage"  # Groq: the usage only in the last chunk's `x_groq`
+
+
+FAMILIES: tuple[Family, ...] = (
+    # Anthropic Messages (also Claude on Vertex and Bedrock's InvokeModelWithResponseStream):
+    # message_delta's usage is cumulative, and may report only output_tokens
+    Family(
+        "anthropic",
+        events=_when(*(f"type={t}" for t in ANTHROPIC_EVENTS)),
+        start=_when("type=message_start"),
+        end=_when("type=message_stop"),
+        closers=frozenset({"error"}),
+        key=_field("message.id"),
+        usage=_field("message.usage | usage"),
+        text=_field("delta.text"),
+        reasoning=_field("delta.thinking"),
+        tools=_field("content_block.input"),
+        finish=_field("delta.stop_reason"),
+        model=_field("message.model"),
+        build=_anthropic,
+    ),
+    # OpenAI Responses (also Azure, xAI, LM Studio): the closing event carries the response
+    Family(
+        "openai_responses",
+        events=_when('type ^= "response."'),
+        start=_when("type=response.created"),
+        end=_when("type=response.completed", "type=response.failed", "type=response.incomplete"),
+        closers=frozenset({"error"}),
+        key=_field("response.id"),
+        base=_field("response"),
+        error_ends=False,
+        build=_responses,
+    ),
+    # OpenAI chat chunks (and every OpenAI-compatible server's, Perplexity's running usage,
+    # Groq's `x_groq.usage`): up to the chunk with `finish_reason` and the usage chunk after it
+    Family(
+        "openai_chat",
+        events=_when(
+            "object=chat.completion.chunk",
+            "object=chat.completion.done",
+            # Azure's first chunk: no id, no choices, only the prompt's filter results
+            "prompt_filter_results & !choices[] & !usage",
+        ),
+        end=_when("object=chat.completion.done"),
+        trailing=_when("!choices[] & usage", "!choices[] & x_groq.usage"),
+        opener=_when("choices[].delta.role"),
+        closers=frozenset({"error"}),
+        key=_field("id"),
+        usage=_field(CHUNK_USAGE),
+        text=_field("choices[].delta.content"),
+        reasoning=_field("choices[].delta.reasoning_content | choices[].delta.reasoning"),
+        tools=_field("choices[].delta.tool_calls"),
+        finish=_field("choices[].finish_reason"),
+        model=_field("model"),
+        build=_chat,
+    ),
+    # OpenAI legacy /v1/completions streams: usage only on a last chunk with no choices
+    Family(
+        "openai_completion",
+        events=_when("object=text_completion & !usage"),
+        closers=frozenset({"openai_completion", "error"}),
+        key=_field("id"),
+        usage=_field("usage"),
+        text=_field("choices[].text"),
+        finish=_field("choices[].finish_reason"),
+        model=_field("model"),
+        build=_text_completion,
+    ),
+    # Gemini streamGenerateContent (REST camelCase, or the Python SDK's snake_case dump):
+    # usageMetadata holds running totals; the chunk with a finishReason ends the request
+    Family(
+        "gemini",
+        events=_when(
+            "candidates[].content & !candidates[].finishReason & !promptFeedback.blockReason"
+            " & !candidates[].finish_reason & !prompt_feedback.block_reason",
+        ),
+        closers=frozenset({"gemini", "error"}),
+        key=_field("responseId | response_id"),
+        usage=_field("usageMetadata | usage_metadata"),
+        parts=_field("candidates[].content.parts[]"),
+        finish=_field("candidates[].finishReason | candidates[].finish_reason"),
+        model=_field("modelVersion | model_version"),
+        build=_gemini,
+    ),
+    # Bedrock ConverseStream, as boto3 yields it: usage in the closing `metadata` event
+    Family(
+        "bedrock_converse",
+        events=_when(*(f"has({e})" for e in CONVERSE_EVENTS), "metadata.usage & !object & !id"),
+        start=_when("has(messageStart)"),
+        end=_when("metadata.usage"),
+        closers=frozenset({"error"}),
+        usage=_field("metadata.usage"),
+        text=_field("contentBlockDelta.delta.text"),
+        reasoning=_field("contentBlockDelta.delta.reasoningContent.text"),
+        tools=_field("contentBlockStart.start.toolUse"),
+        finish=_field("messageStop.stopReason"),
+        build=_converse,
+    ),
+    # Cohere v2 chat streams: message-start … message-end (its delta carries the usage)
+    Family(
+        "cohere",
+        events=_when(*(f"type={t}" for t in COHERE_EVENTS)),
+        start=_when("type=message-start"),
+        end=_when("type=message-end"),
+        closers=frozenset({"error"}),
+        key=_field("id"),
+        usage=_field("delta.usage"),
+        text=_field("delta.message.content.text"),
+        reasoning=_field("delta.message.content.thinking"),
+        tools=_field("delta.message.tool_calls"),
+        finish=_field("delta.finish_reason"),
+        build=_cohere,
+    ),
+    # Gemini Interactions API streams: interaction.created … interaction.completed
+    Family(
+        "gemini_interactions",
+        events=_when('event_type ^= "interaction."', 'event_type ^= "step."'),
+        start=_when("event_type=interaction.created"),
+        end=_when("event_type=interaction.completed", "event_type=interaction.failed"),
+        closers=frozenset({"error"}),
+        key=_field("interaction.id"),
+        base=_field("interaction"),
+        text=_field("delta.text"),
+        build=_interaction,
+    ),
+    # Ollama native: `done: false` objects, then the last (`done: true`) with the counts
+    Family(
+        "ollama",
+        events=_when("done=false & created_at"),
+        closers=frozenset({"ollama", "error"}),
+        text=_field("message.content | response"),
+        reasoning=_field("message.thinking | thinking"),
+        whole=True,
+        build=_last,
+    ),
+    # llama.cpp /completion streams: `stop: false` objects, then the last (`stop: true`)
+    Family(
+        "llamacpp",
+        events=_when("stop=false & has(content)"),
+        closers=frozenset({"llamacpp_completion", "error"}),
+        text=_field("content"),
+        whole=True,
+        build=_last,
+    ),
+    # TGI token events, then the final event (`generated_text`, `details`)
+    Family(
+        "tgi",
+        events=_when("has(token) & has(index) & !details & !generated_text & !choices"),
+        closers=frozenset({"tgi", "error"}),
+        whole=True,
+    ),
+)
+
+BY_NAME = {family.name: family for family in FAMILIES}
+# A closer record's family, by the format that reads it alone (`error`: any open stream's)
+CLOSER_FORMATS = frozenset(f for family in FAMILIES for f in family.closers)
+CLOSERS = {
+    form: tuple(family for family in FAMILIES if form in family.closers) for form in CLOSER_FORMATS
+}
+
+
+def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...]]:
+    """Events told by one top-level text (`type=message_start`) are looked up in a dict; the
+    rest are tried after a quick test of the keys they need (this runs for every record)."""
+    exact: dict[tuple[str, str], Family] = {}
+    rest: list[tuple[Family, Any, Any]] = []
+    for family in FAMILIES:
+        for alt in family.events:
+            only = alt[0] if len(alt) == 1 else None
+            if (
+                only is not None
+                and only.op == "eq"
+                and len(only.path.steps) == 1
+                and isinstance(only.value, str)
+            ):
+                exact[(only.path.top, only.value)] = family
+                continue
+            needed = frozenset(c.path.top for c in alt if c.op != "absent")
+            rest.append((family, needed, alt))
+    return exact, tuple(rest)
+
+
+EXACT, REST = _index()
+TOLD_BY = tuple(dict.fromkeys(key for key, _ in EXACT))  # the keys whose text tells an event
+
+
+def event_family(obj: dict[str, Any]) -> Family | None:
+    """The family whose stream event `obj` is (never a record alone), else None."""
+    for key in TOLD_BY:
+        value = obj.get(key)
+        if type(value) is str:
+            found = EXACT.get((key, value))
+            if found is not None:
+                return found
+    keys = obj.keys()
+    for family, needed, conditions in REST:
+        if keys >= needed and all(c.holds(obj) for c in conditions):
+            return family
+    return None
+
+
+def closer_families(form: str | None) -> tuple[Family, ...]:
+    """The families a record of format `form` may end (none for most formats)."""
+    return CLOSERS.get(form, ())  # type: ignore[arg-type]
+
+
+def is_start(family: Family, obj: dict[str, Any]) -> bool:
+    """The event begins a request."""
+    return bool(family.start) and _holds(family.start, obj)
+
+
+def is_end(family: Family, obj: dict[str, Any]) -> bool:
+    """The event ends its request."""
+    return bool(family.end) and _holds(family.end, obj)
+
+
+def is_opener(family: Family, obj: dict[str, Any]) -> bool:
+    """The event may begin a request of a new id (families whose ids can change mid-stream)."""
+    return not family.opener or _holds(family.opener, obj)
+
+
+def is_trailing(family: Family, obj: dict[str, Any]) -> bool:
+    """A usage-only event after the finish: it joins the finished request and ends it."""
+    return bool(family.trailing) and _holds(family.trailing, obj)
+
+
+def is_neutral(family: Family, obj: dict[str, Any]) -> bool:
+    """An event with nothing of a request (Azure's first chunk with no id and no choices, a
+    leading chunk with only a role, a ping): counted, and it changes no request."""
+    if is_start(family, obj) or is_end(family, obj) or is_trailing(family, obj):
+        return False
+    return set(fold(family, obj)) <= {"n", "m", "i"}

@@ -1,0 +1,65 @@
+"""Stream events as data (parse/streams.py): which objects are events of which provider's
+stream, and how events fold (usage merged per field, texts joined, a lone record kept)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from genledger.parse.streams import BY_NAME, combine, event_family, final_object, fold
+
+EVENTS = [
+    ({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 3}}}, "anthropic"),
+    ({"type": "response.output_text.delta", "delta": "x"}, "openai_responses"),
+    ({"id": "c", "object": "chat.completion.chunk", "choices": []}, "openai_chat"),
+    ({"id": "", "choices": [], "prompt_filter_results": [{}]}, "openai_chat"),
+    (
+        {"id": "t", "object": "text_completion", "choices": [{"text": "a"}], "usage": None},
+        "openai_completion",
+    ),
+    ({"candidates": [{"content": {"parts": [{"text": "a"}]}}]}, "gemini"),
+    ({"contentBlockDelta": {"delta": {"text": "a"}}}, "bedrock_converse"),
+    ({"metadata": {"usage": {"outputTokens": 1}}}, "bedrock_converse"),
+    ({"type": "content-delta", "delta": {"message": {"content": {"text": "a"}}}}, "cohere"),
+    ({"event_type": "step.delta", "delta": {"text": "a"}}, "gemini_interactions"),
+    ({"done": False, "created_at": "t", "message": {"content": "a"}}, "ollama"),
+    ({"stop": False, "content": "a"}, "llamacpp"),
+    ({"index": 1, "token": {"text": "a"}, "generated_text": None, "details": None}, "tgi"),
+]
+REPLIES = [  # records a declaration reads alone: never events
+    {"id": "c", "object": "chat.completion", "choices": [], "usage": {"completion_tokens": 1}},
+    {"id": "r", "object": "response", "metadata": {}, "usage": {"output_tokens": 1}},
+    {"candidates": [{"content": {"parts": []}, "finishReason": "STOP"}], "usageMetadata": {}},
+    {"done": True, "created_at": "t", "eval_count": 3},
+    {"object": "text_completion", "choices": [{"text": "a"}], "usage": {"completion_tokens": 1}},
+]
+
+
+@pytest.mark.parametrize(("event", "family"), EVENTS)
+def test_each_providers_events_are_told_by_their_own_fields(event: Any, family: str) -> None:
+    found = event_family(event)
+    assert found is not None and found.name == family
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_a_reply_is_no_event(reply: Any) -> None:
+    assert event_family(reply) is None
+
+
+def test_usage_merges_per_field_and_a_field_no_event_reports_stays_missing() -> None:
+    anthropic = BY_NAME["anthropic"]
+    start = {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 40,
+             "output_tokens": 1}}}  # fmt: skip
+    delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+             "usage": {"output_tokens": 9}}  # fmt: skip
+    acc = combine(anthropic, fold(anthropic, start), fold(anthropic, delta))
+    usage = final_object(anthropic, acc)["usage"]
+    assert usage == {"input_tokens": 40, "output_tokens": 9}
+    assert "cache_read_input_tokens" not in usage
+
+
+def test_a_lone_record_is_read_as_it_is() -> None:
+    gemini = BY_NAME["gemini"]
+    reply = REPLIES[2]
+    assert final_object(gemini, fold(gemini, reply, record=True)) is reply
