@@ -35,6 +35,7 @@ RESPONSE_CHECKS = [
     "responses_have_nonzero_token_counts",
     "responses_have_valid_token_counts",
     "responses_have_visible_output",
+    "responses_report_their_prompt",  # v4 §13a: prompt_missing
     "token_counts_match_output_ids",
     "usage_numbers_agree",
 ]
