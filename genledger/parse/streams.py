@@ -115,7 +115,7 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
     out: Acc = {"n": a["n"] + b["n"]}
     if "u" in a or "u" in b:
         out["u"] = _merge_usage(a.get("u"), b.get("u"), family.delta_usage)
-    for key in ("t", "r"):
+    for key in ("t", "r", "tl"):  # texts, reasoning, tool calls: their deltas in order
         if key in a or key in b:
             out[key] = a.get(key, "") + b.get(key, "")
     if "p" in a or "p" in b:
@@ -124,7 +124,7 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
         value = b.get(key, a.get(key))
         if value is not None:
             out[key] = value
-    for key in ("m", "i", "tl"):  # the first reported
+    for key in ("m", "i"):  # the first reported
         value = a.get(key, b.get(key))
         if value is not None:
             out[key] = value
@@ -161,12 +161,34 @@ def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
         value = None if path is None else path.first(obj)
         if value is not None and value != "":
             acc[key] = value
-    if family.tools is not None and family.tools.first(obj) is not None:
-        acc["tl"] = True
+    if family.tools is not None:
+        calls = "".join(_tool_text(v) for v in family.tools.all_values(obj) if v is not None)
+        if calls:
+            acc["tl"] = calls
     base = obj if family.whole else None if family.base is None else family.base.first(obj)
     if isinstance(base, dict):
         acc["b"] = base
     return acc
+
+
+TOOL_NOISE = frozenset({"index", "type", "signature"})  # how a piece is sent, not what
+
+
+def _tool_text(value: Any, depth: int = 0) -> str:
+    """A tool call's streamed piece as text: its call id, name and argument fragments in the
+    order written, so the pieces of one request joined tell its calls apart however the
+    stream was cut (a call's id is part of its answer, as in a reply never streamed: two
+    calls are no duplicate answers)."""
+    if isinstance(value, str):
+        return value
+    if depth > 8:  # hostile nesting must not recurse for ever
+        return ""
+    if isinstance(value, dict):
+        items = (v for k, v in value.items() if k not in TOOL_NOISE)
+        return "".join(_tool_text(v, depth + 1) for v in items)
+    if isinstance(value, list):
+        return "".join(_tool_text(v, depth + 1) for v in value)
+    return ""
 
 
 ERROR_KEYS = (  # a Bedrock stream's exception events, each `{"<name>": {"message": ...}}`
@@ -200,7 +222,7 @@ def _succeeded(obj: dict[str, Any]) -> bool:
 def _anthropic(acc: Acc) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": acc.get("t", "")}]
     if acc.get("tl"):
-        content.append({"type": "tool_use", "input": {}})
+        content.append({"type": "tool_use", "input": {"streamed": acc["tl"]}})
     return {
         "type": "message", "id": acc.get("i"), "model": acc.get("m"), "role": "assistant",
         "content": content, "stop_reason": acc.get("f"), "usage": acc.get("u"),
@@ -212,7 +234,7 @@ def _chat(acc: Acc) -> dict[str, Any]:
     if "r" in acc:
         message["reasoning_content"] = acc["r"]
     if acc.get("tl"):
-        message["tool_calls"] = [{}]
+        message["tool_calls"] = [{"type": "function", "function": {"arguments": acc["tl"]}}]
     choice = {"index": 0, "message": message, "finish_reason": acc.get("f")}
     out = {"object": "chat.completion", "id": acc.get("i"), "model": acc.get("m")}
     return {**out, "choices": [choice], "usage": acc.get("u")}
@@ -247,7 +269,7 @@ def _gemini(acc: Acc) -> dict[str, Any]:
 def _converse(acc: Acc) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"text": acc.get("t", "")}]
     if acc.get("tl"):
-        content.append({"toolUse": {}})
+        content.append({"toolUse": {"input": acc["tl"]}})
     message = {"role": "assistant", "content": content}
     return {"output": {"message": message}, "stopReason": acc.get("f"), "usage": acc.get("u")}
 
@@ -256,7 +278,7 @@ def _cohere(acc: Acc) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant"}
     message["content"] = [{"type": "text", "text": acc.get("t", "")}]
     if acc.get("tl"):
-        message["tool_calls"] = [{}]
+        message["tool_calls"] = [{"type": "function", "function": {"arguments": acc["tl"]}}]
     return {
         "id": acc.get("i"),
         "finish_reason": acc.get("f"),
@@ -282,8 +304,12 @@ def _last(acc: Acc) -> dict[str, Any]:
 
 def _interaction(acc: Acc) -> dict[str, Any]:
     out = dict(acc.get("b") or {})
-    output = {"type": "model_output", "content": [{"type": "text", "text": acc.get("t", "")}]}
-    return {**out, "steps": [output]}
+    steps: list[dict[str, Any]] = [
+        {"type": "model_output", "content": [{"type": "text", "text": acc.get("t", "")}]}
+    ]
+    if acc.get("tl"):
+        steps.append({"type": "function_call", "arguments": acc["tl"]})
+    return {**out, "steps": steps}
 
 
 def _responses(acc: Acc) -> dict[str, Any]:
@@ -318,7 +344,7 @@ FAMILIES: tuple[Family, ...] = (
         usage=_field("message.usage | usage"),
         text=_field("delta.text"),
         reasoning=_field("delta.thinking"),
-        tools=_field("content_block.input"),
+        tools=_field("content_block.name | delta.partial_json"),
         finish=_field("delta.stop_reason"),
         model=_field("message.model"),
         build=_anthropic,
@@ -396,7 +422,7 @@ FAMILIES: tuple[Family, ...] = (
         usage=_field("metadata.usage"),
         text=_field("contentBlockDelta.delta.text"),
         reasoning=_field("contentBlockDelta.delta.reasoningContent.text"),
-        tools=_field("contentBlockStart.start.toolUse"),
+        tools=_field("contentBlockStart.start.toolUse | contentBlockDelta.delta.toolUse.input"),
         finish=_field("messageStop.stopReason"),
         build=_converse,
     ),
@@ -425,6 +451,7 @@ FAMILIES: tuple[Family, ...] = (
         key=_field("interaction.id"),
         base=_field("interaction"),
         text=_field("delta.text"),
+        tools=_field("step.name | delta.arguments"),
         build=_interaction,
     ),
     # Ollama native: `done: false` objects, then the last (`done: true`) with the counts

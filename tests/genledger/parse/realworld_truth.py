@@ -283,7 +283,10 @@ def count_interaction_streams(records: list[dict[str, Any]]) -> Counts:
     for stream in until(records, lambda e: e.get("event_type") == "interaction.completed"):
         c.records += 1
         interactions(c, stream[-1]["interaction"]["usage"])
-        c.empty += not "".join(dig(e, "delta", "text") or "" for e in stream).strip()
+        text = "".join(dig(e, "delta", "text") or "" for e in stream).strip()
+        # a function call is an answer (DESIGN §3: empty means no text and no tool call)
+        calls = any(dig(e, "step", "type") == "function_call" for e in stream)
+        c.empty += not text and not calls
     return c
 
 

@@ -63,3 +63,32 @@ def test_a_lone_record_is_read_as_it_is() -> None:
     gemini = BY_NAME["gemini"]
     reply = REPLIES[2]
     assert final_object(gemini, fold(gemini, reply, record=True)) is reply
+
+
+def _chat_stream(call: str, args: list[str]) -> list[dict[str, Any]]:
+    """An OpenAI chat stream that calls tool `call` with arguments streamed in `args`."""
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": call}}
+    chunks = [{"object": "chat.completion.chunk", "id": "s", "choices": [{"index": 0, "delta": {
+        "role": "assistant", "tool_calls": [first]}}]}]  # fmt: skip
+    for piece in args:
+        delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+        chunks.append({"object": "chat.completion.chunk", "id": "s",
+                       "choices": [{"index": 0, "delta": delta}]})  # fmt: skip
+    return chunks
+
+
+def _streamed_answer(events: list[dict[str, Any]]) -> Any:
+    chat = BY_NAME["openai_chat"]
+    acc: dict[str, Any] = {}
+    for event in events:
+        acc = combine(chat, acc, fold(chat, event))
+    return final_object(chat, acc)["choices"][0]["message"]["tool_calls"]
+
+
+def test_a_streamed_tool_call_is_its_own_answer_so_different_calls_are_no_duplicates() -> None:
+    weather = _streamed_answer(_chat_stream("weather", ['{"city": ', '"Paris"}']))
+    again = _streamed_answer(_chat_stream("weather", ['{"city": "Par', 'is"}']))
+    other = _streamed_answer(_chat_stream("weather", ['{"city": ', '"Rome"}']))
+    assert weather != other  # another city: another answer
+    assert weather == again  # the same call, its stream cut elsewhere: the same answer
+    assert weather[0]["function"]["arguments"] == 'call_1weather{"city": "Paris"}'
