@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from genledger.notify.store import STORE_NAME
+
 from .harness import (
     PROJECT,
     STARTUP_TIMEOUT_S,
@@ -98,9 +100,15 @@ def stop_topology(topology: Topology) -> list[int]:
 
 
 def sqlite_files(*roots: Path) -> list[str]:
-    """SQLite databases under the roots (there must be none with PostgreSQL storage)."""
+    """Dagster's SQLite databases under the roots (there must be none with PostgreSQL
+    storage); genledger's own notification outbox in its state dir is not Dagster's storage
+    (`genledger.notify.store`, docs/notifications.md)."""
     found = []
     for root in roots:
         for dirpath, _, files in os.walk(root):
-            found += [os.path.join(dirpath, f) for f in files if f.endswith((".db", ".sqlite"))]
+            found += [
+                os.path.join(dirpath, f)
+                for f in files
+                if f.endswith((".db", ".sqlite")) and f != STORE_NAME
+            ]
     return sorted(found)
