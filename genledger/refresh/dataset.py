@@ -29,6 +29,7 @@ from genledger.ledger.rates import update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState
 from genledger.ledger.stats import dataset_block, dataset_sections
 from genledger.ledger.streambooks import StreamBooks
+from genledger.ledger.streams import StreamState
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
 from genledger.refresh.filescan import FileScan
@@ -184,12 +185,31 @@ def _refresh_file(
     if scan is None:
         scan = as_listed(data_file, old) or scan_job(job_of(data_file, old, reading, now))
     settle = reading.settle_seconds
-    state = _merge(data_file, old, scan, now - settle, settle)
+    state, counted = _merge(data_file, old, scan, now - settle, settle)
     if state.settled:  # a stream still open in a settled file is a request now
-        state.tally = state.tally.settle_streams(
-            StreamBooks(data_file.name, reading.formats, reading.params)
-        )
-    return state, scan.delta
+        books = StreamBooks(data_file.name, reading.formats, reading.params)
+        settled, state.tally = _settled(state.tally, books)
+        counted = FileTally(trail=counted.trail + settled.trail)
+    return state, counted
+
+
+def _joined(base: FileTally, delta: FileTally) -> tuple[FileTally, FileTally]:
+    """`base + delta`, and what that counts beyond `base`: the delta's records with the
+    requests that `base`'s open streams and the delta's first lines settle together (the
+    windows take them in file order, as one pass over the file would)."""
+    if not delta.trail.head and delta.empty() and delta.streams.empty:
+        return base, delta  # an unchanged file: nothing to join
+    counted = FileTally(streams=base.streams, books=base.books) + delta
+    return replace(base, streams=StreamState()) + counted, counted
+
+
+def _settled(tally: FileTally, books: StreamBooks) -> tuple[FileTally, FileTally]:
+    """The requests `tally`'s open streams are once their file settled, and `tally` with
+    them counted."""
+    if not (tally.streams.open or tally.streams.heads):
+        return FileTally(), tally
+    settled = FileTally(streams=tally.streams, books=tally.books).settle_streams(books)
+    return settled, replace(tally, streams=StreamState()) + settled
 
 
 def as_listed(data_file: DataFile, old: FileState | None) -> FileScan | None:
@@ -214,17 +234,17 @@ def _merge(
     scan: FileScan,
     settled_by: float,
     settle_seconds: float = 0.0,
-) -> FileState:
-    """The file's new state; `settled_by`: a file last written, or first seen as it is,
-    before then has settled."""
+) -> tuple[FileState, FileTally]:
+    """The file's new state, and what it counts beyond the old one (`_joined`); `settled_by`:
+    a file last written, or first seen as it is, before then has settled."""
     state = FileState(data_file.dataset, data_file.name, data_file.role)
     state.aliases = data_file.aliases
     if scan.read is None:
         state.error = scan.error
-        return state
+        return state, FileTally()
     state.ever_read = True
     base = old.tally if old is not None and not scan.restarted else FileTally()
-    state.tally = base + scan.delta
+    state.tally, counted = _joined(base, scan.delta)
     cp = scan.read.checkpoint
     now = settled_by + settle_seconds
     state.checkpoint = replace(cp, since=cp.since or seen_since(_checkpoint(old), cp.file, now))
@@ -233,7 +253,7 @@ def _merge(
     state.last_read = scan.read.reason
     # settled by its mtime, or by our own clock (an mtime in the future settles too)
     state.settled = min(scan.read.mtime, state.checkpoint.since) <= settled_by
-    return state
+    return state, counted
 
 
 def _signature(files: list[FileState], unrecognised: tuple[str, ...]) -> str:

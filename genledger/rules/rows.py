@@ -120,7 +120,7 @@ def _repeated(files: Iterable[tuple[str, Ids]]) -> list[Values]:
             # the usual file: no id twice, none seen before (set operations in C)
             seen.update(fresh)  # in place: a new set per file made 50,000 shards quadratic
             continue
-        for line, key in zip(ids.lines, keys, strict=True):
+        for line, key in _by_line(ids.lines, keys):
             if key in seen:  # only failing rows become rows of the rule's table
                 duplicates.append((name, line, key.decode()))
             else:
@@ -157,7 +157,7 @@ def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
         if len(fresh) == len(keys) and seen.isdisjoint(fresh):
             seen |= fresh  # the usual file: no answer twice, none seen before (in C)
             continue
-        for line, key in zip(found.lines, keys, strict=True):
+        for line, key in _by_line(found.lines, keys):
             if key in seen:
                 count += 1
                 if len(first) < MAX_EXAMPLES:
@@ -173,10 +173,18 @@ def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
     return {"duplicate_outputs": RuleTally(count, examples)}
 
 
+def _by_line(lines: Sequence[int], keys: Sequence[Any]) -> list[tuple[int, Any]]:
+    """(line, key) pairs in line order (a stable sort: records of one line keep their order).
+    A streamed request is listed when its stream settles, after records on later lines, and
+    a refresh or a worker's piece may settle it elsewhere: in line order every path reports
+    the same first repeats."""
+    return sorted(zip(lines, keys, strict=True), key=lambda pair: pair[0])
+
+
 def _first_seen(files: list[tuple[str, Keys]], key: int, name: str) -> str:
     for where, found in files:
         if key in found.keys:  # a C search of the array
-            line = found.lines[found.keys.index(key)]
+            line = min(n for n, k in zip(found.lines, found.keys, strict=True) if k == key)
             return f"the same answer as line {line}" + ("" if where == name else f" of {where}")
     return "the same answer as an earlier record"
 

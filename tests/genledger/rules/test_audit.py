@@ -131,7 +131,13 @@ def test_the_audit_raises_when_the_books_miscount() -> None:
 )
 def test_duplicate_ids_across_shards_are_found_alike(shards: list[list[tuple[int, str]]]) -> None:
     files = [(f"raw_responses_{i}.jsonl", IdList.of(s)) for i, s in enumerate(shards)]
-    table = [(name, line, rid) for name, ids in files for line, rid in ids]
+    # the rule reads each file's ids in line order (a stream's request is listed when it
+    # settles, maybe after later lines: `rules.rows._by_line`)
+    table = [
+        (name, line, rid)
+        for name, ids in files
+        for line, rid in sorted(ids, key=lambda pair: pair[0])
+    ]
     frame = pd.DataFrame(
         {
             "file": pd.array([r[0] for r in table], dtype=object),

@@ -56,6 +56,7 @@ CONTRACT_FAMILIES = {
     "token_counts_match_output_ids",
     "usage_numbers_agree",
     "responses_report_their_prompt",  # v4 §13a: prompt_missing
+    "provider_books_agree",  # v4 §13c: provider_mismatch
     "requests_succeeded",
     "responses_have_visible_output",
     "record_ids_unique",
