@@ -284,7 +284,7 @@ def count_interaction_streams(records: list[dict[str, Any]]) -> Counts:
         c.records += 1
         interactions(c, stream[-1]["interaction"]["usage"])
         text = "".join(dig(e, "delta", "text") or "" for e in stream).strip()
-        # a function call is an answer (DESIGN §3: empty means no text and no tool call)
+        # a function call is an answer (docs/checks.md: empty means no text and no tool call)
         calls = any(dig(e, "step", "type") == "function_call" for e in stream)
         c.empty += not text and not calls
     return c
