@@ -173,7 +173,7 @@ def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
     return {"duplicate_outputs": RuleTally(count, examples)}
 
 
-def _by_line(lines: Sequence[int], keys: Sequence[Any]) -> list[tuple[int, Any]]:
+def _by_line(lines: Iterable[int], keys: Iterable[Any]) -> list[tuple[int, Any]]:
     """(line, key) pairs in line order (a stable sort: records of one line keep their order).
     A streamed request is listed when its stream settles, after records on later lines, and
     a refresh or a worker's piece may settle it elsewhere: in line order every path reports
