@@ -79,6 +79,18 @@ def dagster_env(e2e_dir: Path, webhook: WebhookReceiver, dagster_port: int) -> d
     return genledger_env(e2e_dir, home, settings, webhook, dagster_port, budget)
 
 
+def own_dagster_dev_env(
+    workdir: Path, dagster_settings: str, webhook: WebhookReceiver
+) -> tuple[dict[str, str], int]:
+    """A test's own `dagster dev`: a DAGSTER_HOME with the project's dagster.yaml under
+    `workdir`, a free port, and its environment (`genledger_env`)."""
+    home = workdir / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    port = free_port()
+    return genledger_env(workdir, home, dagster_settings, webhook, port), port
+
+
 def genledger_env(
     workdir: Path,
     home: Path,
@@ -246,11 +258,8 @@ def many(
 ) -> Iterator[Growing]:
     """`dagster dev` with the default settings over MANY_DATASETS datasets, all growing."""
     workdir = tmp_path_factory.mktemp("many")
-    home = workdir / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
-    port = free_port()
-    env = genledger_env(workdir, home, "", many_webhook, port)  # an empty [dagster]: defaults
+    # an empty [dagster]: the defaults
+    env, port = own_dagster_dev_env(workdir, "", many_webhook)
     root = workdir / "growing"
     names = write_growing_tree(root, MANY_DATASETS)
     env["GENLEDGER_DATA_ROOT"] = str(root)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import genledger_env
+from .conftest import own_dagster_dev_env
 from .dagster_api import DagsterApi
 from .harness import (
     ARTIFACTS,
@@ -30,7 +30,6 @@ from .harness import (
     SENSOR_INTERVAL_S,
     SimulatedWriter,
     WebhookReceiver,
-    free_port,
     pids_using_home,
     start_dagster_dev,
     stop_dagster_dev,
@@ -54,12 +53,8 @@ def refresh_runs(api: DagsterApi) -> list[dict]:
 def test_a_killed_dagster_dev_tree_leaves_no_run_blocking_the_queue(tmp_path: Path) -> None:
     webhook = WebhookReceiver()
     webhook.thread.start()
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
-    port = free_port()
     settings = f'schedule_cron = "{SCHEDULE_CRON}"\nsensor_interval_s = {SENSOR_INTERVAL_S}\n'
-    env = genledger_env(tmp_path, home, settings, webhook, port)
+    env, port = own_dagster_dev_env(tmp_path, settings, webhook)
     root, state = Path(env["GENLEDGER_DATA_ROOT"]), Path(env["GENLEDGER_STATE_DIR"])
     first = sorted(p.name for p in root.iterdir())[0]  # a refresh takes the locks in this order
     holder = hold(state, first, 3600)
@@ -77,7 +72,7 @@ def test_a_killed_dagster_dev_tree_leaves_no_run_blocking_the_queue(tmp_path: Pa
         dev.remember_children()
         os.killpg(dev.proc.pid, signal.SIGKILL)  # the whole tree, run worker included
         dev.proc.wait(timeout=30)
-        for pid in pids_using_home(home) - {holder.pid}:
+        for pid in pids_using_home(Path(env["DAGSTER_HOME"])) - {holder.pid}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         os.killpg(holder.pid, signal.SIGKILL)

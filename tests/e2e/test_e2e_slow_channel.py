@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import genledger_env
+from .conftest import own_dagster_dev_env
 from .dagster_api import DagsterApi
 from .harness import (
     ARTIFACTS,
@@ -30,7 +30,6 @@ from .harness import (
     SCHEDULE_CRON,
     WebhookReceiver,
     bad_lines,
-    free_port,
     start_dagster_dev,
     stop_dagster_dev,
     wait_for,
@@ -69,11 +68,7 @@ def test_a_silent_slack_delays_neither_the_webhook_nor_the_file_sensor(tmp_path:
     silent = servers.start("http", tmp_path, {"/slack": ["silent"] * 100})
     webhook = WebhookReceiver()
     webhook.thread.start()
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
-    port = free_port()
-    env = genledger_env(tmp_path, home, f'schedule_cron = "{SCHEDULE_CRON}"\n', webhook, port)
+    env, port = own_dagster_dev_env(tmp_path, f'schedule_cron = "{SCHEDULE_CRON}"\n', webhook)
     env["GENLEDGER_SLACK_WEBHOOK_URL"] = silent.url("/slack")
     root = Path(env["GENLEDGER_DATA_ROOT"])
     dev = start_dagster_dev(port, env, tmp_path / "dev.log")
@@ -122,11 +117,7 @@ def test_dagster_dev_killed_mid_delivery_sends_no_acknowledged_alert_twice(tmp_p
     silent = servers.start("http", tmp_path, {"/slack": ["silent"] * 100})
     webhook = WebhookReceiver()
     webhook.thread.start()
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
-    port = free_port()
-    env = genledger_env(tmp_path, home, f'schedule_cron = "{SCHEDULE_CRON}"\n', webhook, port)
+    env, port = own_dagster_dev_env(tmp_path, f'schedule_cron = "{SCHEDULE_CRON}"\n', webhook)
     env["GENLEDGER_SLACK_WEBHOOK_URL"] = silent.url("/slack")
     devs = []
     try:
@@ -140,7 +131,7 @@ def test_dagster_dev_killed_mid_delivery_sends_no_acknowledged_alert_twice(tmp_p
         dev.remember_children()
         os.killpg(dev.proc.pid, signal.SIGKILL)  # mid-delivery: the tick never stores its cursor
         dev.proc.wait(timeout=30)
-        for pid in pids_using_home(home):
+        for pid in pids_using_home(Path(env["DAGSTER_HOME"])):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         dev = start_dagster_dev(port, env, tmp_path / "dev-2.log")
