@@ -37,6 +37,9 @@ TASK_RETRIES = 5  # tries after the first, for a dead worker or node and for an 
 LOCAL = "local"  # a Ray of this process's own, stopped after the scan (benchmarks, trials)
 REASON_CHARS = 300
 CONNECT_S = 10.0  # a head that does not accept a connection by then is out of reach
+# Ray Client's server starts a process for each driver that connects; on a busy head that can
+# outlast the client's patience once, so a connection that timed out is tried again.
+CONNECT_TRIES = 3
 WAIT_S = 0.2  # how long the driver gathers finished pieces before taking them
 
 
@@ -78,18 +81,30 @@ def _connected(address: str) -> Iterator[None]:
         yield
         return
     _reachable(address)
-    try:
-        ray.init(
-            address=None if address == LOCAL else address,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
-    except Exception as exc:  # Ray raises several kinds here; each is one line for people
-        raise EngineError(UNREACHABLE.format(address=address, why=_line(exc))) from None
+    _init(address)
     try:
         yield
     finally:
         ray.shutdown()
+
+
+def _init(address: str) -> None:
+    """Connect this process to the cluster; raises `EngineError` with Ray's reason when it
+    cannot (a timed-out connection is tried `CONNECT_TRIES` times)."""
+    for attempt in range(1, CONNECT_TRIES + 1):
+        try:
+            ray.init(
+                address=None if address == LOCAL else address,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+            )
+            return
+        except ConnectionError as exc:
+            ray.shutdown()
+            if attempt == CONNECT_TRIES:
+                raise EngineError(UNREACHABLE.format(address=address, why=_line(exc))) from None
+        except Exception as exc:  # Ray raises several kinds here; each is one line for people
+            raise EngineError(UNREACHABLE.format(address=address, why=_line(exc))) from None
 
 
 def _reachable(address: str) -> None:

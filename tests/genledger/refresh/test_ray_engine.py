@@ -60,6 +60,24 @@ def without_timing(stats: dict[str, Any]) -> dict[str, Any]:
     return dict(out)
 
 
+def assert_same(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Two stats JSON are equal less `TIMING`; a failure names the fields that differ."""
+    a, b = _flat(without_timing(got)), _flat(without_timing(want))
+    differ = sorted(k for k in a.keys() | b.keys() if a.get(k, "<absent>") != b.get(k, "<absent>"))
+    shown = [f"{k}: {a.get(k, '<absent>')!r:.200} != {b.get(k, '<absent>')!r:.200}" for k in differ]
+    assert not differ, f"{len(differ)} fields differ:\n" + "\n".join(shown[:20])
+
+
+def _flat(value: Any, path: str = "") -> dict[str, Any]:
+    """Every leaf of a JSON document by its dotted path."""
+    if isinstance(value, dict):
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flat(item, f"{path}.{key}"))
+        return flat
+    return {path: value}
+
+
 def holdout_tree(root: Path) -> Path:
     """A finished archive of many datasets in every shape genledger reads."""
     for corpus in ("realworld", "realworld2"):
@@ -127,7 +145,7 @@ def test_a_cold_scan_on_two_nodes_is_a_local_collect_field_for_field(
     done: list[tuple[int, int]] = []
     on_ray = collect(tree, tmp_path / "ray", cluster.address, progress=lambda *d: done.append(d))
     local = collect(tree, tmp_path / "local")
-    assert without_timing(on_ray.stats) == without_timing(local.stats)
+    assert_same(on_ray.stats, local.stats)
     assert on_ray.stats.keys() == local.stats.keys()
     (notice,) = [n for n in on_ray.notices if n.startswith("scanned on Ray")]
     # Usually both nodes scan; on a loaded machine the head may finish every piece before the
@@ -153,13 +171,14 @@ def test_collect_ray_on_the_command_line_writes_what_a_local_collect_writes(
         command = [str(Path(sys.executable).with_name("genledger")), "collect", str(tree)]
         command += ["-o", str(out / "s.json"), "--state", str(out / "st"), "-q", *extra]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert (out / "s.json").exists(), f"collect wrote nothing: {done.stderr[-3000:]}"
         return done, orjson.loads((out / "s.json").read_bytes())
 
     address = cluster.address if through == "gcs" else cluster.client
     ray_run, ray_stats = cli("ray", "--ray", address)
     local_run, local_stats = cli("local")
     assert ray_run.returncode == local_run.returncode == 1  # the tree holds error datasets
-    assert without_timing(ray_stats) == without_timing(local_stats)
+    assert_same(ray_stats, local_stats)
     assert "scanned on Ray" in ray_run.stderr
 
 
@@ -178,7 +197,7 @@ def test_the_next_refresh_after_a_ray_scan_reads_only_what_was_appended(
         out.write(big.read_bytes()[: 300 << 10].rsplit(b"\n", 1)[0] + b"\n")
     after = collect(root, tmp_path / "ray")  # local, from the Ray scan's checkpoints
     full = collect(root, tmp_path / "full")
-    assert without_timing(after.stats) == without_timing(full.stats)
+    assert_same(after.stats, full.stats)
     # read from where the Ray scan stopped, as after a local cold scan: the grown files
     # appended, the others unchanged (an empty file stays new)
     reads = _reads(after)
@@ -207,7 +226,7 @@ def test_an_s3_root_scanned_on_the_cluster_equals_a_local_collect(
             bucket.upload_file(str(path), "archive", f"run/{path.relative_to(tree)}")
     on_ray = collect("s3://archive/run", tmp_path / "ray", cluster.address)
     local = collect("s3://archive/run", tmp_path / "local")
-    assert without_timing(on_ray.stats) == without_timing(local.stats)
+    assert_same(on_ray.stats, local.stats)
     assert sum(b["n_done"] for b in local.stats["datasets"].values()) > 100
 
 
@@ -294,7 +313,7 @@ def test_a_node_killed_mid_scan_changes_no_total(
     assert killed.is_set(), "the third node was not killed while the scan ran"
     assert not _group(doomed)
     local = collect(tree, tmp_path / "local")
-    assert without_timing(on_ray.stats) == without_timing(local.stats)
+    assert_same(on_ray.stats, local.stats)
 
 
 def test_a_piece_failing_every_try_makes_its_file_unreadable_with_the_reason(
