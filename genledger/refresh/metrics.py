@@ -56,8 +56,7 @@ def metrics_files(
     refresh ran), else the rendered text and its new memo, the memo last."""
     numbers = numbers_digest(stats, max_models)
     memo = memo_path(state_dir, metrics_path)
-    if is_kept(memo, metrics_path, numbers):
-        os.utime(metrics_path)  # no write, no fsync: the same bytes stay
+    if is_kept(memo, metrics_path, numbers) and _touched(metrics_path):
         return []
     # only now: prometheus_client's import (its HTTP server, urllib) is most of the cost
     from genledger.ledger.openmetrics import exposition
@@ -65,3 +64,13 @@ def metrics_files(
     text = exposition(stats, max_models, generated_seconds(stats))
     record = {"numbers": numbers, "text": digest(text)}
     return [(metrics_path, text), (memo, orjson.dumps(record))]
+
+
+def _touched(path: Path) -> bool:
+    """Whether the file's mtime moved to now (no write, no fsync: the same bytes stay); a
+    file this process may not touch (another owner's) is written anew instead."""
+    try:
+        os.utime(path)
+    except OSError:
+        return False
+    return True
