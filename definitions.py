@@ -7,7 +7,7 @@ import dagster as dg
 from assets.factory import build_dataset_assets
 from assets.refresh_job import build_refresh_job
 from assets.spec import Location, load_location
-from assets.stats_json import build_stats_asset, build_stats_job
+from assets.stats_json import build_stats_asset
 from automation.dead_runs import build_dead_run_sensor
 from automation.notifications import build_notification_sensors
 from automation.retention import build_retention_sensor
@@ -29,13 +29,12 @@ def build_defs(location: Location) -> dg.Definitions:
     # A dataset with only a prompts file (generation not started) has no file asset yet.
     assets = [build_dataset_assets(s, location.config) for s in location.specs if s.roles]
     refresh = build_refresh_job(location)
-    stats_job = build_stats_job()  # names stats_json's file sensor on the asset's page
     return dg.Definitions(
         assets=[*assets, build_stats_asset(location)],
-        jobs=[refresh, stats_job],
+        jobs=[refresh],
         schedules=[build_refresh_schedule(location, refresh)],
         sensors=[
-            build_file_sensor(location, refresh, stats_job),
+            build_file_sensor(location, refresh),
             *build_notification_sensors(location.config),
             build_retention_sensor(location),
             build_dead_run_sensor(),

@@ -1,8 +1,9 @@
 """What a dataset's files look like without reading them: size, mtime, inode, head checksum.
 
-The file sensor keeps these in its cursor; each file asset's materialization records the token
-of the signature it started from (`genledger/files_signature`), so the schedule can tell which
-datasets changed since their last materialization by stat-ing files, not by reading them.
+The file sensor keeps these (of the batch status objects too) in its cursor; each file
+asset's materialization records the token of the signature it started from
+(`genledger/files_signature`), so the schedule can tell which datasets changed since their
+last materialization by stat-ing files, not by reading them.
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ def file_signature(path: Source | str) -> FileSig | None:
 
 
 def dataset_signature(dataset: Dataset) -> dict[str, Any]:
-    """Each file of a dataset (all roles) by its path in the dataset folder, and the names of
-    its unrecognised files (a new one is news for the dataset's checks)."""
+    """Each file of a dataset (all roles) and each batch status object beside them by its
+    path in the dataset folder (a status object rewritten alone changes the provider's
+    books), and the names of its unrecognised files (a new one is news for its checks)."""
     signature: dict[str, Any] = {f.name: file_signature(f.path) for f in dataset.files}
+    signature.update((name, file_signature(source)) for name, source in dataset.statuses)
     if dataset.unrecognised:
         signature[UNRECOGNISED] = list(dataset.unrecognised)
     return signature

@@ -8,9 +8,6 @@ datasets whose own steps are not in the same run; the automated runs use the ref
 from collections.abc import Iterator
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import (
-    UnresolvedAssetJobDefinition,  # the type define_asset_job returns (not exported)
-)
 
 from assets.naming import STATS_KEY
 from assets.recording import Event
@@ -22,19 +19,6 @@ from checks.asset_checks import (
     files_check_spec,
     stats_check_spec,
 )
-
-STATS_JOB = "stats_json_job"
-
-
-def build_stats_job() -> UnresolvedAssetJobDefinition:
-    """A job of `stats_json` alone: the file sensor names it among its jobs so the asset's
-    page lists the sensor under its automations (the runs it requests are the refresh
-    job's: `assets/refresh_job.py`); launched by hand it is one refresh like the asset's."""
-    return dg.define_asset_job(
-        STATS_JOB,
-        selection=[STATS_KEY],
-        description="Materialize stats_json alone (a whole refresh of the data root).",
-    )
 
 
 def build_stats_asset(location: Location) -> dg.AssetsDefinition:

@@ -17,16 +17,12 @@ import json
 from typing import Any
 
 import dagster as dg
-from dagster._core.definitions.unresolved_asset_job_definition import (
-    UnresolvedAssetJobDefinition,
-)
 
 from assets.naming import SCOPE_TAG, STATS_KEY
 from assets.recording import LEFT_DUE
 from assets.refresh_job import REFRESH_JOB, build_refresh_job
 from assets.signature import HEAD_BYTES, UNRECOGNISED, dataset_signature, signature_token
 from assets.spec import Location
-from assets.stats_json import build_stats_job
 from automation.settle import any_run_busy, newest_run, unsettled
 from automation.ticks import tick_every
 from genledger.tail.discovery import DataRootError, Dataset, discover
@@ -190,19 +186,16 @@ def _skip_text(location: Location, changed: dict[str, str], unknown: list[str]) 
 
 
 def build_file_sensor(
-    location: Location,
-    job: dg.JobDefinition | None = None,
-    stats_job: UnresolvedAssetJobDefinition | None = None,
+    location: Location, job: dg.JobDefinition | None = None
 ) -> dg.SensorDefinition:
     """The sensor, running by default every `dagster.sensor_interval_s` seconds, requesting
-    runs of `job` (the location's refresh job). It names the `stats_json` job too, so the
-    asset's page lists it among the automations that keep it fresh (Dagster maps a sensor
-    to the assets of its jobs); every run it requests is the refresh job's."""
+    runs of `job` (the location's refresh job; the `stats_json` asset's page lists the
+    sensor, as Dagster maps a sensor to the assets its job declares)."""
 
     @dg.sensor(
         name=SENSOR_NAME,
         minimum_interval_seconds=tick_every(location.config.dagster.sensor_interval_s),
-        jobs=[job or build_refresh_job(location), stats_job or build_stats_job()],
+        job=job or build_refresh_job(location),
         default_status=dg.DefaultSensorStatus.RUNNING,
         description=(
             "One refresh run when any dataset's files changed: it refreshes the whole root, "

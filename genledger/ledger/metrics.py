@@ -1,5 +1,7 @@
-"""The stats JSON as OpenMetrics text (docs/metrics.md), for Prometheus and node_exporter's
-textfile collector: every value read from a written stats document, never counted again.
+"""What the OpenMetrics text of a stats document holds (docs/metrics.md): the families and the
+samples, every value read from a written stats document, never counted again. Rendering the
+samples is prometheus_client's (`genledger.ledger.openmetrics`); this module does not import
+it, so a refresh can tell whether the numbers changed without paying its import.
 
 Token families take OpenTelemetry's GenAI names (`gen_ai.usage.input_tokens` becomes
 `gen_ai_usage_input_tokens`) with `dataset` and `model` labels; the rest is `genledger_*`.
@@ -14,10 +16,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.openmetrics.exposition import generate_latest
-from prometheus_client.registry import Collector, CollectorRegistry
 
 from genledger.rules.catalogue import COUNTER_NAMES, RULES_BY_NAME
 
@@ -153,23 +151,35 @@ CHECK_FAMILY = Family(
     ("dataset", "check", "severity"),
     "quality",
 )
-UP_FAMILY = Family(
-    "genledger_stats_generated_timestamp_seconds", "When the stats were written", (), "generated_at"
+# Not `generated_at` of every refresh: a refresh that changes no number keeps the previous
+# text (`genledger.refresh.metrics`), so the file stays the same and its import is not paid.
+CHANGED_FAMILY = Family(
+    "genledger_stats_changed_timestamp_seconds",
+    "When a refresh last changed an exported number (that refresh's generated_at)",
+    (),
+    "generated_at",
 )
 
 
-def family_names() -> list[str]:
-    """Every family name the writer can emit (the Grafana dashboard's queries use these)."""
-    every = (
+Sample = tuple[str, tuple[str, ...], float]  # (family name, label values, value)
+
+
+def families() -> tuple[Family, ...]:
+    """Every family the writer emits, in the order of the text."""
+    return (
         *MODEL_FAMILIES,
         *DATASET_FAMILIES,
         *TOKENIZED_FAMILIES,
         *RUN_FAMILIES,
         HEALTH_FAMILY,
         CHECK_FAMILY,
-        UP_FAMILY,
+        CHANGED_FAMILY,
     )
-    return [f.name for f in every]
+
+
+def family_names() -> list[str]:
+    """Every family name the writer can emit (the Grafana dashboard's queries use these)."""
+    return [f.name for f in families()]
 
 
 def value_at(block: Mapping[str, Any] | None, path: str) -> float | None:
@@ -199,72 +209,42 @@ def folded_models(models: Mapping[str, Any], limit: int) -> dict[str, dict[str, 
     return kept
 
 
-class StatsCollector(Collector):
-    """A prometheus_client collector over one stats document."""
+def samples(stats: Mapping[str, Any], max_models: int = DEFAULT_MAX_MODELS) -> list[Sample]:
+    """Every sample of the numbers, family by family in declaration order, the changed-at
+    time apart (the stats say when they were made, not when the numbers last changed); a null
+    stat has none."""
+    return list(_all(stats, max_models))
 
-    def __init__(self, stats: Mapping[str, Any], max_models: int = DEFAULT_MAX_MODELS) -> None:
-        self.stats = stats
-        self.max_models = max_models
 
-    def collect(self) -> Iterator[Metric]:
-        """One gauge family per declared family, in declaration order."""
-        datasets: Mapping[str, Any] = self.stats.get("datasets") or {}
-        for family in MODEL_FAMILIES:
-            gauge = _gauge(family)
-            for name, block in datasets.items():
-                for model, entry in folded_models(
-                    block.get("models") or {}, self.max_models
-                ).items():
-                    _add(gauge, [name, model], value_at(entry, family.stat))
-            yield gauge
-        for family in (*DATASET_FAMILIES, *TOKENIZED_FAMILIES):
-            gauge = _gauge(family)
-            for name, block in datasets.items():
-                _add(gauge, [name], value_at(block, family.stat))
-            yield gauge
-        for family in RUN_FAMILIES:
-            gauge = _gauge(family)
-            _add(gauge, [], value_at(self.stats.get("totals"), family.stat))
-            yield gauge
-        yield self._health(datasets)
-        yield self._checks(datasets)
-        yield self._generated()
-
-    def _generated(self) -> Metric:
-        gauge = _gauge(UP_FAMILY)
-        text = self.stats.get("generated_at")
-        if isinstance(text, str):
-            _add(gauge, [], datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
-        return gauge
-
-    def _health(self, datasets: Mapping[str, Any]) -> Metric:
-        gauge = _gauge(HEALTH_FAMILY)
+def _all(stats: Mapping[str, Any], max_models: int) -> Iterator[Sample]:
+    datasets: Mapping[str, Any] = stats.get("datasets") or {}
+    for family in MODEL_FAMILIES:
         for name, block in datasets.items():
-            for share, path in HEALTH_SHARES:
-                _add(gauge, [name, share], value_at(block, path))
-        return gauge
-
-    def _checks(self, datasets: Mapping[str, Any]) -> Metric:
-        gauge = _gauge(CHECK_FAMILY)
+            for model, entry in folded_models(block.get("models") or {}, max_models).items():
+                yield from _one(family, (name, model), value_at(entry, family.stat))
+    for family in (*DATASET_FAMILIES, *TOKENIZED_FAMILIES):
         for name, block in datasets.items():
-            quality = block.get("quality") or {}
-            for check in COUNTER_NAMES:
-                severity = str(RULES_BY_NAME[check].severity)
-                _add(gauge, [name, check, severity], value_at(quality, check))
-        return gauge
+            yield from _one(family, (name,), value_at(block, family.stat))
+    for family in RUN_FAMILIES:
+        yield from _one(family, (), value_at(stats.get("totals"), family.stat))
+    for name, block in datasets.items():
+        for share, path in HEALTH_SHARES:
+            yield from _one(HEALTH_FAMILY, (name, share), value_at(block, path))
+    for name, block in datasets.items():
+        quality = block.get("quality") or {}
+        for check in COUNTER_NAMES:
+            severity = str(RULES_BY_NAME[check].severity)
+            yield from _one(CHECK_FAMILY, (name, check, severity), value_at(quality, check))
 
 
-def _gauge(family: Family) -> GaugeMetricFamily:
-    return GaugeMetricFamily(family.name, family.help, labels=list(family.labels))
-
-
-def _add(gauge: GaugeMetricFamily, labels: list[str], value: float | None) -> None:
+def _one(family: Family, labels: tuple[str, ...], value: float | None) -> Iterator[Sample]:
     if value is not None:
-        gauge.add_metric(labels, value)
+        yield family.name, labels, value
 
 
-def exposition(stats: Mapping[str, Any], max_models: int = DEFAULT_MAX_MODELS) -> bytes:
-    """The OpenMetrics text of a stats document (ends with `# EOF`)."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(StatsCollector(stats, max_models))
-    return generate_latest(registry)
+def generated_seconds(stats: Mapping[str, Any]) -> float | None:
+    """A stats document's generated_at in seconds since the epoch (None without one)."""
+    text = stats.get("generated_at")
+    if not isinstance(text, str):
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

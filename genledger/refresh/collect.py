@@ -40,6 +40,7 @@ from genledger.refresh.dataset import (
 )
 from genledger.refresh.engine import Progress, scan_on_cluster
 from genledger.refresh.gone import gone_files, kind_of_files
+from genledger.refresh.metrics import metrics_files
 from genledger.refresh.moved import follow_moves
 from genledger.refresh.parallel import scan_all
 from genledger.refresh.reading import Reading
@@ -189,14 +190,13 @@ def refresh(
 
 
 def _outputs(config: Config, stats: dict[str, Any]) -> list[tuple[Path, bytes]]:
-    """The stats JSON and, when configured, its metrics (written together, each atomically)."""
+    """The stats JSON and, when configured, its metrics and their memo in the state dir
+    (written together, each atomically)."""
     assert config.stats_path is not None
     files = [(config.stats_path, jsonio.dumps(stats, indent=True))]
     if config.metrics_path is not None:
-        # only then: prometheus_client's import (its HTTP server, urllib) is most of the cost
-        from genledger.ledger.metrics import exposition
-
-        files.append((config.metrics_path, exposition(stats, config.metrics.max_models)))
+        max_models, state_dir = config.metrics.max_models, config.resolved_state_dir()
+        files += metrics_files(stats, max_models, config.metrics_path, state_dir)
     return files
 
 

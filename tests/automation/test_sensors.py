@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
@@ -214,3 +215,33 @@ def test_a_new_unrecognised_file_in_a_dataset_is_a_change(
     result = tick(sample_location, instance, cursor)
     assert len(requested(result)) == 1
     assert changed(sample_location, cursor, result.cursor) == {dataset_key("warn_think_leaks")}
+
+
+def test_a_batch_status_object_rewritten_alone_requests_a_run_that_updates_the_books(
+    sample_location: Location, instance: dg.DagsterInstance
+) -> None:
+    """An OpenAI Batch object polled again (new request_counts, no JSONL change): the sensor
+    sees it, the refresh run it requests writes the provider's new side, the schedule agrees."""
+    from assets.refresh_job import build_refresh_job
+    from automation.schedule import changed_specs
+    from tests.genledger.ledger.batch_objects import openai_batch
+
+    status = responses(sample_location, "warn_think_leaks").parent / "batch_output.json"
+    status.write_bytes(openai_batch(total=6))
+    job = build_refresh_job(sample_location)
+    cursor = tick(sample_location, instance, None).cursor
+    assert job.execute_in_process(instance=instance).success
+    assert not tick(sample_location, instance, cursor).run_requests
+    assert changed_specs(sample_location, instance) == []
+    before = status.stat().st_mtime_ns
+    status.write_bytes(openai_batch(total=9, failed=2))  # same size: only the numbers move
+    os.utime(status, ns=(before + 10**9, before + 10**9))  # a poll a second later
+    result = tick(sample_location, instance, cursor)
+    assert len(requested(result)) == 1
+    assert changed(sample_location, cursor, result.cursor) == {dataset_key("warn_think_leaks")}
+    assert [s.name for s in changed_specs(sample_location, instance)] == ["warn_think_leaks"]
+    assert job.execute_in_process(instance=instance).success
+    stats = json.loads(sample_location.config.stats_path.read_bytes())
+    books = stats["datasets"]["warn_think_leaks"]["provider_books"]
+    assert books["requests"][0] == 9 and books["failed"][0] == 2
+    assert not tick(sample_location, instance, result.cursor).run_requests

@@ -24,10 +24,10 @@ from genledger.config import Config, load_config
 from genledger.ledger.metrics import (
     MODEL_FAMILIES,
     OTHER_MODEL,
-    exposition,
     family_names,
     folded_models,
 )
+from genledger.ledger.openmetrics import exposition
 from genledger.refresh.collect import refresh
 from genledger.rules.catalogue import COUNTER_NAMES, RULES_BY_NAME
 from tests.genledger.tail.servers import free_port, stop, wait_for_port
