@@ -6,8 +6,10 @@ read afterwards by the same declarations as a reply that was never streamed.
 
 A fold is a monoid: `combine(fold(a), fold(b)) == fold(a + b)` for any cut of a stream's
 events, so pieces of a file read apart assemble as in one pass (`genledger.ledger.streams`).
-Usage is merged per field (cumulative providers: the last reported value; delta providers:
-the sum); a field no event reports stays missing.
+Usage is merged per field, as the usage buckets' table says each count combines in each
+family's streams (`genledger.parse.buckets`: cumulative providers report running totals, of
+which the last counts; delta providers' counts are summed); a field no event reports stays
+missing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from genledger.parse.paths import Condition, Field, parse_condition, parse_field
+from genledger.parse.buckets import BUCKETS, SIDES, Bucket, Side, merge_in
+from genledger.parse.declarations import BUILT_IN
+from genledger.parse.paths import ANY, Condition, Field, parse_condition, parse_field
 
 Acc = dict[str, Any]  # a fold: JSON-able, so open streams travel in the state file
 INCOMPLETE = "stream ended without its final event"
@@ -47,7 +51,6 @@ class Family:
     closers: frozenset[str] = frozenset()
     key: Field | None = None
     usage: Field | None = None  # the event's usage object (merged per field)
-    delta_usage: bool = False  # usage counts are deltas (summed), not running totals
     text: Field | None = None
     reasoning: Field | None = None
     tools: Field | None = None
@@ -73,17 +76,44 @@ class Family:
         return found + [p for f in fields if f is not None for p in f.paths]
 
 
-def _merge_usage(a: Any, b: Any, add: bool) -> Any:
-    """Per field: b's reported values over a's (or their sum for delta counts); nested objects
-    merged the same way; a field neither reports stays absent."""
+def _merge_usage(a: Any, b: Any, summed: frozenset[str], name: str = "") -> Any:
+    """Per field: b's reported values over a's (the sum of both for a field in `summed`:
+    delta counts); nested objects merged the same way; a field neither reports stays absent."""
     if not isinstance(a, dict) or not isinstance(b, dict):
-        if add and type(a) is int and type(b) is int:
+        if name in summed and type(a) is int and type(b) is int:
             return a + b
         return a if b is None else b
     out = dict(a)
     for key, value in b.items():
-        out[key] = _merge_usage(out.get(key), value, add) if key in out else value
+        out[key] = _merge_usage(out.get(key), value, summed, key) if key in out else value
     return out
+
+
+def _usage_fields() -> dict[str, frozenset[str]]:
+    """Each usage field name the built-in declarations read a count from (the last key of
+    its path: `usage.output_tokens` is `output_tokens`), with the facts columns it feeds."""
+    found: dict[str, set[str]] = {}
+    for decl in BUILT_IN:
+        for column, value in decl.counts:
+            for path in value.paths:
+                if path.steps and path.steps[-1][0] != ANY:
+                    found.setdefault(path.steps[-1][0], set()).add(column)
+    return {name: frozenset(columns) for name, columns in found.items()}
+
+
+USAGE_FIELDS = _usage_fields()
+_USAGE_ROWS: tuple[Side | Bucket, ...] = (*SIDES, *BUCKETS)
+_ROWS: dict[str, Side | Bucket] = {row.column: row for row in _USAGE_ROWS}
+
+
+def summed_fields(family: str) -> frozenset[str]:
+    """The usage fields a stream of `family` sums across its events: those of a whole or a
+    bucket whose counts the family's events report as deltas (`parse.buckets`)."""
+    return frozenset(
+        name
+        for name, columns in USAGE_FIELDS.items()
+        if any(c in _ROWS and merge_in(_ROWS[c], family) == "sum" for c in columns)
+    )
 
 
 def _parts(a: list[Any], b: list[Any]) -> list[Any]:
@@ -114,7 +144,7 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
         return a
     out: Acc = {"n": a["n"] + b["n"]}
     if "u" in a or "u" in b:
-        out["u"] = _merge_usage(a.get("u"), b.get("u"), family.delta_usage)
+        out["u"] = _merge_usage(a.get("u"), b.get("u"), SUMMED[family.name])
     for key in ("t", "r", "tl"):  # texts, reasoning, tool calls: their deltas in order
         if key in a or key in b:
             out[key] = a.get(key, "") + b.get(key, "")
@@ -483,6 +513,7 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 BY_NAME = {family.name: family for family in FAMILIES}
+SUMMED = {family.name: summed_fields(family.name) for family in FAMILIES}
 # A closer record's family, by the format that reads it alone (`error`: any open stream's)
 CLOSER_FORMATS = frozenset(f for family in FAMILIES for f in family.closers)
 CLOSERS = {
