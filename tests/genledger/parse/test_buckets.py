@@ -193,3 +193,90 @@ def test_the_formats_page_names_every_bucket_with_its_column_and_stat() -> None:
     for bucket in BUCKETS:
         assert f"`{bucket.column}`" in rows[bucket.name]
         assert f"`{bucket.stat}`" in rows[bucket.name]
+
+
+# A new bucket as a row of the table, and a user's format giving its path (the two code files
+# a new bucket touches; the third is docs/formats.md): run in a fresh interpreter, where the
+# table is changed before anything is made from it.
+NEW_BUCKET = r"""
+import json, sys
+import genledger.parse.buckets as b
+
+audio = b.Bucket(
+    "input_audio", "audio prompt tokens (a part of prompt), where reported", side="input",
+    column="audio_tokens", declared=True, audit="audio", stat="total_input_audio",
+    known="n_input_audio", label="bucket/input_audio", price="input_audio_tokens",
+    metric="gen_ai_usage_audio_input_tokens", metric_help="Audio input tokens",
+)
+b.BUCKETS = (*b.DECLARED, audio, *b.RESTS)
+b.DECLARED = tuple(x for x in b.BUCKETS if x.declared)
+b.check()
+
+from genledger.cli import main
+from genledger.ledger.metrics import family_names
+from genledger.ledger.schema import stats_schema
+from genledger.ledger.usage import USAGE_KEYS
+
+code = main(["collect", sys.argv[1], "-o", sys.argv[2], "--state", sys.argv[3],
+             "--config", sys.argv[4], "-q"])
+from assets.metadata import _role_numbers
+
+import jsonschema
+
+document = json.load(open(sys.argv[2]))
+block = document["datasets"]["ds"]
+print(json.dumps({
+    "valid": jsonschema.Draft202012Validator(stats_schema()).is_valid(document),
+    "code": code, "block": block, "usage_keys": USAGE_KEYS, "metrics": family_names(),
+    "schema": sorted(stats_schema()["$defs"]["dataset"]["properties"]),
+    "metadata": _role_numbers(block, "responses"),
+}))
+"""
+
+
+def _chat(prompt: int, cached: int, audio: int, completion: int) -> dict[str, Any]:
+    details = {"cached_tokens": cached, "audio_tokens": audio}
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+             "prompt_tokens_details": details}  # fmt: skip
+    return {"object": "chat.completion", "choices": [{"message": {"content": "hi"}}],
+            "usage": usage}  # fmt: skip
+
+
+@pytest.mark.stats_by_hand  # by a genledger with one more bucket: checked against its schema
+def test_a_new_bucket_reaches_every_consumer(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    data = tmp_path / "data" / "ds"
+    data.mkdir(parents=True)
+    # OpenAI's prompt_tokens_details.audio_tokens is a part of prompt_tokens, as cached_tokens
+    records = [_chat(100, 30, 50, 10), _chat(40, 0, 0, 5), _chat(10, 5, 20, 1)]
+    (data / "raw_responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    config = tmp_path / "genledger.toml"
+    config.write_text(
+        '[[formats]]\nname = "chat_audio"\nextends = "openai_chat"\n'
+        'audio_tokens = "usage.prompt_tokens_details.audio_tokens"\n'
+    )
+    args = [tmp_path / "data", tmp_path / "stats.json", tmp_path / "state", config]
+    done = subprocess.run(
+        [sys.executable, "-c", NEW_BUCKET, *map(str, args)],
+        cwd=root, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    block = found["block"]
+    assert block["formats"] == {"chat_audio": 3}  # a user's format is tried first
+    assert found["valid"]  # the stats JSON matches its (new) JSON Schema
+    assert block["total_input_audio"] == 50 + 0 + 20  # the books' sum, in the stats JSON
+    # each prompt less its cached and audio parts; the third's parts (5 + 20) exceed its
+    # prompt (10): counted beside it, so its prompt is 35 and 10 of it uncached
+    assert block["total_input_uncached"] == (100 - 30 - 50) + 40 + 10
+    assert "total_input_audio" in found["schema"]  # its JSON Schema
+    assert "input_audio_tokens" in found["usage_keys"]  # billed at genai-prices' audio rate
+    assert "gen_ai_usage_audio_input_tokens" in found["metrics"]
+    assert found["metadata"]["bucket/input_audio"] == 70
+    # the audit knows it as a part of the prompt: 5 + 20 > 10 is counted beside it
+    assert block["quality"]["usage_inconsistent"] == 1
+    assert block["total_prompt"] == 100 + 40 + (10 + 25)
