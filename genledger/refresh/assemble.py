@@ -9,6 +9,8 @@ declarations from its final object exactly as a reply that was never streamed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
@@ -40,7 +42,17 @@ class Assembler:
     ) -> None:
         """Feed a line's records (events, or records that may end a stream) and add the rows
         of every request they settle; other records are added as they are."""
-        records = records_of(content)
+        self.records(builder, number, offset, records_of(content), facts)
+
+    def records(
+        self,
+        builder: TableBuilder,
+        number: int,
+        offset: int,
+        records: list[Any],
+        facts: list[Facts],
+    ) -> None:
+        """`line` of records already decoded (a Parquet row is one record)."""
         for item, (obj, fact) in enumerate(zip(records, facts, strict=True)):
             chunk, form = fact[CHUNK], fact[FORMAT]
             family = event_family(obj) if chunk else None
