@@ -65,6 +65,9 @@ class Family:
     # (Groq's compound models give every chunk of a stream a new id)
     opener: tuple[tuple[Condition, ...], ...] = ()
     error_ends: bool = True  # an error event ends the request (Responses: `response.failed` does)
+    # `choices[].index` tells a request's choices apart (n > 1): each is folded on its own, as
+    # the SDK's accumulator keeps one choice per index
+    indexed: bool = False
     build: Callable[[Acc], dict[str, Any]] = lambda acc: acc.get("b") or {}
 
     def paths(self) -> list[Any]:
@@ -158,6 +161,10 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
         value = a.get(key, b.get(key))
         if value is not None:
             out[key] = value
+    if "x" in a or "x" in b:  # the other choices, each folded as the first
+        ours, theirs = a.get("x", {}), b.get("x", {})
+        out["x"] = {k: combine(family, ours.get(k, {}), theirs.get(k, {}))
+                    for k in dict.fromkeys([*ours, *theirs])}  # fmt: skip
     return out
 
 
@@ -171,6 +178,14 @@ def _texts(path: Field | None, obj: dict[str, Any]) -> str | None:
 def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     """One event as a fold; `record`: a record a declaration reads alone (kept whole, so a
     request of that one event is read exactly as before)."""
+    if family.indexed and not record:
+        others = _other_choices(obj)
+        if others:
+            return _indexed(family, obj, others)
+    return _fold(family, obj, record)
+
+
+def _fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     acc: Acc = {"n": 1}
     if record:
         acc["o"] = obj
@@ -198,6 +213,36 @@ def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     base = obj if family.whole else None if family.base is None else family.base.first(obj)
     if isinstance(base, dict):
         acc["b"] = base
+    return acc
+
+
+def _choice_index(choice: Any) -> int:
+    index = choice.get("index", 0) if isinstance(choice, dict) else 0
+    return index if type(index) is int else 0
+
+
+def _other_choices(obj: dict[str, Any]) -> dict[int, list[Any]]:
+    """The event's choices of an index other than 0, by index (none for most events)."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list):
+        return {}
+    others: dict[int, list[Any]] = {}
+    for choice in choices:
+        if _choice_index(choice) != 0:
+            others.setdefault(_choice_index(choice), []).append(choice)
+    return others
+
+
+def _indexed(family: Family, obj: dict[str, Any], others: dict[int, list[Any]]) -> Acc:
+    """An event of several choices: the first choice's fold, with each other choice's own
+    (`x`, by index: texts and finish reason only; the event counts once)."""
+    first = [c for c in obj["choices"] if _choice_index(c) == 0]
+    acc = _fold(family, {**obj, "choices": first})
+    acc["x"] = {}
+    for index, choices in sorted(others.items()):
+        own = _fold(family, {"choices": choices})
+        own["n"] = 0
+        acc["x"][str(index)] = own  # a text key: the fold travels as JSON
     return acc
 
 
@@ -267,13 +312,19 @@ def _chat(acc: Acc) -> dict[str, Any]:
         message["tool_calls"] = [{"type": "function", "function": {"arguments": acc["tl"]}}]
     choice = {"index": 0, "message": message, "finish_reason": acc.get("f")}
     out = {"object": "chat.completion", "id": acc.get("i"), "model": acc.get("m")}
-    return {**out, "choices": [choice], "usage": acc.get("u")}
+    choices = [choice, *(_chat(own)["choices"][0] | {"index": int(index)}
+                         for index, own in sorted(acc.get("x", {}).items(),
+                                                  key=lambda item: int(item[0])))]  # fmt: skip
+    return {**out, "choices": choices, "usage": acc.get("u")}
 
 
 def _text_completion(acc: Acc) -> dict[str, Any]:
     choice = {"index": 0, "text": acc.get("t", ""), "finish_reason": acc.get("f")}
     out = {"object": "text_completion", "id": acc.get("i"), "model": acc.get("m")}
-    return {**out, "choices": [choice], "usage": acc.get("u")}
+    others = sorted(acc.get("x", {}).items(), key=lambda item: int(item[0]))
+    choices = [choice, *(_text_completion(own)["choices"][0] | {"index": int(index)}
+                         for index, own in others)]  # fmt: skip
+    return {**out, "choices": choices, "usage": acc.get("u")}
 
 
 def _gemini(acc: Acc) -> dict[str, Any]:
@@ -412,6 +463,7 @@ FAMILIES: tuple[Family, ...] = (
         tools=_field("choices[].delta.tool_calls"),
         finish=_field("choices[].finish_reason"),
         model=_field("model"),
+        indexed=True,
         build=_chat,
     ),
     # OpenAI legacy /v1/completions streams: usage only on a last chunk with no choices
@@ -424,6 +476,7 @@ FAMILIES: tuple[Family, ...] = (
         text=_field("choices[].text"),
         finish=_field("choices[].finish_reason"),
         model=_field("model"),
+        indexed=True,
         build=_text_completion,
     ),
     # Gemini streamGenerateContent (REST camelCase, or the Python SDK's snake_case dump):

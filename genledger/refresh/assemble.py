@@ -1,5 +1,5 @@
-"""Stream events into requests while a file's lines are counted: the one place a line's
-facts are handed to the stream assembler (`genledger.ledger.streams`).
+"""Stream events into requests while a file's lines (or a Parquet shard's rows) are counted: the
+one place their facts are handed to the stream assembler (`genledger.ledger.streams`).
 
 A line whose facts are a stream event (or a record that may end an open stream) is decoded
 again here and fed to the file's `StreamState`; a request it settles becomes rows of the
