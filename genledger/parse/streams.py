@@ -15,7 +15,7 @@ missing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from genledger.parse.buckets import BUCKETS, SIDES, Bucket, Side, merge_in
@@ -566,6 +566,22 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def signature() -> str:
+    """A text that changes when a stream family changes (kept in state records): its fields,
+    its final object's builder by name."""
+
+    def stable(value: Any) -> Any:  # a set's order changes from process to process
+        return sorted(value) if isinstance(value, frozenset) else value
+
+    return repr([
+        [*(stable(getattr(f, x.name)) for x in fields(f) if x.name != "build"),
+         f.build.__qualname__]
+        for f in FAMILIES
+    ])  # fmt: skip
+
+
 SUMMED = {family.name: summed_fields(family.name) for family in FAMILIES}
 # A closer record's family, by the format that reads it alone (`error`: any open stream's)
 CLOSER_FORMATS = frozenset(f for family in FAMILIES for f in family.closers)

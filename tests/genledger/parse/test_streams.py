@@ -142,3 +142,24 @@ def test_a_stream_of_n_choices_keeps_one_answer_per_index_however_it_is_cut() ->
         for event in events[cut:]:
             right = combine(chat, right, fold(chat, event))
         assert combine(chat, left, right) == whole
+
+
+def test_the_families_signature_is_stable_and_moves_with_a_family(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+    import subprocess
+    import sys
+
+    from genledger.parse import streams
+
+    code = "from genledger.parse.streams import signature; print(signature())"
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)}  # fmt: skip
+    assert runs == {streams.signature() + "\n"}  # not a set's or a function's address
+    before = streams.signature()
+    chat = dataclasses.replace(streams.BY_NAME["openai_chat"], indexed=False)
+    monkeypatch.setattr(
+        streams, "FAMILIES", tuple(chat if f.name == chat.name else f for f in streams.FAMILIES)
+    )
+    assert streams.signature() != before
