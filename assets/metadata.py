@@ -7,6 +7,7 @@ from typing import Any
 
 import dagster as dg
 
+from genledger.parse.buckets import BUCKETS, DECLARED
 from genledger.tail.discovery import Dataset
 
 
@@ -26,16 +27,6 @@ def _role_files(block: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
     return {name: f for name, f in block["files"].items() if f.get("role") == role}
 
 
-# Each usage bucket and the stat that sums it (null where no record reports it).
-BUCKET_STATS = {
-    "input_uncached": "total_input_uncached",
-    "input_cache_read": "total_cached_prompt",
-    "input_cache_write": "total_cache_write",
-    "output_visible": "total_output_visible",
-    "output_reasoning": "total_reasoning",
-}
-
-
 def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
     if role == "responses":
         return {
@@ -46,13 +37,12 @@ def _role_numbers(block: dict[str, Any], role: str) -> dict[str, float | None]:
             "avg_comp": block["avg_comp"],
             "total_prompt": block["total_prompt"],
             "n_counted": block["n_counted"],
-            # null (not plotted) when no record reports them, never a made-up 0
-            "total_reasoning": block.get("total_reasoning"),
-            "total_cached_prompt": block.get("total_cached_prompt"),
-            "total_cache_write": block.get("total_cache_write"),
+            "n_prompt_counted": block.get("n_prompt_counted"),
+            # null (not plotted) when no record reports them, never a made-up 0: the counts
+            # formats report, then every usage bucket side by side (`parse.buckets`)
+            **{b.stat: block.get(b.stat) for b in DECLARED},
             "reasoning_share": _share(block.get("total_reasoning"), block["total_comp"]),
-            # the usage buckets (docs/formats.md), plotted side by side
-            **{f"bucket/{name}": block.get(stat) for name, stat in BUCKET_STATS.items()},
+            **{b.label: block.get(b.stat) for b in BUCKETS},
             "n_samples": block.get("n_samples"),
             "stream_chunks": block.get("stream_chunks"),
             "failed_requests": block["quality"].get("failed_requests"),
@@ -198,7 +188,14 @@ def stats_metadata(stats: dict[str, Any], path: str) -> dict[str, Any]:
     }
     for status in ("ok", "warn", "error"):
         metadata[f"datasets_{status}"] = dg.MetadataValue.int(int(by_status.get(status, 0)))
-    for name in ("n_done", "n_counted", "total_comp", "total_prompt", "n_tokenized"):
+    for name in (
+        "n_done",
+        "n_counted",
+        "n_prompt_counted",
+        "total_comp",
+        "total_prompt",
+        "n_tokenized",
+    ):
         metadata[name] = dg.MetadataValue.int(int(totals[name]))
     metadata["total_tokens"] = dg.MetadataValue.int(int(totals["total_tokens"]))
     for name in ("n_prompts", "progress", "avg_comp", "avg_tokens"):

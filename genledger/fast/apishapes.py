@@ -219,7 +219,7 @@ class Responses(_Shape):
         return _named_facts(
             self.id or None,  # no declared id: custom_id, then id (a non-empty string)
             "openai_responses",
-            *settle(usage.input_tokens, usage.output_tokens, reasoning, cached, written, total),
+            *settle(usage.input_tokens, usage.output_tokens, total, reasoning, cached, written),
             cached,
             written,
             total,
@@ -317,10 +317,10 @@ class Anthropic(_Shape):
             *settle(
                 _sum(usage.input_tokens, written, read),  # cache reads and writes beside it
                 usage.output_tokens,
+                None,
                 None if details is None else details.thinking_tokens,
                 read,
                 written,
-                None,
             ),
             read,
             written,
@@ -460,10 +460,9 @@ def _gemini_facts(record: Any, plain: bool, record_id: str | None, fmt: str) -> 
         *settle(
             _sum(usage.prompt_token_count, usage.tool_use_prompt_token_count),  # tool use: input
             _completion(_sum(usage.candidates_token_count, thoughts)),  # candidates + thoughts
+            total,
             thoughts,
             cached,
-            None,
-            total,
         ),
         cached,
         None,
@@ -660,9 +659,8 @@ class Cohere(_Shape):
                 _float_count(tokens.input_tokens),
                 _completion(_float_count(tokens.output_tokens)),
                 None,
+                None,
                 cached,
-                None,
-                None,
             ),
             cached,
             None,
@@ -728,7 +726,7 @@ class VLLM(_Shape):
         return _facts(
             self.request_id or None,
             "vllm_offline",
-            *settle(prompt, completion, None, cached, None, None),
+            *settle(prompt, completion, None, None, cached),
             cached,
             None,
             None,
@@ -820,10 +818,10 @@ class Converse(_Shape):
             *settle(
                 _sum(usage.inputTokens, read, written),  # cache reads and writes beside it
                 usage.outputTokens,
+                usage.totalTokens,
                 None,
                 read,
                 written,
-                usage.totalTokens,
             ),
             read,
             written,

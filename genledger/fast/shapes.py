@@ -36,18 +36,15 @@ from genledger.parse.formats import _visible as visible
 from genledger.parse.formats import has_think_tag, text_value, time_value
 from genledger.parse.schema import RESPONSES, TOKENIZED, Facts
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN
-from genledger.parse.usage import settle
+from genledger.parse.usage import SETTLED, settle
 
 Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
 # Facts are built by positional constructors of the schema (`FactTable.positional`): each
 # names the facts it takes, checked at import; the rest take their defaults. A NamedTuple's
 # keyword constructor costs ~0.9 µs a record (the typed tier makes one per line). The usage
-# counts go through `parse.usage.settle`, as on the general path: its six results fill the
-# constructors' `USAGE` positions.
-USAGE = (
-    "prompt_tokens", "completion_tokens", "reasoning_tokens", "input_uncached",
-    "output_visible", "usage_detail",
-)  # fmt: skip
+# counts go through `parse.usage.settle`, as on the general path: its results fill the
+# constructors' `USAGE` positions (the buckets' table says which: `parse.buckets`).
+USAGE = SETTLED  # (prompt, completion, reasoning, input_uncached, output_visible, detail)
 WHITESPACE = b" \t\r\n"
 
 
@@ -271,8 +268,8 @@ class SGLang(_Shape):
         cached = meta.cached_tokens
         return _SGLANG(
             meta.id or None,
-            *settle(meta.prompt_tokens, meta.completion_tokens, meta.reasoning_tokens, cached,
-                    None, None),
+            *settle(meta.prompt_tokens, meta.completion_tokens, None, meta.reasoning_tokens,
+                    cached),
             cached, finish, _ids_len(self.output_ids), _raw_text_empty(self.text, plain),
             text_key(plain, self.text),
         )  # fmt: skip
@@ -316,7 +313,7 @@ class Flat(_Shape):
             raise Unusual  # no count at all (or output_ids null)
         finish = _reason(self.finish_reason)  # the only finish path present
         # one sample; no think leak (raw text carries the trace by design)
-        usage = settle(prompt, count, None, None, None, None)
+        usage = settle(prompt, count, None)
         return _FLAT(
             self.id or None, fmt, *usage, finish, output_len, empty, text_key(plain, self.text)
         )
@@ -500,7 +497,7 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
         answer, empty = _chat_answer(chat.choices, plain), False
     return _CHAT(
         record_id, fmt,
-        *settle(usage.prompt_tokens, usage.completion_tokens, reasoning, cached, write, total),
+        *settle(usage.prompt_tokens, usage.completion_tokens, total, reasoning, cached, write),
         cached, write, total, len(chat.choices), first, more, text_value(chat.model),
         time_value(chat.created), answer, empty,
     )  # fmt: skip
@@ -630,7 +627,7 @@ class TGI(_Shape):
         # no record id (none of custom_id, id, meta_info.id); no think leak (raw text carries
         # the trace by design); whether generated_text is ""
         return _TGI(
-            *settle(details.input_length, details.generated_tokens, None, None, None, None),
+            *settle(details.input_length, details.generated_tokens, None),
             _reason(details.finish_reason),
             _raw_text_empty(self.generated_text, plain),
             text_key(plain, self.generated_text),

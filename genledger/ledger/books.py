@@ -26,6 +26,7 @@ from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 from genledger.ledger.usage import SLOT_S, TIER_FACT, TIER_STARTS, USAGE_SUMS
 from genledger.ledger.window import Ends
+from genledger.parse.buckets import BUCKETS
 from genledger.parse.formats import FINISH_SEPARATOR
 from genledger.parse.schema import TABLES
 from genledger.rules.catalogue import (
@@ -193,19 +194,9 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Ratio("avg_comp", "total_comp", "n_counted"),
         Sum("total_prompt", "prompt_tokens", RECORD & NON_NEGATIVE("prompt_tokens"),
             stat="total_prompt"),
-        Sum("total_reasoning", "reasoning_tokens", RECORD & NON_NEGATIVE("reasoning_tokens"),
-            stat="total_reasoning", known="n_reasoning"),
-        Sum("total_cached_prompt", "cached_tokens", RECORD & NON_NEGATIVE("cached_tokens"),
-            stat="total_cached_prompt", known="n_cached"),
-        Sum("total_cache_write", "cache_write_tokens",
-            RECORD & NON_NEGATIVE("cache_write_tokens"), stat="total_cache_write",
-            known="n_cache_write"),
-        # the two buckets no v1/v2 stat holds (docs/formats.md; the others: reasoning,
-        # cached prompt, cache write)
-        Sum("total_input_uncached", "input_uncached", RECORD & NON_NEGATIVE("input_uncached"),
-            stat="total_input_uncached", known="n_input_uncached"),
-        Sum("total_output_visible", "output_visible", RECORD & NON_NEGATIVE("output_visible"),
-            stat="total_output_visible", known="n_output_visible"),
+        # the usage buckets, each summed over the records that report it (`parse.buckets`)
+        *(Sum(b.stat, b.column, RECORD & NON_NEGATIVE(b.column), stat=b.stat, known=b.known)
+          for b in BUCKETS),
         Sum("n_samples", "n_samples", RECORD, stat="n_samples"),
         Count("stream_chunks", FRAGMENT, stat="stream_chunks"),
         # by reason, the rows the rules `failed_requests` and `empty_outputs` fail
@@ -222,7 +213,8 @@ BOOKS: dict[str, tuple[Entry, ...]] = {
         Tally("finish_reasons", "more_finishes", RECORD, split=FINISH_SEPARATOR),
         Ids("ids", "record_id", RECORD),
         Priced("models", RECORD, by=("model", "format"), tier=TIER_FACT, time="created",
-               sums=("records", *USAGE_SUMS, "n_reasoning", "n_cached"), stat="models"),
+               sums=("records", *USAGE_SUMS, *(b.known for b in BUCKETS if b.by_model)),
+               stat="models"),
         # run health (docs/stats-json.md; `ledger.health`): the truncated records are the rows
         # of the rule `truncated_outputs`, counted once
         Quantile("output_tokens", "completion_tokens", RECORD & COUNTED),

@@ -23,21 +23,20 @@ from genledger.ledger.prices import TABLE, PriceTable, priced_by, table_version
 from genledger.ledger.records import FileState
 from genledger.ledger.stats import iso_utc
 from genledger.ledger.usage import USAGE_KEYS, priced_usage, slot
+from genledger.parse.buckets import BUCKETS, SIDE, SIDES
 from genledger.parse.declarations import SELF_HOSTED, FormatSet
 
 GROUP: str = "models"  # the books' `Priced` entry the cost reads
 FIELDS = GROUP_FIELDS[GROUP]
-OUTPUT_AT = USAGE_KEYS.index("output_tokens")
+OUTPUT_AT = USAGE_KEYS.index(SIDE["output"].price)
 UNNAMED = "(unnamed)"
 FLEET = "fleet"
 # The per-model numbers of `models`: (stat, sum of the price key, known-count sum or None);
 # the same sums as the dataset's own, so its models add up to it.
-MODEL_STATS = (
+MODEL_STATS: tuple[tuple[str, str, str | None], ...] = (
     ("n_done", "records", None),
-    ("total_comp", "total_comp", None),
-    ("total_prompt", "total_prompt", None),
-    ("total_reasoning", "total_reasoning", "n_reasoning"),
-    ("total_cached_prompt", "total_cached_prompt", "n_cached"),
+    *((side.stat, side.stat, None) for side in reversed(SIDES)),  # output's first
+    *((b.stat, b.stat, b.known) for b in BUCKETS if b.by_model),  # `parse.buckets`
 )
 SUMMED = tuple(dict.fromkeys(n for _, s, k in MODEL_STATS for n in (s, k) if n is not None))
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from genledger.parse.buckets import BUCKETS, SIDES
 from genledger.rules.catalogue import COUNTER_NAMES, RULES_BY_NAME
 
 DEFAULT_MAX_MODELS = 20  # model labels per dataset before the rest fold into `other`
@@ -33,44 +34,31 @@ class Family:
     stat: str  # a key of a block, or a dotted path into it
 
 
-# Per model of a dataset (the `models` block): the GenAI conventions' names.
+BY_MODEL = ("dataset", "model")
+# The usage families, by the GenAI conventions' names (`parse.buckets`): each side's whole and
+# the buckets the per-model block splits, per model; the other buckets named, per dataset.
+USAGE_BY_MODEL = (
+    *(Family(s.metric, s.metric_help, BY_MODEL, s.stat) for s in SIDES),
+    *(
+        Family(b.metric, b.metric_help, BY_MODEL, b.stat)
+        for b in BUCKETS
+        if b.metric and b.by_model
+    ),
+)
+USAGE_BY_DATASET = tuple(
+    Family(b.metric, b.metric_help, ("dataset",), b.stat)
+    for b in BUCKETS
+    if b.metric and not b.by_model
+)
+# Per model of a dataset (the `models` block).
 MODEL_FAMILIES = (
-    Family(
-        "gen_ai_usage_input_tokens", "Input (prompt) tokens", ("dataset", "model"), "total_prompt"
-    ),
-    Family(
-        "gen_ai_usage_output_tokens",
-        "Output tokens, reasoning included",
-        ("dataset", "model"),
-        "total_comp",
-    ),
-    Family(
-        "gen_ai_usage_cache_read_input_tokens",
-        "Input tokens read from the provider's cache",
-        ("dataset", "model"),
-        "total_cached_prompt",
-    ),
-    Family(
-        "gen_ai_usage_reasoning_output_tokens",
-        "Output tokens spent on reasoning",
-        ("dataset", "model"),
-        "total_reasoning",
-    ),
-    Family(
-        "genledger_model_records_done", "Records counted, by model", ("dataset", "model"), "n_done"
-    ),
-    Family(
-        "genledger_model_cost_usd", "Cost so far in USD, by model", ("dataset", "model"), "cost_usd"
-    ),
+    *USAGE_BY_MODEL,
+    Family("genledger_model_records_done", "Records counted, by model", BY_MODEL, "n_done"),
+    Family("genledger_model_cost_usd", "Cost so far in USD, by model", BY_MODEL, "cost_usd"),
 )
 # Per dataset: the dataset block's own stats (the models block splits no cache writes).
 DATASET_FAMILIES = (
-    Family(
-        "gen_ai_usage_cache_creation_input_tokens",
-        "Input tokens written to the provider's cache",
-        ("dataset",),
-        "total_cache_write",
-    ),
+    *USAGE_BY_DATASET,
     Family(
         "genledger_records_done", "Records counted (responses or samples)", ("dataset",), "n_done"
     ),

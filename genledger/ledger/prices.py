@@ -22,13 +22,21 @@ from typing import Any
 import orjson
 
 from genledger.config import UserPrice
-from genledger.ledger.usage import SLOT_S, TIER_STARTS, USAGE_KEYS, band_input
+from genledger.ledger.usage import (
+    SLOT_S,
+    TIER_STARTS,
+    USAGE_KEYS,
+    USER_FIELDS,
+    WHOLE_OF,
+    WHOLES,
+    band_input,
+)
 
 TABLE = "genai-prices"
 USER = "user"
-# genai-prices' price keys for the billed usage (`ledger.usage.USAGE_KEYS`), in that order
-PRICE_KEYS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok",
-              "output_reasoning_mtok")  # fmt: skip
+# genai-prices' price keys for the billed usage (`ledger.usage.USAGE_KEYS`), in that order:
+# `input_tokens` is priced by `input_mtok`
+PRICE_KEYS = tuple(key.removesuffix("_tokens") + "_mtok" for key in USAGE_KEYS)
 MILLION = Decimal(1_000_000)
 THOUSAND = Decimal(1_000)
 BATCH = {"processing": "batch"}  # genai-prices' price context of a batch API request
@@ -49,14 +57,12 @@ class Rates:
         """The price of `requests` requests using `usage` (summed, `USAGE_KEYS` order), as
         genai-prices computes it: a part priced apart (cache reads and writes, reasoning) is
         taken out of its whole (input, output); None when the parts exceed their whole."""
-        total_in, read, written, total_out, reasoning = usage
-        _, read_price, write_price, _, reasoning_price = self.per_million
-        input_rest = total_in - (read if read_price is not None else 0)
-        input_rest -= written if write_price is not None else 0
-        output_rest = total_out - (reasoning if reasoning_price is not None else 0)
-        if input_rest < 0 or output_rest < 0:
+        leaves = list(usage)
+        for at, whole in enumerate(WHOLE_OF):
+            if whole is not None and self.per_million[at] is not None:
+                leaves[whole] -= usage[at]
+        if any(leaves[at] < 0 for at in WHOLES):
             return None
-        leaves = (input_rest, read, written, output_rest, reasoning)
         total = sum(
             (
                 price * count
@@ -91,7 +97,7 @@ class Rates:
 
 def user_rates(price: UserPrice) -> Rates:
     """A user's `[prices."MODEL"]` entry as rates (no reasoning price apart)."""
-    given = (price.input, price.cache_read, price.cache_write, price.output, None)
+    given = tuple(None if name is None else getattr(price, name) for name in USER_FIELDS)
     return Rates(tuple(None if p is None else Decimal(str(p)) for p in given), None, USER)
 
 
@@ -207,10 +213,20 @@ def table_rates(
     return rates if rates.cost(probe, 1) == found.total_price else None
 
 
-def _probe(which: int) -> tuple[int, int, int, int, int]:
-    """A usage inside band `which` with every part non-zero."""
+def _probe(which: int) -> tuple[int, ...]:
+    """A usage inside band `which` with every part non-zero (the input's parts a quarter, an
+    eighth...; the output's 111, 55...)."""
     size = max(band_input(which), 1000)
-    return (size, size // 4, size // 8, 777, 111)
+    wholes = {WHOLES[0]: (size, size // 4), WHOLES[1]: (777, 111)}
+    nth = dict.fromkeys(WHOLES, 0)
+    probe = []
+    for at, whole in enumerate(WHOLE_OF):
+        if whole is None:
+            probe.append(wholes[at][0])
+        else:
+            probe.append(wholes[whole][1] >> nth[whole])
+            nth[whole] += 1
+    return tuple(probe)
 
 
 def _calc(usage: Any, model: str, provider: str | None, moment: datetime, context: Any) -> Any:
@@ -273,7 +289,7 @@ def _rates(model_price: Any, input_size: int, source: str) -> Rates | None:
                     break
             price = applicable
         found.append(price)
-    if found[0] is None or found[3] is None:
+    if any(found[at] is None for at in WHOLES):
         return None  # no plain input or output price: a text request cannot be priced
     return Rates(tuple(found[:-1]), found[-1], source)
 

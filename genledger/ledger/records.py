@@ -17,7 +17,7 @@ from genledger.ledger import books, jsonio
 from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
-from genledger.parse import declarations, schema
+from genledger.parse import declarations, schema, streams
 from genledger.parse.declarations import FormatSet
 from genledger.rules import catalogue
 from genledger.rules.result import RuleTally
@@ -30,7 +30,8 @@ RECOUNT = "counting changed since the last refresh (facts, books, rules or forma
 
 def counting_signature(formats: FormatSet, settings: str = "") -> str:
     """A digest of everything that decides what a file's counts are: the facts schema, the
-    books, the rule conditions, the built-in declarations and the user's, and the settings
+    books, the rule conditions, the built-in declarations, the stream families and the user's
+    declarations, and the settings
     the counts read (`Config.counting_settings`). Counts kept under another signature are
     read again."""
     parts = (
@@ -38,6 +39,7 @@ def counting_signature(formats: FormatSet, settings: str = "") -> str:
         books.signature(),
         catalogue.signature(),
         declarations.built_in_signature(),
+        streams.signature(),
         formats.signature(),
         settings,
     )

@@ -13,40 +13,39 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping
 
-# genai-prices' usage keys, in the order `priced_usage` gives them. `input_tokens` is every
-# prompt token (cache reads and writes included: they are its more specific parts), and
-# `output_tokens` every generated one (reasoning included).
-USAGE_KEYS = (
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "output_tokens",
-    "output_reasoning_tokens",
+from genledger.parse.buckets import SIDE, SIDES, parts_of
+
+# What a record is billed for, in genai-prices' usage keys: each side's whole (`input_tokens`
+# every prompt token, cache reads and writes included: they are its more specific parts;
+# `output_tokens` every generated one, reasoning included), then the buckets priced apart
+# inside it (`parse.buckets`). Per key: the books' sum `priced_usage` reads (each sums a fact
+# over the records that report a valid value), the position of its whole (None: a whole), and
+# the field of a user's `[prices."MODEL"]` entry that prices it.
+_PRICED = tuple(
+    row
+    for side in SIDES
+    for row in (
+        (side.price, side.stat, None, side.user_price),
+        *((b.price, b.stat, side.name, b.user_price) for b in parts_of(side) if b.price),
+    )
 )
-# The books' sums `priced_usage` reads (`genledger.ledger.books`: each sums a fact over the
-# records that report a valid value), and the fact whose own value picks a record's tier.
-USAGE_SUMS = (
-    "total_prompt",
-    "total_cached_prompt",
-    "total_cache_write",
-    "total_comp",
-    "total_reasoning",
+USAGE_KEYS: tuple[str, ...] = tuple(key for key, _, _, _ in _PRICED)
+USAGE_SUMS: tuple[str, ...] = tuple(stat for _, stat, _, _ in _PRICED)
+USER_FIELDS: tuple[str | None, ...] = tuple(user for _, _, _, user in _PRICED)
+_WHOLE_AT = {side.name: USAGE_KEYS.index(side.price) for side in SIDES}
+WHOLE_OF: tuple[int | None, ...] = tuple(
+    None if side is None else _WHOLE_AT[side] for _, _, side, _ in _PRICED
 )
-TIER_FACT = "prompt_tokens"
+WHOLES: tuple[int, ...] = tuple(_WHOLE_AT.values())
+TIER_FACT = SIDE["input"].column  # the fact whose own value picks a record's tier
 
 
-def priced_usage(sums: Mapping[str, int]) -> tuple[int, int, int, int, int]:
+def priced_usage(sums: Mapping[str, int]) -> tuple[int, ...]:
     """The one map from what the books sum of some records to what they are billed for
     (`USAGE_KEYS`): today's prompt count holds its cached and cache-written tokens and the
     completion count its reasoning, as genai-prices' input and output do. It is linear, so
     it gives the same whether it maps each record or the records' sums."""
-    return (
-        sums["total_prompt"],
-        sums["total_cached_prompt"],
-        sums["total_cache_write"],
-        sums["total_comp"],
-        sums["total_reasoning"],
-    )
+    return tuple(sums[stat] for stat in USAGE_SUMS)
 
 
 # Every input size at which some price of the table changes tier (a request whose input is

@@ -28,7 +28,7 @@ from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, p
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.streams import FAMILIES, event_family
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
-from genledger.parse.usage import settle
+from genledger.parse.usage import PARTS, SETTLED, settle
 
 # A reply with a reasoning field keeps its trace there; a think tag in its content means the
 # trace leaked into the answer, or the reply was cut inside an unclosed `<think>`.
@@ -313,25 +313,14 @@ def response_facts(
     completion = _valid_int(raw)
     finishes = _finishes(decl, body)
     counts = {column: _count(decl, column, body, floats) for column in OTHER_COUNTS}
-    prompt, completion, reasoning, uncached, visible, detail = settle(
-        counts.pop("prompt_tokens"),
-        completion,
-        counts.pop("reasoning_tokens"),
-        counts["cached_tokens"],
-        counts["cache_write_tokens"],
-        counts["total_tokens"],
-    )
+    settled = settle(counts["prompt_tokens"], completion, counts["total_tokens"],
+                     *(counts[column] for column in PARTS))  # fmt: skip
+    counts.update(zip(SETTLED, settled, strict=True))
     return RESPONSES.make(  # type: ignore[no-any-return]
         record_id=record_id(obj, outer, formats),
         format=None if outer is None else outer.name,
         count_type=None if raw is None else json_type(raw),
-        completion_tokens=completion,
         count_raw=None if raw is None or completion is not None else short_repr(raw),
-        prompt_tokens=prompt,
-        reasoning_tokens=reasoning,
-        input_uncached=uncached,
-        output_visible=visible,
-        usage_detail=detail,
         n_samples=_samples(decl, body, failed=failure is not None),
         finish_reason=finishes[0] if finishes else None,
         more_finishes=FINISH_SEPARATOR.join(finishes[1:]) or None,

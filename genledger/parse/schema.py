@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from genledger.parse.buckets import DECLARED, RESTS
+
 Facts = tuple[Any, ...]  # one record's facts, in its table's column order
 
 # How a declared column reads its value, by kind (a column may say otherwise: `Column.reads`).
@@ -100,20 +102,12 @@ RESPONSE_FACTS: tuple[Column, ...] = (
     _count("completion_tokens", "every generated or billed output token (output_visible + "
            "output_reasoning), when the count is a JSON int in int64 range", declared=True),
     _text("count_raw", "a short repr of a count that is no int, for examples"),
-    _count("prompt_tokens", "every input token (the three input buckets), where reported",
+    _count("prompt_tokens", "every input token (the input buckets), where reported",
            declared=True),
-    _count("reasoning_tokens", "bucket output_reasoning: reasoning tokens (a part of "
-           "completion), where reported", declared=True),
-    _count("cached_tokens", "bucket input_cache_read: prompt tokens read from a cache (a part "
-           "of prompt), where reported", declared=True),
-    _count("cache_write_tokens", "bucket input_cache_write: prompt tokens written to a cache "
-           "(a part of prompt), where reported", declared=True),
+    *(_count(b.column, f"bucket {b.name}: {b.meaning}", declared=True) for b in DECLARED),
     _count("total_tokens", "the record's own total of input and output tokens, where reported "
            "(the audit reads it)", declared=True),
-    _count("input_uncached", "bucket: prompt tokens neither read from nor written to a cache "
-           "(prompt - cached - cache_write)"),
-    _count("output_visible", "bucket: output tokens not reported as reasoning (completion - "
-           "reasoning)"),
+    *(_count(b.column, f"bucket {b.name}: {b.meaning}") for b in RESTS),
     _text("usage_detail", "how the record's own numbers contradict each other (null: they "
           "agree)"),
     Column("n_samples", "int", "completions in the record (0: a fragment or a failed request)",
@@ -209,15 +203,6 @@ def states_of(maker: Callable[..., Facts]) -> tuple[str, ...]:
     found: tuple[str, ...] = getattr(maker, "states", ())
     return found
 
-
-# The usage buckets (docs/formats.md), never overlapping, and the column holding each.
-BUCKETS: dict[str, str] = {
-    "input_uncached": "input_uncached",
-    "input_cache_read": "cached_tokens",
-    "input_cache_write": "cache_write_tokens",
-    "output_visible": "output_visible",
-    "output_reasoning": "reasoning_tokens",
-}
 
 RESPONSES = FactTable("responses", RESPONSE_FACTS)
 TOKENIZED = FactTable("tokenized", TOKENIZED_FACTS)

@@ -6,17 +6,21 @@ read afterwards by the same declarations as a reply that was never streamed.
 
 A fold is a monoid: `combine(fold(a), fold(b)) == fold(a + b)` for any cut of a stream's
 events, so pieces of a file read apart assemble as in one pass (`genledger.ledger.streams`).
-Usage is merged per field (cumulative providers: the last reported value; delta providers:
-the sum); a field no event reports stays missing.
+Usage is merged per field, as the usage buckets' table says each count combines in each
+family's streams (`genledger.parse.buckets`: cumulative providers report running totals, of
+which the last counts; delta providers' counts are summed); a field no event reports stays
+missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from genledger.parse.paths import Condition, Field, parse_condition, parse_field
+from genledger.parse.buckets import BUCKETS, SIDES, Bucket, Side, merge_in
+from genledger.parse.declarations import BUILT_IN
+from genledger.parse.paths import ANY, Condition, Field, parse_condition, parse_field
 
 Acc = dict[str, Any]  # a fold: JSON-able, so open streams travel in the state file
 INCOMPLETE = "stream ended without its final event"
@@ -47,7 +51,6 @@ class Family:
     closers: frozenset[str] = frozenset()
     key: Field | None = None
     usage: Field | None = None  # the event's usage object (merged per field)
-    delta_usage: bool = False  # usage counts are deltas (summed), not running totals
     text: Field | None = None
     reasoning: Field | None = None
     tools: Field | None = None
@@ -62,6 +65,9 @@ class Family:
     # (Groq's compound models give every chunk of a stream a new id)
     opener: tuple[tuple[Condition, ...], ...] = ()
     error_ends: bool = True  # an error event ends the request (Responses: `response.failed` does)
+    # `choices[].index` tells a request's choices apart (n > 1): each is folded on its own, as
+    # the SDK's accumulator keeps one choice per index
+    indexed: bool = False
     build: Callable[[Acc], dict[str, Any]] = lambda acc: acc.get("b") or {}
 
     def paths(self) -> list[Any]:
@@ -73,17 +79,44 @@ class Family:
         return found + [p for f in fields if f is not None for p in f.paths]
 
 
-def _merge_usage(a: Any, b: Any, add: bool) -> Any:
-    """Per field: b's reported values over a's (or their sum for delta counts); nested objects
-    merged the same way; a field neither reports stays absent."""
+def _merge_usage(a: Any, b: Any, summed: frozenset[str], name: str = "") -> Any:
+    """Per field: b's reported values over a's (the sum of both for a field in `summed`:
+    delta counts); nested objects merged the same way; a field neither reports stays absent."""
     if not isinstance(a, dict) or not isinstance(b, dict):
-        if add and type(a) is int and type(b) is int:
+        if name in summed and type(a) is int and type(b) is int:
             return a + b
         return a if b is None else b
     out = dict(a)
     for key, value in b.items():
-        out[key] = _merge_usage(out.get(key), value, add) if key in out else value
+        out[key] = _merge_usage(out.get(key), value, summed, key) if key in out else value
     return out
+
+
+def _usage_fields() -> dict[str, frozenset[str]]:
+    """Each usage field name the built-in declarations read a count from (the last key of
+    its path: `usage.output_tokens` is `output_tokens`), with the facts columns it feeds."""
+    found: dict[str, set[str]] = {}
+    for decl in BUILT_IN:
+        for column, value in decl.counts:
+            for path in value.paths:
+                if path.steps and path.steps[-1][0] != ANY:
+                    found.setdefault(path.steps[-1][0], set()).add(column)
+    return {name: frozenset(columns) for name, columns in found.items()}
+
+
+USAGE_FIELDS = _usage_fields()
+_USAGE_ROWS: tuple[Side | Bucket, ...] = (*SIDES, *BUCKETS)
+_ROWS: dict[str, Side | Bucket] = {row.column: row for row in _USAGE_ROWS}
+
+
+def summed_fields(family: str) -> frozenset[str]:
+    """The usage fields a stream of `family` sums across its events: those of a whole or a
+    bucket whose counts the family's events report as deltas (`parse.buckets`)."""
+    return frozenset(
+        name
+        for name, columns in USAGE_FIELDS.items()
+        if any(c in _ROWS and merge_in(_ROWS[c], family) == "sum" for c in columns)
+    )
 
 
 def _parts(a: list[Any], b: list[Any]) -> list[Any]:
@@ -114,7 +147,7 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
         return a
     out: Acc = {"n": a["n"] + b["n"]}
     if "u" in a or "u" in b:
-        out["u"] = _merge_usage(a.get("u"), b.get("u"), family.delta_usage)
+        out["u"] = _merge_usage(a.get("u"), b.get("u"), SUMMED[family.name])
     for key in ("t", "r", "tl"):  # texts, reasoning, tool calls: their deltas in order
         if key in a or key in b:
             out[key] = a.get(key, "") + b.get(key, "")
@@ -128,6 +161,10 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
         value = a.get(key, b.get(key))
         if value is not None:
             out[key] = value
+    if "x" in a or "x" in b:  # the other choices, each folded as the first
+        ours, theirs = a.get("x", {}), b.get("x", {})
+        out["x"] = {k: combine(family, ours.get(k, {}), theirs.get(k, {}))
+                    for k in dict.fromkeys([*ours, *theirs])}  # fmt: skip
     return out
 
 
@@ -141,6 +178,14 @@ def _texts(path: Field | None, obj: dict[str, Any]) -> str | None:
 def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     """One event as a fold; `record`: a record a declaration reads alone (kept whole, so a
     request of that one event is read exactly as before)."""
+    if family.indexed and not record:
+        others = _other_choices(obj)
+        if others:
+            return _indexed(family, obj, others)
+    return _fold(family, obj, record)
+
+
+def _fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     acc: Acc = {"n": 1}
     if record:
         acc["o"] = obj
@@ -168,6 +213,36 @@ def fold(family: Family, obj: dict[str, Any], record: bool = False) -> Acc:
     base = obj if family.whole else None if family.base is None else family.base.first(obj)
     if isinstance(base, dict):
         acc["b"] = base
+    return acc
+
+
+def _choice_index(choice: Any) -> int:
+    index = choice.get("index", 0) if isinstance(choice, dict) else 0
+    return index if type(index) is int else 0
+
+
+def _other_choices(obj: dict[str, Any]) -> dict[int, list[Any]]:
+    """The event's choices of an index other than 0, by index (none for most events)."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list):
+        return {}
+    others: dict[int, list[Any]] = {}
+    for choice in choices:
+        if _choice_index(choice) != 0:
+            others.setdefault(_choice_index(choice), []).append(choice)
+    return others
+
+
+def _indexed(family: Family, obj: dict[str, Any], others: dict[int, list[Any]]) -> Acc:
+    """An event of several choices: the first choice's fold, with each other choice's own
+    (`x`, by index: texts and finish reason only; the event counts once)."""
+    first = [c for c in obj["choices"] if _choice_index(c) == 0]
+    acc = _fold(family, {**obj, "choices": first})
+    acc["x"] = {}
+    for index, choices in sorted(others.items()):
+        own = _fold(family, {"choices": choices})
+        own["n"] = 0
+        acc["x"][str(index)] = own  # a text key: the fold travels as JSON
     return acc
 
 
@@ -237,13 +312,19 @@ def _chat(acc: Acc) -> dict[str, Any]:
         message["tool_calls"] = [{"type": "function", "function": {"arguments": acc["tl"]}}]
     choice = {"index": 0, "message": message, "finish_reason": acc.get("f")}
     out = {"object": "chat.completion", "id": acc.get("i"), "model": acc.get("m")}
-    return {**out, "choices": [choice], "usage": acc.get("u")}
+    choices = [choice, *(_chat(own)["choices"][0] | {"index": int(index)}
+                         for index, own in sorted(acc.get("x", {}).items(),
+                                                  key=lambda item: int(item[0])))]  # fmt: skip
+    return {**out, "choices": choices, "usage": acc.get("u")}
 
 
 def _text_completion(acc: Acc) -> dict[str, Any]:
     choice = {"index": 0, "text": acc.get("t", ""), "finish_reason": acc.get("f")}
     out = {"object": "text_completion", "id": acc.get("i"), "model": acc.get("m")}
-    return {**out, "choices": [choice], "usage": acc.get("u")}
+    others = sorted(acc.get("x", {}).items(), key=lambda item: int(item[0]))
+    choices = [choice, *(_text_completion(own)["choices"][0] | {"index": int(index)}
+                         for index, own in others)]  # fmt: skip
+    return {**out, "choices": choices, "usage": acc.get("u")}
 
 
 def _gemini(acc: Acc) -> dict[str, Any]:
@@ -382,6 +463,7 @@ FAMILIES: tuple[Family, ...] = (
         tools=_field("choices[].delta.tool_calls"),
         finish=_field("choices[].finish_reason"),
         model=_field("model"),
+        indexed=True,
         build=_chat,
     ),
     # OpenAI legacy /v1/completions streams: usage only on a last chunk with no choices
@@ -394,6 +476,7 @@ FAMILIES: tuple[Family, ...] = (
         text=_field("choices[].text"),
         finish=_field("choices[].finish_reason"),
         model=_field("model"),
+        indexed=True,
         build=_text_completion,
     ),
     # Gemini streamGenerateContent (REST camelCase, or the Python SDK's snake_case dump):
@@ -483,6 +566,23 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def signature() -> str:
+    """A text that changes when a stream family changes (kept in state records): its fields,
+    its final object's builder by name."""
+
+    def stable(value: Any) -> Any:  # a set's order changes from process to process
+        return sorted(value) if isinstance(value, frozenset) else value
+
+    return repr([
+        [*(stable(getattr(f, x.name)) for x in fields(f) if x.name != "build"),
+         f.build.__qualname__]
+        for f in FAMILIES
+    ])  # fmt: skip
+
+
+SUMMED = {family.name: summed_fields(family.name) for family in FAMILIES}
 # A closer record's family, by the format that reads it alone (`error`: any open stream's)
 CLOSER_FORMATS = frozenset(f for family in FAMILIES for f in family.closers)
 CLOSERS = {

@@ -22,9 +22,33 @@ the numbers; a declaration that states a quirk (with `a - b`, `a + b`) has nothi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-Settled = tuple[Any, Any, Any, Any, Any, str | None]
+from genledger.parse.buckets import DECLARED, RESTS, SIDES, UNITEMISED, parts_of
+
+# The declared parts in `settle`'s order (the buckets' table order), each with its side's
+# position in `SIDES`; each rest with its side's; where the unitemised output goes.
+PARTS: tuple[str, ...] = tuple(b.column for b in DECLARED)
+_SIDE_AT = {side.name: i for i, side in enumerate(SIDES)}
+_PART_SIDE = tuple(_SIDE_AT[b.side] for b in DECLARED)
+_REST_SIDE = tuple(_SIDE_AT[b.side] for b in RESTS)
+_UNITEMISED = DECLARED.index(UNITEMISED)
+_OUTPUT = _SIDE_AT[UNITEMISED.side]
+_UNITEMISED_WORD = UNITEMISED.name.removeprefix(f"{UNITEMISED.side}_")  # reasoning
+# (side position, its parts' positions, how the audit names the whole and each part), in the
+# order the audit reports a part above its whole: the side of the first declared part first.
+_AUDITED = tuple(
+    (_SIDE_AT[side.name], tuple(DECLARED.index(b) for b in parts_of(side)), side.audit)
+    for side in sorted(
+        SIDES, key=lambda s: min((DECLARED.index(b) for b in parts_of(s)), default=len(DECLARED))
+    )
+)
+# What `settle` gives, in order: the facts columns it sets.
+SETTLED: tuple[str, ...] = (
+    *(side.column for side in SIDES), UNITEMISED.column, *(b.column for b in RESTS),
+    "usage_detail",
+)  # fmt: skip
 
 
 def _count(value: Any) -> int | None:
@@ -32,69 +56,80 @@ def _count(value: Any) -> int | None:
     return value if value is not None and value >= 0 else None
 
 
-def settle(
-    prompt: Any, completion: Any, reasoning: Any, cached: Any, write: Any, total: Any
-) -> Settled:
-    """(prompt, completion, reasoning, input_uncached, output_visible, finding) of a record
-    whose declared counts are given (ints in int64 range, or None); `finding` is None when
-    its numbers agree."""
-    if (
-        total is None
-        and reasoning is None
-        and cached is None
-        and write is None
-        and (completion is None or completion >= 0)
-        and (prompt is None or prompt >= 0)
-    ):
-        return prompt, completion, None, prompt, completion, None  # nothing to compare
-    # The common record: every count >= 0 or absent, and its numbers agree.
-    if (
-        (completion is None or completion >= 0)
-        and (
-            reasoning is None
-            or (reasoning >= 0 and (completion is None or reasoning <= completion))
-        )
-        and (prompt is None or prompt >= 0)
-        and (cached is None or cached >= 0)
-        and (write is None or write >= 0)
-    ):
-        parts = (cached or 0) + (write or 0)
-        if (prompt is None or parts <= prompt) and (
-            total is None or prompt is None or completion is None or total == prompt + completion
-        ):
-            visible = None if completion is None else completion - (reasoning or 0)
-            uncached = None if prompt is None else prompt - parts
-            return prompt, completion, reasoning, uncached, visible, None
-    return _audited(prompt, completion, reasoning, cached, write, total)
+def _settle_source() -> str:
+    """`settle`'s source, written from the table once: it runs for every record, and a loop
+    over the buckets costs several times a plain expression (the rare audit is a loop)."""
+    wholes = [side.column for side in SIDES]
+    valid = [f"({n} is None or {n} >= 0)" for n in (*wholes, *PARTS)]
+    inside = {
+        side.name: " + ".join(f"({b.column} or 0)" for b in parts_of(side)) or "0" for side in SIDES
+    }
+    fits = [f"({w.column} is None or in_{w.name} <= {w.column})" for w in SIDES]
+    agree = f"total is None or {' is None or '.join(wholes)} is None or total == " + " + ".join(
+        wholes
+    )
+    rests = [
+        f"None if {SIDES[i].column} is None else {SIDES[i].column} - in_{SIDES[i].name}"
+        for i in _REST_SIDE
+    ]
+    nothing = " and ".join(f"{n} is None" for n in ("total", *PARTS))
+    plain_rests = ", ".join(SIDES[i].column for i in _REST_SIDE)
+    return "\n".join([
+        f"def settle({', '.join(wholes)}, total, {', '.join(f'{n}=None' for n in PARTS)}):",
+        f"    if {nothing} and {' and '.join(valid[:len(wholes)])}:",
+        f"        return ({', '.join(wholes)}, None, {plain_rests}, None)",
+        f"    if {' and '.join(valid)}:",
+        *(f"        in_{name} = {text}" for name, text in inside.items()),
+        f"        if {' and '.join(fits)} and ({agree}):",
+        f"            return ({', '.join(wholes)}, {UNITEMISED.column}, {', '.join(rests)}, None)",
+        f"    return _audited([{', '.join(wholes)}], total, [{', '.join(PARTS)}])",
+        "",
+    ])  # fmt: skip
 
 
-def _audited(
-    prompt: Any, completion: Any, reasoning: Any, cached: Any, write: Any, total: Any
-) -> Settled:
+def _compiled() -> Callable[..., tuple[Any, ...]]:
+    scope: dict[str, Any] = {"_audited": _audited}
+    exec(compile(_settle_source(), "<usage.settle>", "exec"), scope)
+    function: Callable[..., tuple[Any, ...]] = scope["settle"]
+    function.__doc__ = (
+        "The facts `SETTLED` names — (prompt, completion, the unitemised part, each rest, "
+        "finding) — of a record whose declared counts are given: its wholes, its total and "
+        "its declared parts in `PARTS` order (ints in int64 range, or None; a part left out "
+        "is None). `finding` is None when its numbers agree."
+    )
+    return function
+
+
+def _audited(given: list[Any], total: Any, parts: list[Any]) -> tuple[Any, ...]:
     findings = []
-    out, part = _count(completion), _count(reasoning)
-    if out is not None and part is not None and part > out:
-        findings.append(f"reasoning_tokens {part} > completion {out}: counted beside it")
-        out = completion = out + part
-    into, read, written = _count(prompt), _count(cached), _count(write)
-    parts = (read or 0) + (written or 0)
-    if into is not None and parts > into:
-        named = " + ".join(
-            f"{name} {value}"
-            for name, value in (("cached", read), ("cache_write", written))
-            if value is not None
-        )
-        findings.append(f"{named} > prompt {into}: counted beside it")
-        into = prompt = into + parts
+    valid: list[Any] = [_count(w) for w in given]
+    read: list[Any] = [_count(p) for p in parts]
+    for side, places, audit in _AUDITED:
+        within = sum(read[i] or 0 for i in places)
+        if valid[side] is not None and within > valid[side]:
+            named = " + ".join(
+                f"{DECLARED[i].audit} {read[i]}" for i in places if read[i] is not None
+            )
+            findings.append(f"{named} > {audit} {valid[side]}: counted beside it")
+            valid[side] = given[side] = valid[side] + within
     whole = _count(total)
-    if whole is not None and into is not None and out is not None and whole != into + out:
-        findings.append(f"total_tokens {whole} ≠ prompt {into} + completion {out}")
-        if whole > into + out:  # billed output the format did not itemise
-            extra = whole - into - out
-            findings[-1] += f": {extra} more output counted as reasoning"
-            out = completion = out + extra
-            if reasoning is None or part is not None:  # an invalid figure stays as it is
-                part = reasoning = (part or 0) + extra
-    visible = None if out is None else out - (part or 0)
-    uncached = None if into is None else into - parts
-    return prompt, completion, reasoning, uncached, visible, "; ".join(findings) or None
+    if whole is not None and None not in valid and whole != sum(valid):
+        findings.append(
+            f"total_tokens {whole} ≠ "
+            + " + ".join(f"{side.audit} {valid[i]}" for i, side in enumerate(SIDES))
+        )
+        if whole > sum(valid):  # billed output the format did not itemise
+            extra = whole - sum(valid)
+            findings[-1] += f": {extra} more output counted as {_UNITEMISED_WORD}"
+            valid[_OUTPUT] = given[_OUTPUT] = valid[_OUTPUT] + extra
+            if parts[_UNITEMISED] is None or read[_UNITEMISED] is not None:
+                # an invalid figure stays as it is
+                read[_UNITEMISED] = parts[_UNITEMISED] = (read[_UNITEMISED] or 0) + extra
+    inside = [0] * len(SIDES)
+    for place, value in zip(_PART_SIDE, read, strict=True):
+        inside[place] += value or 0
+    rests = (None if valid[i] is None else valid[i] - inside[i] for i in _REST_SIDE)
+    return (*given, parts[_UNITEMISED], *rests, "; ".join(findings) or None)
+
+
+settle = _compiled()

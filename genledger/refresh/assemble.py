@@ -1,5 +1,5 @@
-"""Stream events into requests while a file's lines are counted: the one place a line's
-facts are handed to the stream assembler (`genledger.ledger.streams`).
+"""Stream events into requests while a file's lines (or a Parquet shard's rows) are counted: the
+one place their facts are handed to the stream assembler (`genledger.ledger.streams`).
 
 A line whose facts are a stream event (or a record that may end an open stream) is decoded
 again here and fed to the file's `StreamState`; a request it settles becomes rows of the
@@ -8,6 +8,8 @@ declarations from its final object exactly as a reply that was never streamed.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
@@ -40,7 +42,17 @@ class Assembler:
     ) -> None:
         """Feed a line's records (events, or records that may end a stream) and add the rows
         of every request they settle; other records are added as they are."""
-        records = records_of(content)
+        self.records(builder, number, offset, records_of(content), facts)
+
+    def records(
+        self,
+        builder: TableBuilder,
+        number: int,
+        offset: int,
+        records: list[Any],
+        facts: list[Facts],
+    ) -> None:
+        """`line` of records already decoded (a Parquet row is one record)."""
         for item, (obj, fact) in enumerate(zip(records, facts, strict=True)):
             chunk, form = fact[CHUNK], fact[FORMAT]
             family = event_family(obj) if chunk else None

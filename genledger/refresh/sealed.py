@@ -19,6 +19,7 @@ from genledger.parse.formats import keys_read
 from genledger.parse.line import facts_of_record
 from genledger.parse.schema import TOKENIZED
 from genledger.parse.table import TableBuilder
+from genledger.refresh.assemble import Assembler
 from genledger.refresh.count import CHUNK_ROWS, prompt_tally, tally_blocks, tally_table
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
@@ -274,16 +275,18 @@ def _responses(
 ) -> FileTally:
     """Each row is a record, read through the same format facts as a JSON object (struct
     columns are nested objects). Only the columns the declarations read are decoded; a row
-    with no count is read again whole, so its reason names every key it has."""
+    with no count is read again whole, so its reason names every key it has. Rows that are
+    stream events are assembled into requests as a JSONL file's lines are."""
     wanted = keys_read(reading.formats)
     counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
     done, builder = FileTally(), TableBuilder("responses", name)
+    streams = Assembler(name, reading, anchored=groups is None or groups.start == 0)
     read = columns if pruned else None
     for batch in _batches(shard, read, groups, name, "responses", reading):
         if isinstance(batch, FileTally):
-            return done + tally_table(builder, reading) + batch
+            return _with_streams(done + tally_table(builder, reading) + batch, streams)
         first = batch.first
         records = arrowtok.records_with_stand_ins(batch.data, counted)
         facts = [facts_of_record(record, "responses", reading.formats) for record in records]
@@ -291,15 +294,35 @@ def _responses(
             try:
                 facts = _whole_where_missing(batch, facts, reading)
             except CorruptRowGroup as exc:  # an unread column of these rows is corrupt
-                return (
-                    done + tally_table(builder, reading) + _corrupt(exc, name, "responses", reading)
-                )
+                corrupt = _corrupt(exc, name, "responses", reading)
+                return _with_streams(done + tally_table(builder, reading) + corrupt, streams)
         for index, row_facts in enumerate(facts, start=first):
-            builder.add(index + 1, index, 0, row_facts)
+            if streams.takes([row_facts]):
+                record = [_as_json(records[index - first])]
+                streams.records(builder, index + 1, index, record, [row_facts])
+            else:
+                builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
                 done = done + tally_table(builder, reading)
                 builder = TableBuilder("responses", name)
-    return done + tally_table(builder, reading)
+    return _with_streams(done + tally_table(builder, reading), streams)
+
+
+def _with_streams(tally: FileTally, streams: Assembler) -> FileTally:
+    """The tally with the streams still open at its end (settled with the file)."""
+    tally.streams, tally.books = streams.state, streams.books
+    return tally
+
+
+def _as_json(value: Any) -> Any:
+    """A Parquet row as the JSON object it was written from: a null of the shard's schema
+    (the union of its rows' keys) is a key that row did not have, so `has(...)` tells stream
+    events apart as in JSONL."""
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    return value
 
 
 def _whole_where_missing(batch: Batch, facts: list[Any], reading: Reading) -> list[Any]:

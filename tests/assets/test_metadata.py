@@ -74,3 +74,24 @@ def test_the_usage_buckets_cache_writes_and_the_audit_are_plotted_numbers(tmp_pa
     assert sum(v for k, v in buckets.items() if k.startswith("input")) == block["total_prompt"]
     assert sum(v for k, v in buckets.items() if k.startswith("output")) == block["total_comp"]
     assert metadata["usage_inconsistent"] == dg.MetadataValue.int(1)
+
+
+def test_the_records_reporting_their_prompt_are_plotted_and_every_bucket_has_its_label(
+    tmp_path: Path,
+) -> None:
+    from genledger.parse.buckets import BUCKETS
+
+    dataset = sdk.openai_chat_dataset(sdk.PYDANTIC_DUMPS["model_dump_json"])
+    # a record whose usage leaves out the prompt count: counted, its prompt unknown
+    no_prompt = b'{"choices": [{"message": {"content": "4"}}], "usage": {"completion_tokens": 3}}'
+    block = collect(tmp_path, [*dataset.lines, no_prompt])["datasets"]["ds"]
+    (found,) = discover(tmp_path / "data", Config())
+    metadata = file_asset_metadata(found, "responses", block, failure_count=0)
+    assert metadata["n_prompt_counted"] == dg.MetadataValue.int(dataset.truth.n_done)
+    assert metadata["n_counted"] == dg.MetadataValue.int(dataset.truth.n_done + 1)
+    for bucket in BUCKETS:  # each bucket plotted under its label, as its stat sums it
+        if block[bucket.stat] is None:  # no record reports it (cache writes): not plotted
+            assert bucket.label not in metadata
+        else:
+            assert metadata[bucket.label] == dg.MetadataValue.int(block[bucket.stat])
+    assert block["total_cache_write"] is None and block["total_input_uncached"] is not None

@@ -92,3 +92,74 @@ def test_a_streamed_tool_call_is_its_own_answer_so_different_calls_are_no_duplic
     assert weather != other  # another city: another answer
     assert weather == again  # the same call, its stream cut elsewhere: the same answer
     assert weather[0]["function"]["arguments"] == 'call_1weather{"city": "Paris"}'
+
+
+N_CHOICES = {0: ["The", " sky"], 1: ["Blue", "!"], 2: ["It", " is", " blue"]}
+
+
+def _n_choice_stream() -> list[dict[str, Any]]:
+    """An n=3 chat stream as the OpenAI SDK yields it: the choices' deltas interleaved, each
+    choice ending with its own finish reason, then the usage chunk."""
+    from openai.types.chat import ChatCompletionChunk
+
+    def chunk(choices: list[Any], usage: Any = None) -> dict[str, Any]:
+        made = ChatCompletionChunk.model_validate({
+            "id": "chatcmpl-n", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-4o-mini", "choices": choices, "usage": usage})  # fmt: skip
+        return made.model_dump(mode="json", exclude_none=True)
+
+    roles = [{"index": i, "delta": {"role": "assistant", "content": ""}} for i in N_CHOICES]
+    events = [chunk(roles)]
+    for step in range(max(len(words) for words in N_CHOICES.values())):
+        events.append(chunk([{"index": i, "delta": {"content": words[step]}}
+                             for i, words in N_CHOICES.items() if step < len(words)]))  # fmt: skip
+    events += [chunk([{"index": i, "delta": {}, "finish_reason": "stop"}]) for i in N_CHOICES]
+    events.append(chunk([], {"prompt_tokens": 9, "completion_tokens": 7, "total_tokens": 16}))
+    return events
+
+
+def test_a_stream_of_n_choices_keeps_one_answer_per_index_however_it_is_cut() -> None:
+    from genledger.parse.formats import response_facts
+
+    chat, events = BY_NAME["openai_chat"], _n_choice_stream()
+    whole: dict[str, Any] = {}
+    for event in events:
+        whole = combine(chat, whole, fold(chat, event))
+    reply = final_object(chat, whole)
+    # as the SDK's accumulator: a choice per index, each its own text and finish reason
+    assert [c["index"] for c in reply["choices"]] == list(N_CHOICES)
+    assert [c["message"]["content"] for c in reply["choices"]] == [
+        "".join(words) for words in N_CHOICES.values()
+    ]
+    assert all(c["finish_reason"] == "stop" for c in reply["choices"])
+    facts = response_facts(reply)
+    assert (facts.n_samples, facts.completion_tokens, facts.prompt_tokens) == (3, 7, 9)
+    for cut in range(1, len(events)):  # a fold is a monoid: any cut combines to the whole
+        left: dict[str, Any] = {}
+        right: dict[str, Any] = {}
+        for event in events[:cut]:
+            left = combine(chat, left, fold(chat, event))
+        for event in events[cut:]:
+            right = combine(chat, right, fold(chat, event))
+        assert combine(chat, left, right) == whole
+
+
+def test_the_families_signature_is_stable_and_moves_with_a_family(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+    import subprocess
+    import sys
+
+    from genledger.parse import streams
+
+    code = "from genledger.parse.streams import signature; print(signature())"
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout for _ in range(2)}  # fmt: skip
+    assert runs == {streams.signature() + "\n"}  # not a set's or a function's address
+    before = streams.signature()
+    chat = dataclasses.replace(streams.BY_NAME["openai_chat"], indexed=False)
+    monkeypatch.setattr(
+        streams, "FAMILIES", tuple(chat if f.name == chat.name else f for f in streams.FAMILIES)
+    )
+    assert streams.signature() != before

@@ -22,7 +22,7 @@ def test_the_buckets_never_overlap_and_add_up_to_the_totals(
     prompt: Any, completion: Any, reasoning: Any, cached: Any, write: Any, total: Any
 ) -> None:
     p, c, r, uncached, visible, finding = settle(
-        prompt, completion, reasoning, cached, write, total
+        prompt, completion, total, reasoning, cached, write
     )
     if c is not None:
         assert visible is not None and visible >= 0
@@ -44,14 +44,14 @@ def test_numbers_that_agree_are_never_flagged(
     completion = None if visible is None else visible + (reasoning or 0)
     whole = None if prompt is None else prompt + (cached or 0) + (write or 0)
     total = None if whole is None or completion is None else whole + completion
-    assert settle(whole, completion, reasoning, cached, write, total)[-1] is None
+    assert settle(whole, completion, total, reasoning, cached, write)[-1] is None
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.tuples(ANY_INT, ANY_INT, ANY_INT, ANY_INT, ANY_INT, ANY_INT))
 def test_a_count_that_is_no_count_is_never_made_into_one(counts: tuple[Any, ...]) -> None:
-    p, c, r, uncached, visible, _ = settle(*counts)
-    prompt, completion, reasoning = counts[:3]
+    prompt, completion, reasoning, cached, write, total = counts
+    p, c, r, uncached, visible, _ = settle(prompt, completion, total, reasoning, cached, write)
     # a negative (invalid) figure stays what it was, and buckets are never below 0
     for given_, kept in ((prompt, p), (completion, c), (reasoning, r)):
         if given_ is not None and given_ < 0:
