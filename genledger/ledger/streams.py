@@ -29,6 +29,7 @@ from genledger.parse.streams import (
     is_trailing,
 )
 
+ENDED_KEPT = 8  # requests an error ended whose closing event may still come, the latest kept
 ANY = "*"  # a head that is an error record: it ends whichever stream was open before it
 Key = tuple[str, str | None]
 
@@ -181,7 +182,7 @@ class StreamState:
         target.line, target.offset = line, offset
         done.append(self._close(target))
         if form == "error" and not family.error_ends:  # Responses: `response.failed` follows
-            self.ended = [*self.ended[-7:], (target.family, target.key)]
+            self.ended = [*self.ended[1 - ENDED_KEPT :], (target.family, target.key)]
         return [p for p in done if not p.unanchored]
 
     def absorbs(self, family: Family, obj: dict[str, Any]) -> bool:
@@ -259,7 +260,6 @@ class StreamState:
         out.touched = True
         out.firsts = {**other.firsts, **self.firsts}
         out.seen = set() if self.anchored else self.seen | other.seen
-        out.ended = out.ended + other.ended
         done: list[Partial] = []
         for name, key in other.starts:
             p = out._find(name, key)
@@ -276,9 +276,10 @@ class StreamState:
         settled = [p for p in other.open if not p.unanchored]
         for u in sorted(pending, key=lambda p: p.line):
             done.extend(self._resolve(out, u))
+        # the errors among those heads ended requests before `other`'s own errors did
+        out.ended = (out.ended + other.ended)[-ENDED_KEPT:]
         out.open.extend(settled)
-        if self.anchored:
-            out.starts = []
+        out.starts = [] if self.anchored else out.starts + other.starts
         return out, done
 
     def _resolve(self, out: StreamState, u: Partial) -> list[Partial]:
@@ -307,8 +308,11 @@ class StreamState:
                 # a usage event closes only a finished request (as in one pass)
                 closed=u.closed or (target.finished and u.trailing_first),
                 incomplete=u.incomplete,
+                opened=target.opened,
             )
             out.open.remove(target)
+            if u.family == ANY and not family.error_ends:  # Responses: `response.failed` follows
+                out.ended = [*out.ended[1 - ENDED_KEPT :], (target.family, target.key)]
             if joined.closed and joined.unanchored:
                 out.heads.append(joined)
             elif joined.closed:
@@ -317,7 +321,9 @@ class StreamState:
                 out.open.append(joined)
             return []
         known = (u.family, u.key) in self.seen or u.family in {n for n, _ in self.seen}
-        if self.anchored or (known and u.family != ANY) or (u.family == ANY and self.touched):
+        # an error with nothing open ends the latest request open before both stretches, as
+        # in one pass (which keeps it waiting however much came before it in its stretch)
+        if self.anchored or (known and u.family != ANY):
             u.unanchored = False
             if u.closed:
                 return [u]
