@@ -148,7 +148,7 @@ RUNS = st.lists(
 @settings(max_examples=500, deadline=None)
 @given(RUNS)
 def test_an_answer_as_orjson_escapes_it_has_its_texts_key(text: str) -> None:
-    # the escaped bytes are collapsed without decoding them (bytes.replace), as the text is
+    # the escaped bytes are collapsed without decoding them, exactly as the text is
     body = escaped(text)
     assert key_of_escaped([body]) == key_of_texts([text])
     assert key_of_spelled(b'"' + body + b'"') == key_of_texts([text])
