@@ -406,6 +406,7 @@ class _Writer:
         self.sums: list[str] = []
         self.counters: list[str] = []
         self.groups: list[str] = []
+        self.hoisted: dict[str, str] = {}  # a shared conjunct's repr: its row local
 
     def function(self, rules: list[Any], entries: list[Any]) -> list[str]:
         """`def account(rows, add, names, sinks)` returning (sums, counters, groups); `sinks`:
@@ -425,27 +426,26 @@ class _Writer:
             body += [f"    g{i} = {{}}", f"    pk{i} = None"]
             body += [f"    b{i}_{j} = 0" for j in range(len(entry.sums))]
         body.append("    for v in rows:")
+        # Entries under the same condition share one test a row (in books order within it).
+        by_when: dict[str, tuple[Expr, list[str]]] = {}
+        for entry in entries:
+            if not isinstance(entry, Priced):
+                by_when.setdefault(repr(entry.when), (entry.when, []))[1].extend(self.entry(entry))
+        whens = [r.when for r in rules] + [e.when for e in priced]
+        whens += [when for when, _ in by_when.values()]
+        body += ["        " + line for line in self.shared(whens)]
         body.append("        out = []")
         for rule in rules:
-            body.append(f"        if {self.source.condition(rule.when)}:")
+            body.append(f"        if {self.test(rule.when)}:")
             body.append(f"            out.append({rule.name!r})")
         body.append("        if out:")
         body.append("            add(v, out, names)")
         # the price keys first: a key's running sums are noted before this row adds to them
         for entry in priced:
-            body.append(f"        if {self.source.condition(entry.when)}:")
+            body.append(f"        if {self.test(entry.when)}:")
             body += ["            " + line for line in self._priced(entry)]
-        # Entries under the same condition share one test a row (in books order within it).
-        by_when: dict[str, tuple[str, list[str]]] = {}
-        for entry in entries:
-            if isinstance(entry, Priced):
-                continue
-            key = repr(entry.when)
-            if key not in by_when:
-                by_when[key] = (self.source.condition(entry.when), [])
-            by_when[key][1].extend(self.entry(entry))
         for when, lines in by_when.values():
-            body.append(f"        if {when}:")
+            body.append(f"        if {self.test(when)}:")
             body += ["            " + line for line in lines]
         for entry in priced:
             body += ["    k = None", *("    " + line for line in self.flush(entry))]
@@ -454,6 +454,32 @@ class _Writer:
         groups = ", ".join(f"{key!r}: g{i}" for i, key in enumerate(self.groups))
         body.append(f"    return {{{sums}}}, {{{counters}}}, {{{groups}}}")
         return body
+
+    def shared(self, whens: list[Expr]) -> list[str]:
+        """A row's tests of the conjuncts that several conditions share, each made once into
+        a local `h<i>` (most entries are `counted & ...`: tested once a row, not twenty
+        times). Every condition's source is null-safe alone, so a conjunct may be tested
+        before the others of its condition."""
+        seen: dict[str, int] = {}
+        for when in whens:
+            for key in dict.fromkeys(repr(c) for c in _conjuncts(when)):
+                seen[key] = seen.get(key, 0) + 1
+        lines = []
+        self.hoisted = {}
+        for when in whens:
+            for part in _conjuncts(when):
+                key = repr(part)
+                if seen[key] > 1 and key not in self.hoisted:
+                    self.hoisted[key] = f"h{len(self.hoisted)}"
+                    lines.append(f"{self.hoisted[key]} = {self.source.condition(part)}")
+        return lines
+
+    def test(self, when: Expr) -> str:
+        """The source of a condition, its shared conjuncts read from their locals."""
+        parts = {repr(p): p for p in _conjuncts(when)}
+        return " and ".join(
+            self.hoisted.get(key) or self.source.condition(part) for key, part in parts.items()
+        )
 
     def entry(self, entry: Any) -> list[str]:
         """The source lines of one entry (not `Priced`), run for each row its condition holds
@@ -522,6 +548,13 @@ class _Writer:
             "if k.__class__ is str:",
             f"    {counter}[k] = {counter}.get(k, 0) + 1",
         ]
+
+
+def _conjuncts(expr: Expr) -> list[Expr]:
+    """The parts of a condition that must all hold (nested `and`s flattened)."""
+    if isinstance(expr, Logic) and expr.op == "and":
+        return [c for part in expr.parts for c in _conjuncts(part)]
+    return [expr]
 
 
 def _only_rows_of(entry: Priced) -> None:

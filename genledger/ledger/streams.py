@@ -110,14 +110,21 @@ class StreamState:
         return any(f.name not in self.firsts for f in families)
 
     def feed(
-        self, family: Family | None, obj: dict[str, Any], line: int, offset: int, form: str | None
+        self,
+        family: Family | None,
+        obj: dict[str, Any],
+        line: int,
+        offset: int,
+        form: str | None,
+        acc: Acc | None = None,
     ) -> list[Partial]:
         """Read one event (or a closer record of format `form`, `family` None); the requests
-        it settles."""
+        it settles. `acc`: the event's `fold`, when the caller made it already (it becomes
+        the request's, so it must be fresh)."""
         done: list[Partial] = []
         if family is None:
             return self._record(obj, line, offset, form, done)
-        acc = fold(family, obj)
+        acc = fold(family, obj) if acc is None else acc
         key = acc.get("i") if isinstance(acc.get("i"), str) else None
         trailing = is_trailing(family, obj)
         start = is_start(family, obj)

@@ -103,9 +103,11 @@ def key_of_spelled(raw: Buffer) -> int | None:
         first, last = view[1], view[-2]
         if first != 32 and first != 92 and last != 32 and view[-3] != 92:
             inner = view[1:-1]
-            if _collapsed_escaped(inner) is inner:
+            body = _collapsed_escaped(inner)
+            if body is inner:
                 return _hash(inner) - SIGN  # nothing to strip or collapse
-            return key_of_escaped([inner])
+            # a collapse that did anything stripped the ends too: no second pass
+            return _hash(body) - SIGN if body else None
     return key_of_escaped([view[1:-1]])
 
 

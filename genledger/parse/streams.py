@@ -655,9 +655,10 @@ def is_trailing(family: Family, obj: dict[str, Any]) -> bool:
     return bool(family.trailing) and _holds(family.trailing, obj)
 
 
-def is_neutral(family: Family, obj: dict[str, Any]) -> bool:
+def is_neutral(family: Family, obj: dict[str, Any], acc: Acc | None = None) -> bool:
     """An event with nothing of a request (Azure's first chunk with no id and no choices, a
-    leading chunk with only a role, a ping): counted, and it changes no request."""
+    leading chunk with only a role, a ping): counted, and it changes no request. `acc`: the
+    event's `fold`, when the caller has it already."""
     if is_start(family, obj) or is_end(family, obj) or is_trailing(family, obj):
         return False
-    return set(fold(family, obj)) <= {"n", "m", "i"}
+    return set(fold(family, obj) if acc is None else acc) <= {"n", "m", "i"}

@@ -15,7 +15,7 @@ from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_fac
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
 from genledger.parse.schema import Facts
-from genledger.parse.streams import CLOSER_FORMATS, event_family, is_neutral
+from genledger.parse.streams import CLOSER_FORMATS, event_family, fold, is_neutral
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -56,7 +56,9 @@ class Assembler:
         for item, (obj, fact) in enumerate(zip(records, facts, strict=True)):
             chunk, form = fact[CHUNK], fact[FORMAT]
             family = event_family(obj) if chunk else None
-            if chunk and (family is None or is_neutral(family, obj)):
+            # an event is folded once: the neutral test and the state read the same fold
+            acc = None if family is None else fold(family, obj)
+            if chunk and (family is None or is_neutral(family, obj, acc)):
                 builder.add(number, offset, item, fact)  # an event of no request
                 continue
             if family is not None and self.state.absorbs(family, obj):
@@ -65,6 +67,6 @@ class Assembler:
             if family is None and not self.state.wants(form):
                 builder.add(number, offset, item, fact)
                 continue
-            for p in self.state.feed(family, obj, number, offset, form):
+            for p in self.state.feed(family, obj, number, offset, form, acc):
                 for index, row in enumerate(request_facts(p, self.books.formats)):
                     builder.add(p.line, p.offset, index, row)

@@ -21,13 +21,10 @@ Ray engine (`refresh.ray_engine`), which runs the same pieces as tasks on a clus
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from genledger.fast import vector
 from genledger.ledger.tally import FileTally
@@ -42,6 +39,9 @@ from genledger.tail.parquet import group_bytes
 from genledger.tail.reader import Span
 from genledger.tail.remote import transport_thread
 from genledger.tail.roots import RemoteFile, Source, stat_source
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 # Stored bytes of a Parquet piece at most: one file (HF `datasets` writes one) keeps 2 cores
@@ -103,6 +103,8 @@ def workers_wanted(configured: int | None = None) -> int:
 def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
     if workers < 2 or not jobs or not _only_idle_threads():
         return False
+    import multiprocessing  # here: a refresh with nothing to read never loads it (~30 ms)
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return False
     return sum(job.new_bytes() for job in jobs) >= MIN_PARALLEL_BYTES
@@ -220,6 +222,10 @@ def _run(
 ) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
     """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
     here."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # Loaded once here, simdjson (and for Parquet numpy and pyarrow) are shared by every
     # worker (copy-on-write) instead of imported by each of them.
     parquet = any(form_of(job.name) == "parquet" for job in jobs)
@@ -254,6 +260,9 @@ def _run(
 def _submit(pool: ProcessPoolExecutor, piece: Piece) -> Future[Any]:
     """The piece sent to a worker; a future of None once the pool is broken (a worker died
     while pieces were still being sent): the caller scans that piece in process."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return pool.submit(_scan, piece)
     except BrokenProcessPool:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from genledger.fast import vector
 from genledger.fast.lines import fast_facts
 from genledger.fast.rawtext import NOTHING_PLAIN, bytes_flags, inspect
-from genledger.parse.answer import key_of_texts
+from genledger.parse.answer import escaped, key_of_escaped, key_of_spelled, key_of_texts
 from genledger.parse.formats import response_facts
 from genledger.parse.schema import RESPONSES
 from genledger.synth.records import WRITERS
@@ -133,3 +133,22 @@ def test_whitespace_runs_collapse_alike_on_the_fast_and_the_general_path(a: str,
     assert facts == fast
     words = [re.split(r"[ \t\n\r]+", t.strip(" \t\n\r")) for t in (a, b)]
     assert (facts[0] == facts[1]) == (words[0] == words[1])
+
+
+# Runs of every whitespace, raw and as text that looks like an escape (`\\n`, `u000b`).
+RUNS = st.lists(
+    st.sampled_from(
+        [" ", "  ", "   ", "\n", "\t", "\r", "\x0b", "\x0c", "\\", "\\n", "u000b", "a", "é", '"',
+         "\x01", "/"]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(RUNS)
+def test_an_answer_as_orjson_escapes_it_has_its_texts_key(text: str) -> None:
+    # the escaped bytes are collapsed without decoding them, exactly as the text is
+    body = escaped(text)
+    assert key_of_escaped([body]) == key_of_texts([text])
+    assert key_of_spelled(b'"' + body + b'"') == key_of_texts([text])
