@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 import msgspec.json
+import orjson
 
 from genledger.ledger import books, jsonio
 from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
@@ -133,22 +134,50 @@ class DatasetRecord:
     windows: Windows = field(default_factory=Windows)  # the first and latest records
     # A full re-read's load: `files` hold only the names, roles and errors of the files known.
     files_only_named: bool = False
+    # What a refresh that finds none of the dataset's files moved reuses (`refresh.quiet`);
+    # kept as stored (JSON bytes), and written back as is.
+    quiet: bytes | None = field(default=None, compare=False, repr=False)
+    # A quiet refresh's record: `files` stays empty and these stored bytes of it are written
+    # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
+    kept_files: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field."""
+        if self.kept_files is not None:
+            files: Any = orjson.Fragment(self.kept_files)
+        else:
+            files = {k: v.to_dict() for k, v in self.files.items()}
         return jsonio.dumps(
             {
                 "version": STATE_VERSION,
                 "name": self.name,
                 "data_root": self.data_root,
                 "signature": self.signature,
-                "files": {k: v.to_dict() for k, v in self.files.items()},
+                "files": files,
                 "rules": self.rules.to_dict(),
                 "history": self.history,
                 "fleet_first": self.fleet_first,
                 "windows": self.windows.to_dict(),
+                "quiet": None if self.quiet is None else orjson.Fragment(self.quiet),
             }
         )
+
+    @classmethod
+    def kept(cls, raw: bytes, name: str, data_root: str, signature: str) -> DatasetRecord | None:
+        """The record with its files left as stored bytes (`kept_files`), when it is this
+        dataset's, counted under `signature`, and holds a quiet block; else None (then
+        `from_bytes` reads it whole). Raises `DamagedRecord` like `from_bytes`."""
+        if raw.startswith(jsonio.BIG):
+            return None  # written by the standard library: fragments are orjson's only
+        head = _decode(raw, _Kept, name, data_root, signature)
+        if head is None or head.signature != signature:
+            return None
+        quiet = bytes(head.quiet)
+        if quiet == b"null":
+            return None
+        return cls(name, data_root, {}, head.rules, head.history, signature,
+                   fleet_first=head.fleet_first, windows=head.windows.loaded(), quiet=quiet,
+                   kept_files=bytes(head.files))  # fmt: skip
 
     @classmethod
     def from_bytes(
@@ -316,6 +345,26 @@ class _Whole(_Header):
     history: list[list[float]] = field(default_factory=list)
     fleet_first: float | None = None
     windows: _Windows = field(default_factory=_Windows)
+
+
+class _Kept(msgspec.Struct, frozen=True):
+    """A record with its files and quiet block left undecoded (msgspec reads `Raw` fields
+    only in its own structs)."""
+
+    files: msgspec.Raw
+    version: Any = None
+    name: Any = None
+    data_root: Any = None
+    signature: Any = None
+    rules: DatasetState = field(default_factory=DatasetState)
+    history: list[list[float]] = []
+    fleet_first: float | None = None
+    windows: _Windows = _Windows()
+    quiet: msgspec.Raw = msgspec.Raw(b"null")
+
+    def ours(self, name: str, data_root: str) -> bool:
+        """A record of this version, dataset and data root."""
+        return (self.version, self.name, self.data_root) == (STATE_VERSION, name, data_root)
 
 
 def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) -> Any:

@@ -95,6 +95,16 @@ class StateStore:
             # A damaged record only costs a full re-read; it never costs correctness.
             return self._discard(dataset, path, str(exc) or type(exc).__name__)
 
+    def load_kept(self, dataset: str) -> DatasetRecord | None:
+        """The committed record with its files left as stored (`DatasetRecord.kept`), when
+        it holds a quiet block (`refresh.quiet`); None when absent, damaged or without one
+        (`load` then says which)."""
+        try:
+            raw = self.path(dataset).read_bytes()
+            return DatasetRecord.kept(raw, dataset, self.data_root, self.signature)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None
+
     def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
         """A fresh record whose notice says which record was damaged, how, and what it costs."""
         why = " ".join(why.split())[:200]  # one line
