@@ -7,6 +7,7 @@ them.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,25 +143,28 @@ class DatasetRecord:
     kept_files: bytes | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
-        """Serialised form, with a version field."""
-        if self.kept_files is not None:
-            files: Any = orjson.Fragment(self.kept_files)
-        else:
-            files = {k: v.to_dict() for k, v in self.files.items()}
-        return jsonio.dumps(
-            {
-                "version": STATE_VERSION,
-                "name": self.name,
-                "data_root": self.data_root,
-                "signature": self.signature,
-                "files": files,
-                "rules": self.rules.to_dict(),
-                "history": self.history,
-                "fleet_first": self.fleet_first,
-                "windows": self.windows.to_dict(),
-                "quiet": None if self.quiet is None else orjson.Fragment(self.quiet),
-            }
-        )
+        """Serialised form, with a version field. A quiet block goes with a checksum of the
+        files' bytes and its own (`kept` trusts them undecoded only while it matches)."""
+        head = {
+            "version": STATE_VERSION,
+            "name": self.name,
+            "data_root": self.data_root,
+            "signature": self.signature,
+            "rules": self.rules.to_dict(),
+            "history": self.history,
+            "fleet_first": self.fleet_first,
+            "windows": self.windows.to_dict(),
+        }
+        try:
+            files = self.kept_files
+            if files is None:
+                files = orjson.dumps({k: v.to_dict() for k, v in self.files.items()})
+            quiet = {} if self.quiet is None else {"quiet": orjson.Fragment(self.quiet)}
+            crc = {} if self.quiet is None else {"kept_crc": _crc(files, self.quiet)}
+            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | crc)
+        except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library's
+            files_dict = {k: v.to_dict() for k, v in self.files.items()}
+            return jsonio.dumps(head | {"files": files_dict})
 
     @classmethod
     def kept(cls, raw: bytes, name: str, data_root: str, signature: str) -> DatasetRecord | None:
@@ -173,11 +177,12 @@ class DatasetRecord:
         if head is None or head.signature != signature:
             return None
         quiet = bytes(head.quiet)
-        if quiet == b"null":
-            return None
+        files = bytes(head.files)
+        if quiet == b"null" or head.kept_crc != _crc(files, quiet):
+            return None  # no quiet block, or bytes changed since written: read it whole
         return cls(name, data_root, {}, head.rules, head.history, signature,
                    fleet_first=head.fleet_first, windows=head.windows.loaded(), quiet=quiet,
-                   kept_files=bytes(head.files))  # fmt: skip
+                   kept_files=files)  # fmt: skip
 
     @classmethod
     def from_bytes(
@@ -347,6 +352,12 @@ class _Whole(_Header):
     windows: _Windows = field(default_factory=_Windows)
 
 
+def _crc(files: bytes, quiet: bytes) -> int:
+    """A checksum of a record's files and quiet block as written (CRC-32: ~2 GB/s; it
+    catches damage, which is all it is for)."""
+    return zlib.crc32(quiet, zlib.crc32(files))
+
+
 class _Kept(msgspec.Struct, frozen=True):
     """A record with its files and quiet block left undecoded (msgspec reads `Raw` fields
     only in its own structs)."""
@@ -361,6 +372,7 @@ class _Kept(msgspec.Struct, frozen=True):
     fleet_first: float | None = None
     windows: _Windows = _Windows()
     quiet: msgspec.Raw = msgspec.Raw(b"null")
+    kept_crc: Any = None
 
     def ours(self, name: str, data_root: str) -> bool:
         """A record of this version, dataset and data root."""

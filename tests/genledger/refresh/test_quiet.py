@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -203,16 +204,30 @@ def test_one_append_among_quiet_shards_is_counted(settled_root: Config) -> None:
 def test_a_damaged_quiet_block_costs_only_counting(settled_root: Config) -> None:
     store = collect._store(settled_root)
     path = store.path("ds")
+    assert store.load_kept("ds") is not None
     raw = orjson.loads(path.read_bytes())
-    raw["quiet"] = {"version": 1, "listing": "not a digest"}
+    raw["quiet"]["sections"]["n_done"] = 7  # edited, or damaged: its checksum no longer holds
     path.write_bytes(orjson.dumps(raw))
-    assert store.load_kept("ds") is not None  # read, then found not to match the listing
-    block = refresh(settled_root).stats["datasets"]["ds"]
-    assert block["n_done"] == 30
+    assert store.load_kept("ds") is None
+    assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
     raw = orjson.loads(path.read_bytes())
     raw["quiet"] = ["damaged"]
+    raw["kept_crc"] = zlib.crc32(orjson.dumps(["damaged"]), zlib.crc32(orjson.dumps(raw["files"])))
     path.write_bytes(orjson.dumps(raw))
     assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
+
+
+def test_files_damaged_under_a_quiet_block_are_read_again_with_a_notice(
+    settled_root: Config,
+) -> None:
+    store = collect._store(settled_root)
+    path = store.path("ds")
+    raw = orjson.loads(path.read_bytes())
+    raw["files"]["part-0/raw_responses_000.jsonl"]["tally"] = None
+    path.write_bytes(orjson.dumps(raw))
+    result = refresh(settled_root)
+    assert len(result.notices) == 1 and "damaged" in result.notices[0]
+    assert result.stats["datasets"]["ds"]["n_done"] == 30
 
 
 def test_a_file_that_settles_is_counted_again(tmp_path: Path) -> None:
