@@ -141,6 +141,7 @@ class DatasetRecord:
     # A quiet refresh's record: `files` stays empty and these stored bytes of it are written
     # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
     kept_files: bytes | None = field(default=None, compare=False, repr=False)
+    kept_crc: int | None = field(default=None, compare=False, repr=False)  # of `kept_files`
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field. A quiet block goes with a checksum of the
@@ -182,7 +183,7 @@ class DatasetRecord:
             return None  # no quiet block, or bytes changed since written: read it whole
         return cls(name, data_root, {}, head.rules, head.history, signature,
                    fleet_first=head.fleet_first, windows=head.windows.loaded(), quiet=quiet,
-                   kept_files=files)  # fmt: skip
+                   kept_files=files, kept_crc=head.kept_crc)  # fmt: skip
 
     @classmethod
     def from_bytes(
@@ -223,6 +224,44 @@ class DatasetRecord:
         notice = RECOUNT if known.signature != signature else None
         return cls(known.name, known.data_root, files, history=known.history, signature=signature,
                    notice=notice, fleet_first=known.fleet_first, files_only_named=True)  # fmt: skip
+
+
+class Rates(msgspec.Struct, frozen=True):
+    """What a quiet refresh changes in a record (`refresh.quiet`), kept beside it so that
+    the record's files are not written again: the rate history and the fleet's first write,
+    for the record whose files and quiet block have the checksum `kept_crc`."""
+
+    kept_crc: int
+    history: list[list[float]]
+    fleet_first: float | None = None
+
+    @classmethod
+    def of(cls, record: DatasetRecord) -> Rates | None:
+        """A quiet record's rates (None for a record written whole)."""
+        if record.kept_files is None or record.kept_crc is None:
+            return None
+        return cls(record.kept_crc, record.history, record.fleet_first)
+
+    def to_bytes(self) -> bytes:
+        """Serialised form."""
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def read(cls, raw: bytes, record: DatasetRecord, record_raw: bytes) -> Rates | None:
+        """The rates in `raw` when they are of `record` (read from `record_raw`: the same
+        checksum); None when damaged or of another record (one written whole since)."""
+        try:
+            rates = msgspec.json.decode(raw, type=cls)
+            crc = record.kept_crc
+            if crc is None:
+                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
+        except (msgspec.DecodeError, ValueError, TypeError):
+            return None
+        return rates if crc == rates.kept_crc else None
+
+
+class _Crc(msgspec.Struct):
+    kept_crc: Any = None
 
 
 class DamagedRecord(ValueError):

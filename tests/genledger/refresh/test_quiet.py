@@ -247,3 +247,23 @@ def test_state_keeps_one_quiet_block_per_dataset(settled_root: Config) -> None:
     assert kept.to_bytes() == store.path("ds").read_bytes()  # written back as it was read
     shutil.rmtree(store.state_dir / "datasets")
     assert store.load_kept("ds") is None
+
+
+def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: Config) -> None:
+    store = collect._store(settled_root)
+    written = store.path("ds").read_bytes()
+    samples = len(store.load("ds").history)
+    now = time.time()
+    refresh(settled_root, now=now + 1)
+    refresh(settled_root, now=now + 2)
+    assert store.path("ds").read_bytes() == written  # the 30 files' record stands as it was
+    assert store.rates_path("ds").exists()
+    assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
+    assert len(store.load("ds").history) == samples + 2
+    assert settled_root.data_root is not None
+    shard = Path(settled_root.data_root) / "ds" / "part-0" / "raw_responses_001.jsonl"
+    with shard.open("ab") as fh:
+        fh.write(chat_line(31) + b"\n")
+    refresh(settled_root, now=now + 3)  # counted: the record is written whole, rates in it
+    assert not store.rates_path("ds").exists()
+    assert [s[0] for s in store.load("ds").history][-3:] == [now + 1, now + 2, now + 3]
