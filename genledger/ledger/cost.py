@@ -11,6 +11,7 @@ record nobody prices is never a zero: it is counted in `cost_unpriced`.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +91,55 @@ class DatasetCost:
     def fleet_records(self) -> int:
         """Records the fleet prices."""
         return sum(m.fleet_records for m in self.models.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (before the fleet is shared), kept for a quiet refresh
+        (`refresh.quiet`); Decimals as text, so they come back exactly."""
+        return {
+            "models": {
+                name: [
+                    dict(m.sums),
+                    _text(m.usd),
+                    m.fleet_tokens,
+                    m.fleet_records,
+                    sorted(m.priced_by),
+                ]
+                for name, m in self.models.items()
+            },
+            "unpriced_records": self.unpriced_records,
+            "unpriced_models": sorted(self.unpriced_models),
+            "user_models": sorted(self.user_models),
+            "fleet_first": self.fleet_first,
+            "fleet_last": self.fleet_last,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DatasetCost:
+        """Inverse of `to_dict`; raises ValueError, KeyError or TypeError on a damaged form."""
+        models = {}
+        for name, (sums, usd, tokens, records, by) in data["models"].items():
+            usd_value = None if usd is None else Decimal(usd)
+            models[name] = ModelCost(Counter(sums), usd_value, int(tokens), int(records), set(by))
+        return cls(models, int(data["unpriced_records"]), set(data["unpriced_models"]),
+                   set(data["user_models"]), data["fleet_first"], data["fleet_last"])  # fmt: skip
+
+
+def _text(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def costing_key(config: Config) -> str:
+    """Everything besides the files that decides a dataset's cost: the user's prices, the
+    fleet, the models and providers named, the formats and the price table's version."""
+    parts = (
+        sorted(config.prices.items()),
+        config.fleet,
+        sorted(config.models.items()),
+        sorted(config.providers.items()),
+        config.format_set.signature(),
+        table_version(),
+    )
+    return hashlib.blake2b(repr(parts).encode(), digest_size=10).hexdigest()
 
 
 def dataset_cost(

@@ -7,11 +7,13 @@ them.
 from __future__ import annotations
 
 import hashlib
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import msgspec.json
+import orjson
 
 from genledger.ledger import books, jsonio
 from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
@@ -135,22 +137,55 @@ class DatasetRecord:
     windows: Windows = field(default_factory=Windows)  # the first and latest records
     # A full re-read's load: `files` hold only the names, roles and errors of the files known.
     files_only_named: bool = False
+    # What a refresh that finds none of the dataset's files moved reuses (`refresh.quiet`);
+    # kept as stored (JSON bytes), and written back as is.
+    quiet: bytes | None = field(default=None, compare=False, repr=False)
+    # A quiet refresh's record: `files` stays empty and these stored bytes of it are written
+    # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
+    kept_files: bytes | None = field(default=None, compare=False, repr=False)
+    kept_crc: int | None = field(default=None, compare=False, repr=False)  # of `kept_files`
 
     def to_bytes(self) -> bytes:
-        """Serialised form, with a version field."""
-        return jsonio.dumps(
-            {
-                "version": STATE_VERSION,
-                "name": self.name,
-                "data_root": self.data_root,
-                "signature": self.signature,
-                "files": {k: v.to_dict() for k, v in self.files.items()},
-                "rules": self.rules.to_dict(),
-                "history": self.history,
-                "fleet_first": self.fleet_first,
-                "windows": self.windows.to_dict(),
-            }
-        )
+        """Serialised form, with a version field. A quiet block goes with a checksum of the
+        files' bytes and its own (`kept` trusts them undecoded only while it matches)."""
+        head = {
+            "version": STATE_VERSION,
+            "name": self.name,
+            "data_root": self.data_root,
+            "signature": self.signature,
+            "rules": self.rules.to_dict(),
+            "history": self.history,
+            "fleet_first": self.fleet_first,
+            "windows": self.windows.to_dict(),
+        }
+        try:
+            files = self.kept_files
+            if files is None:
+                files = orjson.dumps({k: v.to_dict() for k, v in self.files.items()})
+            quiet = {} if self.quiet is None else {"quiet": orjson.Fragment(self.quiet)}
+            crc = {} if self.quiet is None else {"kept_crc": _crc(files, self.quiet)}
+            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | crc)
+        except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library's
+            files_dict = {k: v.to_dict() for k, v in self.files.items()}
+            return jsonio.dumps(head | {"files": files_dict})
+
+    @classmethod
+    def kept(cls, raw: bytes, name: str, data_root: str, signature: str) -> DatasetRecord | None:
+        """The record with its files left as stored bytes (`kept_files`), when it is this
+        dataset's, counted under `signature`, and holds a quiet block; else None (then
+        `from_bytes` reads it whole). Raises `DamagedRecord` like `from_bytes`."""
+        if raw.startswith(jsonio.BIG):
+            return None  # written by the standard library: fragments are orjson's only
+        head = _decode(raw, _Kept, name, data_root, signature)
+        if head is None or head.signature != signature:
+            return None
+        quiet = bytes(head.quiet)
+        files = bytes(head.files)
+        if quiet == b"null" or head.kept_crc != _crc(files, quiet):
+            return None  # no quiet block, or bytes changed since written: read it whole
+        return cls(name, data_root, {}, head.rules, head.history, signature,
+                   fleet_first=head.fleet_first, windows=head.windows.loaded(), quiet=quiet,
+                   kept_files=files, kept_crc=head.kept_crc)  # fmt: skip
 
     @classmethod
     def from_bytes(
@@ -191,6 +226,44 @@ class DatasetRecord:
         notice = RECOUNT if known.signature != signature else None
         return cls(known.name, known.data_root, files, history=known.history, signature=signature,
                    notice=notice, fleet_first=known.fleet_first, files_only_named=True)  # fmt: skip
+
+
+class Rates(msgspec.Struct, frozen=True):
+    """What a quiet refresh changes in a record (`refresh.quiet`), kept beside it so that
+    the record's files are not written again: the rate history and the fleet's first write,
+    for the record whose files and quiet block have the checksum `kept_crc`."""
+
+    kept_crc: int
+    history: list[list[float]]
+    fleet_first: float | None = None
+
+    @classmethod
+    def of(cls, record: DatasetRecord) -> Rates | None:
+        """A quiet record's rates (None for a record written whole)."""
+        if record.kept_files is None or record.kept_crc is None:
+            return None
+        return cls(record.kept_crc, record.history, record.fleet_first)
+
+    def to_bytes(self) -> bytes:
+        """Serialised form."""
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def read(cls, raw: bytes, record: DatasetRecord, record_raw: bytes) -> Rates | None:
+        """The rates in `raw` when they are of `record` (read from `record_raw`: the same
+        checksum); None when damaged or of another record (one written whole since)."""
+        try:
+            rates = msgspec.json.decode(raw, type=cls)
+            crc = record.kept_crc
+            if crc is None:
+                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
+        except (msgspec.DecodeError, ValueError, TypeError):
+            return None
+        return rates if crc == rates.kept_crc else None
+
+
+class _Crc(msgspec.Struct):
+    kept_crc: Any = None
 
 
 class DamagedRecord(ValueError):
@@ -318,6 +391,33 @@ class _Whole(_Header):
     history: list[list[float]] = field(default_factory=list)
     fleet_first: float | None = None
     windows: _Windows = field(default_factory=_Windows)
+
+
+def _crc(files: bytes, quiet: bytes) -> int:
+    """A checksum of a record's files and quiet block as written (CRC-32: ~2 GB/s; it
+    catches damage, which is all it is for)."""
+    return zlib.crc32(quiet, zlib.crc32(files))
+
+
+class _Kept(msgspec.Struct, frozen=True):
+    """A record with its files and quiet block left undecoded (msgspec reads `Raw` fields
+    only in its own structs)."""
+
+    files: msgspec.Raw
+    version: Any = None
+    name: Any = None
+    data_root: Any = None
+    signature: Any = None
+    rules: DatasetState = field(default_factory=DatasetState)
+    history: list[list[float]] = []
+    fleet_first: float | None = None
+    windows: _Windows = _Windows()
+    quiet: msgspec.Raw = msgspec.Raw(b"null")
+    kept_crc: Any = None
+
+    def ours(self, name: str, data_root: str) -> bool:
+        """A record of this version, dataset and data root."""
+        return (self.version, self.name, self.data_root) == (STATE_VERSION, name, data_root)
 
 
 def _decode(raw: bytes, kind: Any, name: str, data_root: str, signature: str) -> Any:

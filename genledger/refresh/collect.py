@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +20,13 @@ from genledger.ledger.cost import (
     Fleet,
     ModelCost,
     cost_fields,
+    costing_key,
     dataset_cost,
     fleet_of,
     share_fleet,
     total_fields,
 )
-from genledger.ledger.rates import total_rate
+from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_block, dataset_sections, document, totals
 from genledger.refresh.atomic import atomic_write_many
@@ -35,6 +36,7 @@ from genledger.refresh.dataset import (
     dataset_rules,
     file_rows,
     job_of,
+    record_quantiles,
     refresh_record,
     total_quantiles,
 )
@@ -43,6 +45,7 @@ from genledger.refresh.gone import gone_files, kind_of_files
 from genledger.refresh.metrics import metrics_files
 from genledger.refresh.moved import follow_moves
 from genledger.refresh.parallel import scan_all
+from genledger.refresh.quiet import Quiet, listing_key, quiet_block, reuse
 from genledger.refresh.reading import Reading
 from genledger.refresh.state import StateStore
 from genledger.rules import rows as rule_rows
@@ -60,7 +63,7 @@ class Refresh:
     """A finished refresh: the stats written and the records committed."""
 
     stats: dict[str, Any]
-    records: dict[str, DatasetRecord]
+    records: Mapping[str, DatasetRecord]
     stats_path: Path
     notices: list[str] = field(default_factory=list)  # one line each, for people
 
@@ -129,6 +132,11 @@ def refresh(
     with ExitStack() as stack:
         for name in sorted({ds.name for ds in datasets} | set(missing)):
             stack.enter_context(store.locked(name))
+        key = costing_key(config)
+        keys = {ds.name: listing_key(ds, readings[ds.name], config.health, key) for ds in datasets}
+        # Datasets none of whose files moved since a refresh that found them quiet: reused
+        quiet = {} if full else _quiet(store, datasets, keys, readings, now)
+        datasets = [ds for ds in datasets if ds.name not in quiet]
         previous = {ds.name: _previous(store, ds, full) for ds in datasets}
         # files renamed or copied away under a name no pattern matches keep their counts
         datasets = [_follow(ds, previous) for ds in datasets]
@@ -164,7 +172,17 @@ def refresh(
             )
             for ds in datasets
         }
-        costs, fleet = _priced(config, store, counted, now)
+        for name, (record, reused) in quiet.items():
+            rate = update_rates(reused.sections, record, now)
+            counted[name] = Counted(record, reused.sections, rate)
+        counted = dict(sorted(counted.items()))
+        known = {name: reused.cost for name, (_, reused) in quiet.items()}
+        costs, fleet, made = _priced(config, store, counted, now, known=known)
+        for ds in datasets:  # counted now: kept for a later refresh that finds them quiet
+            one = counted[ds.name]
+            one.record.quiet = quiet_block(
+                ds, one.record, one.sections, made[ds.name], keys[ds.name], readings[ds.name], now
+            )
         blocks = {name: one.block(costs[name]) for name, one in counted.items()}
         if not forget_missing:
             blocks.update(_gone_datasets(config, store, missing, fleet))
@@ -175,7 +193,10 @@ def refresh(
             outside,
             total_fields(list(blocks.values()), fleet),
             total_rate(blocks),
-            total_quantiles(one.record for one in counted.values()),
+            total_quantiles(
+                quiet[name][1].quantiles if name in quiet else record_quantiles(one.record)
+                for name, one in counted.items()
+            ),
         )
         stats = document(store.data_root, blocks, run, now, found.unrecognised, found.problems)
         atomic_write_many(_outputs(config, stats))
@@ -185,7 +206,7 @@ def refresh(
             store.forget(missing)
     notices = [*_notices(previous), *scans.notices]
     notices += _unknown_datasets(config, blocks)
-    records = {name: one.record for name, one in counted.items()}
+    records = KeptRecords(store, {name: one.record for name, one in counted.items()})
     return Refresh(stats, records, config.stats_path, notices)
 
 
@@ -246,15 +267,21 @@ def _priced(
     counted: Mapping[str, Counted],
     now: float,
     others: bool = False,
-) -> tuple[dict[str, dict[str, Any]], Fleet | None]:
-    """The cost fields of every refreshed dataset, and the fleet shared over these datasets
-    (with `others`: over every dataset's kept fleet summary)."""
+    known: Mapping[str, DatasetCost] | None = None,
+) -> tuple[dict[str, dict[str, Any]], Fleet | None, dict[str, dict[str, Any]]]:
+    """The cost fields of every refreshed dataset, the fleet shared over these datasets
+    (with `others`: over every dataset's kept fleet summary), and the costs priced here (not
+    `known`: kept by quiet datasets) as `DatasetCost.to_dict`, before the fleet's share."""
     costing = Costing.of(config, store.read_extra(PRICES_FILE))
-    costs = {}
+    costs, made = {}, {}
     for name, one in counted.items():
         record = one.record
-        responses = [f for f in record.files.values() if f.role == "responses"]
-        cost = costs[name] = dataset_cost(name, responses, costing, now)
+        if known is not None and name in known:
+            cost = costs[name] = known[name]
+        else:
+            responses = [f for f in record.files.values() if f.role == "responses"]
+            cost = costs[name] = dataset_cost(name, responses, costing, now)
+            made[name] = cost.to_dict()
         if cost.fleet_first is not None:
             record.fleet_first = min(cost.fleet_first, record.fleet_first or cost.fleet_first)
             cost.fleet_first = record.fleet_first
@@ -272,7 +299,7 @@ def _priced(
         _keep_fleet_summary(store, name, cost)
     if not others:  # every dataset of the root was refreshed: the others are gone
         store.drop_fleet_summaries(counted)
-    return fields, fleet
+    return fields, fleet, made
 
 
 def _keep_fleet_summary(store: StateStore, name: str, cost: DatasetCost) -> None:
@@ -329,9 +356,50 @@ def refresh_dataset_record(
         dataset, old = follow_moves(dataset, old)
         reading = Reading.of(config, dataset.name)
         one = refresh_record(dataset, old, now, None, reading, config.health)
-        costs, _ = _priced(config, store, {dataset.name: one}, now, others=True)
+        costs, _, _ = _priced(config, store, {dataset.name: one}, now, others=True)
         store.save(one.record)
     return one.record, one.block(costs[dataset.name])
+
+
+def _quiet(
+    store: StateStore,
+    datasets: list[Dataset],
+    keys: Mapping[str, str | None],
+    readings: Mapping[str, Reading],
+    now: float,
+) -> dict[str, tuple[DatasetRecord, Quiet]]:
+    """The datasets none of whose files moved since a refresh that found them quiet
+    (`refresh.quiet`): each one's record, its files left as stored, and what it reuses."""
+    found = {}
+    for ds in datasets:
+        if keys[ds.name] is None:
+            continue
+        record = store.load_kept(ds.name)
+        settle = readings[ds.name].settle_seconds
+        reused = None if record is None else reuse(record, ds, keys[ds.name], now, settle)
+        if record is not None and reused is not None:
+            found[ds.name] = (record, reused)
+    return found
+
+
+class KeptRecords(Mapping[str, DatasetRecord]):
+    """A refresh's records by dataset; a quiet dataset's (its files left as stored bytes) is
+    read whole from the state dir only when asked for."""
+
+    def __init__(self, store: StateStore, records: dict[str, DatasetRecord]) -> None:
+        self.store, self.records = store, records
+
+    def __getitem__(self, name: str) -> DatasetRecord:
+        record = self.records[name]
+        if record.kept_files is not None:
+            record = self.records[name] = self.store.load(name)
+        return record
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
 
 
 def _follow(ds: Dataset, previous: dict[str, DatasetRecord]) -> Dataset:

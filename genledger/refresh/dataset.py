@@ -83,7 +83,7 @@ def refresh_record(
     windows = _windows(old, health)
     files = []
     for f in ds.files:
-        state, delta = _refresh_file(f, readable.get(f.name), scans, reading, now)
+        state, delta = refresh_file(f, readable.get(f.name), scans, reading, now)
         windows.counted(delta.trail)  # records counted in file order: the latest window
         known = old.files.get(state.name)  # read at some refresh before: missed if it goes
         state.ever_read = state.ever_read or (known is not None and known.ever_read)
@@ -151,13 +151,16 @@ def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
     return Windows(health.window)
 
 
-def total_quantiles(records: Iterable[DatasetRecord]) -> dict[str, int] | None:
-    """Output-length quantiles over every dataset's response files."""
+def record_quantiles(record: DatasetRecord) -> Quantiles:
+    """The output lengths of a dataset's files, side by side (`Quantiles.union`)."""
     return Quantiles.union(
-        f.tally.quantiles.get("output_tokens", Quantiles())
-        for record in records
-        for f in record.files.values()
-    ).summary()
+        f.tally.quantiles.get("output_tokens", Quantiles()) for f in record.files.values()
+    )
+
+
+def total_quantiles(datasets: Iterable[Quantiles]) -> dict[str, int] | None:
+    """Output-length quantiles over every dataset's (`record_quantiles`)."""
+    return Quantiles.union(datasets).summary()
 
 
 def _checkpoint(old: FileState | None) -> Checkpoint | None:
@@ -170,14 +173,14 @@ def job_of(data_file: DataFile, old: FileState | None, reading: Reading, now: fl
     return ScanJob(f.key, f.path, f.name, f.role, _checkpoint(old), reading, now)
 
 
-def _refresh_file(
+def refresh_file(
     data_file: DataFile,
     old: FileState | None,
     scans: Mapping[str, FileScan] | None,
     reading: Reading,
     now: float,
 ) -> tuple[FileState, FileTally]:
-    """The file's new state, and what this refresh counted in it."""
+    """The file's new state, and what this refresh counted in it (`scans`: made already)."""
     if data_file.error is not None:  # listed, but nothing to open (a FIFO, a folder)
         state = FileState(data_file.dataset, data_file.name, data_file.role, error=data_file.error)
         return state, FileTally()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from genledger.ledger import jsonio
-from genledger.ledger.records import DatasetRecord
+from genledger.ledger.records import DatasetRecord, Rates
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
 
 LONGEST_PAUSE_S = 0.5  # between tries of a held lock
@@ -88,12 +88,39 @@ class StateStore:
         except OSError as exc:
             return self._discard(dataset, path, f"unreadable: {exc.strerror or exc}")
         try:
-            return DatasetRecord.from_bytes(
+            record = DatasetRecord.from_bytes(
                 raw, dataset, self.data_root, self.signature, history_only
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             # A damaged record only costs a full re-read; it never costs correctness.
             return self._discard(dataset, path, str(exc) or type(exc).__name__)
+        return self._with_rates(record, raw)
+
+    def load_kept(self, dataset: str) -> DatasetRecord | None:
+        """The committed record with its files left as stored (`DatasetRecord.kept`), when
+        it holds a quiet block (`refresh.quiet`); None when absent, damaged or without one
+        (`load` then says which)."""
+        try:
+            raw = self.path(dataset).read_bytes()
+            record = DatasetRecord.kept(raw, dataset, self.data_root, self.signature)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return None
+        return None if record is None else self._with_rates(record, raw)
+
+    def rates_path(self, dataset: str) -> Path:
+        """Where a quiet refresh keeps the dataset's rates (`ledger.records.Rates`)."""
+        return self.state_dir / "datasets" / f"{self._stem(dataset)}.rates"
+
+    def _with_rates(self, record: DatasetRecord, raw: bytes) -> DatasetRecord:
+        """`record` with the rates quiet refreshes kept beside it since it was written."""
+        try:
+            kept = self.rates_path(record.name).read_bytes()
+        except OSError:
+            return record
+        rates = Rates.read(kept, record, raw)
+        if rates is not None:
+            record.history, record.fleet_first = rates.history, rates.fleet_first
+        return record
 
     def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
         """A fresh record whose notice says which record was damaged, how, and what it costs."""
@@ -134,13 +161,23 @@ class StateStore:
 
     def forget(self, datasets: Iterable[str]) -> None:
         """Delete the records of `datasets` (gone from the root, and meant to be)."""
+        datasets = list(datasets)
         for name in datasets:
             with contextlib.suppress(FileNotFoundError):
                 self.path(name).unlink()
+        self._drop_rates(datasets)
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
         atomic_write_bytes(self.path(record.name), record.to_bytes())
+        self._drop_rates([record.name])
+
+    def _drop_rates(self, datasets: Iterable[str]) -> None:
+        """Remove the rates quiet refreshes kept beside records now written whole (their
+        checksum no longer matches; removed anyway, so that none can ever match again)."""
+        for name in datasets:
+            with contextlib.suppress(FileNotFoundError):
+                self.rates_path(name).unlink()
 
     def read_extra(self, name: str) -> bytes | None:
         """A small file the refresh keeps beside the records (the prices found, a dataset's
@@ -179,8 +216,18 @@ class StateStore:
         return found
 
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
-        """Commit several datasets' records, each atomically, with their syncs done together."""
-        atomic_write_many([(self.path(r.name), r.to_bytes()) for r in records])
+        """Commit several datasets' records, each atomically, with their syncs done together;
+        of a quiet one only its rates (its files and quiet block stand as written)."""
+        writes, whole = [], []
+        for record in records:
+            rates = Rates.of(record)
+            if rates is None:
+                writes.append((self.path(record.name), record.to_bytes()))
+                whole.append(record.name)
+            else:
+                writes.append((self.rates_path(record.name), rates.to_bytes()))
+        atomic_write_many(writes)
+        self._drop_rates(whole)
 
 
 def _busy(dataset: str, lock: Path, waited_s: float) -> str:
