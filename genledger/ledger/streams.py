@@ -273,6 +273,8 @@ class StreamState:
             if p is not None and (p.key == key or key is None):
                 p.incomplete = not p.finished
                 done.append(out._settle(p))
+            elif p is not None and p.key is None:  # one pass joins the start to p (id-less)
+                _adopt(out, p, other, name, key)
         for name, (key, joins) in other.firsts.items():
             for p in [p for p in out.open if p.family == name and p.finished]:
                 same = key is not None and p.key == key
@@ -281,15 +283,18 @@ class StreamState:
                     done.append(out._settle(p))
         pending = [p for p in other.heads + other.open if p.unanchored]
         settled = [p for p in other.open if not p.unanchored]
+        fresh: list[Partial] = []
         for u in sorted(pending, key=lambda p: p.line):
-            done.extend(self._resolve(out, u))
+            done.extend(self._resolve(out, u, fresh))
         # the errors among those heads ended requests before `other`'s own errors did
         out.ended = (out.ended + other.ended)[-ENDED_KEPT:]
-        out.open.extend(settled)
+        # `other`'s requests still open after the join, in their order there
+        order = {id(p): i for i, p in enumerate(other.open)}
+        out.open.extend(sorted(fresh + settled, key=lambda p: order.get(id(p), len(order))))
         out.starts = [] if self.anchored else out.starts + other.starts
         return out, done
 
-    def _resolve(self, out: StreamState, u: Partial) -> list[Partial]:
+    def _resolve(self, out: StreamState, u: Partial, fresh: list[Partial]) -> list[Partial]:
         """Join a head of the later stretch to the request it continues, if any."""
         if u.family == ANY:
             target = out.open[-1] if out.open else None
@@ -303,20 +308,25 @@ class StreamState:
                 target = out._latest_unfinished(u.family)
         if target is not None:
             family = BY_NAME[target.family]
+            acc = u.acc
+            if u.family == ANY and isinstance(u.acc.get("o"), dict):
+                acc = fold(family, u.acc["o"], record=True)  # as the request's family reads it
             joined = Partial(
                 target.family,
                 target.key or u.key,
-                combine(family, target.acc, u.acc),
+                combine(family, target.acc, acc),
                 u.line,
                 u.offset,
                 finished=target.finished or u.finished,
                 unanchored=target.unanchored,
                 started=target.started,
+                trailing_first=target.trailing_first,
                 # a usage event closes only a finished request (as in one pass)
                 closed=u.closed or (target.finished and u.trailing_first),
                 incomplete=u.incomplete,
                 opened=target.opened,
             )
+            at = out.open.index(target)  # the request keeps its place among the open ones
             out.open.remove(target)
             if u.family == ANY and not family.error_ends:  # Responses: `response.failed` follows
                 out.ended = [*out.ended[1 - ENDED_KEPT :], (target.family, target.key)]
@@ -325,7 +335,7 @@ class StreamState:
             elif joined.closed:
                 return [joined]
             else:
-                out.open.append(joined)
+                out.open.insert(at, joined)
             return []
         known = (u.family, u.key) in self.seen or u.family in {n for n, _ in self.seen}
         # an error with nothing open ends the latest request open before both stretches, as
@@ -334,9 +344,9 @@ class StreamState:
             u.unanchored = False
             if u.closed:
                 return [u]
-            out.open.append(u)
+            fresh.append(u)
             return []
-        (out.heads if u.closed else out.open).append(u)
+        (out.heads if u.closed else fresh).append(u)
         return []
 
     def _settle(self, p: Partial) -> Partial:
@@ -413,6 +423,24 @@ class StreamState:
             {(str(n), k) for n, k in data["seen"]},
             [(str(n), k) for n, k in data.get("ended", [])],
         )
+
+
+def _adopt(out: StreamState, p: Partial, other: StreamState, name: str, key: str | None) -> None:
+    """The request `other` began with a start event of `key`, still open, continues `p`
+    (open before it, without an id), as in one pass; `p` keeps its place."""
+    begun = next((q for q in other.open if q.family == name and q.key == key and q.started), None)
+    if begun is None:
+        return  # it ended within `other` and was counted there
+    other.open.remove(begun)
+    at = out.open.index(p)
+    out.open[at] = replace(
+        begun,
+        acc=combine(BY_NAME[name], p.acc, begun.acc),
+        unanchored=p.unanchored,
+        started=p.started,
+        trailing_first=p.trailing_first,
+        opened=p.opened,
+    )
 
 
 _ANY = Family(ANY, events=())
