@@ -208,6 +208,14 @@ class Field:
     alternatives: tuple[tuple[Path, ...], ...]
     # per alternative, per term: taken away (` - `) rather than added
     minus: tuple[tuple[bool, ...], ...] = ()
+    # every path without a list: their compiled walks, per alternative (read once per event
+    # of a stream, so the general walk is skipped; a function of the text: not compared)
+    getters: tuple[tuple[Callable[[Any], Any], ...], ...] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_field, (self.text,)
 
     def raw(self, obj: Any, floats: bool = False) -> Any:
         """The field's count (see `Path.raw`), or None when every alternative is absent."""
@@ -225,6 +233,12 @@ class Field:
 
     def all_values(self, obj: Any) -> list[Any]:
         """Every value of the first alternative that reaches any (non-count fields)."""
+        if self.getters is not None:  # each path reaches one value or none
+            for getters in self.getters:
+                reached = [v for v in (get(obj) for get in getters) if v is not None]
+                if reached:
+                    return reached
+            return []
         for terms in self.alternatives:
             found = [v for p in terms for v in p.values(obj)]
             if found:
@@ -233,6 +247,13 @@ class Field:
 
     def first(self, obj: Any) -> Any:
         """The first value any alternative reaches (non-count fields)."""
+        if self.getters is not None:  # the first path, in order, that reaches a value
+            for getters in self.getters:
+                for get in getters:
+                    value = get(obj)
+                    if value is not None:
+                        return value
+            return None
         found = self.all_values(obj)
         return found[0] if found else None
 
@@ -277,7 +298,17 @@ def parse_field(text: str, sums: bool = True) -> Field:
             raise PathError(f"bad path {text!r}: '+' and '-' only add up counts")
         alternatives.append(tuple(parse_path(t) for t in parts[::2]))
         minus.append((False, *(sign.strip() == "-" for sign in parts[1::2])))
-    return Field(text, tuple(alternatives), tuple(minus))
+    return Field(text, tuple(alternatives), tuple(minus), _getters(alternatives))
+
+
+def _getters(
+    alternatives: list[tuple[Path, ...]],
+) -> tuple[tuple[Callable[[Any], Any], ...], ...] | None:
+    """Each path's compiled walk, per alternative; None when any path visits a list."""
+    walks = [tuple(p.get for p in terms if p.get is not None) for terms in alternatives]
+    if any(len(w) != len(terms) for w, terms in zip(walks, alternatives, strict=True)):
+        return None
+    return tuple(walks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,9 +319,17 @@ class Condition:
     path: Path
     op: str
     value: Any = None
+    # a path without a list: the test as one closure (stream events are tested against
+    # every family's conditions; a function of the text: not compared)
+    test: Callable[[Any], bool] | None = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_condition, (self.text,)
 
     def holds(self, obj: Any) -> bool:
         """Whether the record satisfies the condition."""
+        if self.test is not None:
+            return self.test(obj)
         if self.op == "has":
             return self.path.exists(obj)
         get = self.path.get
@@ -316,6 +355,24 @@ class Condition:
         return same if self.op == "eq" else bool(found) and not same
 
 
+def _test(get: Callable[[Any], Any] | None, op: str, want: Any) -> Callable[[Any], bool] | None:
+    """`Condition.holds` of a path without a list, as one closure (None for the others)."""
+    if get is None or op == "has":
+        return None
+    if op == "present":
+        return lambda o: get(o) is not None
+    if op == "absent":
+        return lambda o: get(o) is None
+    if op == "prefix":
+        return lambda o: isinstance(v := get(o), str) and v.startswith(want)
+    if type(want) is str:  # only an equal str equals a str (`_same`)
+        if op == "eq":
+            return lambda o: type(v := get(o)) is str and v == want
+        return lambda o: (v := get(o)) is not None and not (type(v) is str and v == want)
+    eq = op == "eq"
+    return lambda o: (v := get(o)) is not None and _same(v, want) is eq
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
@@ -331,6 +388,13 @@ def _literal(text: str) -> Any:
 
 def parse_condition(text: str) -> Condition:
     """A condition from its text; raises `PathError`."""
+    found = _parse_condition(text)
+    test = _test(found.path.get, found.op, found.value)
+    return Condition(found.text, found.path, found.op, found.value, test)
+
+
+def _parse_condition(text: str) -> Condition:
+    """The condition `text` states, its test not yet compiled."""
     if not isinstance(text, str):
         raise PathError(f"a condition must be a string, not {text!r}")
     body = text.strip()
