@@ -49,6 +49,34 @@ def _plain_getter(keys: tuple[str, ...]) -> Callable[[Any], Any]:
     return getter
 
 
+def _spread_walker(steps: tuple[tuple[str, bool], ...]) -> Callable[[Any], list[Any]]:
+    """`Path.values` of a path with a list or `*` (no thoughts skipped), compiled once: the
+    nested loops visit the values depth first, which lists them in the general walk's order."""
+    lines = ["def walk(o):", "    out = []", "    n0 = o"]
+    pad = "    "
+    for depth, (key, each) in enumerate(steps):
+        node, nxt = f"n{depth}", f"n{depth + 1}"
+        lines.append(f"{pad}if isinstance({node}, dict):")
+        pad += "    "
+        if key == ANY:  # every value of an object
+            lines.append(f"{pad}for {nxt} in {node}.values():")
+        else:
+            lines.append(f"{pad}{nxt} = {node}.get({key!r})")
+            if each:
+                lines.append(f"{pad}if isinstance({nxt}, list):")
+                pad += "    "
+                lines.append(f"{pad}for {nxt} in {nxt}:")
+        if key == ANY or each:
+            pad += "    "
+        lines.append(f"{pad}if {nxt} is not None:")
+        pad += "    "
+    lines += [f"{pad}out.append(n{len(steps)})", "    return out"]
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # keys are checked names (KEY), quoted by repr
+    walk: Callable[[Any], list[Any]] = scope["walk"]
+    return walk
+
+
 @dataclass(frozen=True, slots=True)
 class Path:
     """A parsed path: keys, whether each is a list to visit (`[]`), and `len(...)`."""
@@ -58,6 +86,8 @@ class Path:
     length: bool = False
     # no list to visit: the compiled walk (a function of the text: not compared, not pickled)
     get: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+    # with a list: the compiled walk of `values` (thoughts not skipped); not compared either
+    walk: Callable[[Any], list[Any]] | None = field(default=None, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return parse_path, (self.text,)
@@ -83,6 +113,8 @@ class Path:
         if self.get is not None:  # no list: the common case, without the general walk
             value = self.get(obj)
             return [] if value is None else [value]
+        if self.walk is not None and not skip_thoughts:
+            return self.walk(obj)
         level = [obj]
         for key, each in self.steps:
             nxt: list[Any] = []
@@ -196,8 +228,9 @@ def parse_path(text: str) -> Path:
             raise PathError(f"bad path {text!r}: key {part!r} {where}")
         steps.append((key, each))
     spread = any(each or key == ANY for key, each in steps)
-    getter = None if spread else _plain_getter(tuple(key for key, _ in steps))
-    return Path(text.strip(), tuple(steps), length, getter)
+    if spread:
+        return Path(text.strip(), tuple(steps), length, None, _spread_walker(tuple(steps)))
+    return Path(text.strip(), tuple(steps), length, _plain_getter(tuple(key for key, _ in steps)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.parse.declarations import BUILT_IN
-from genledger.parse.paths import Condition, Field, parse_condition, parse_field
+from genledger.parse.paths import Condition, Field, parse_condition, parse_field, parse_path
 
 KEYS = ["a", "b", "type", "delta"]
 SCALARS = st.one_of(
@@ -76,3 +76,19 @@ def test_a_condition_and_a_field_pickle_with_their_compiled_parts() -> None:
     assert condition.test is not None and condition == parse_condition("type == 'x'")
     field: Field = pickle.loads(pickle.dumps(parse_field("a.b | c")))
     assert field.getters is not None and field.first({"c": 3}) == 3
+
+
+SPREAD = st.lists(
+    st.one_of(st.sampled_from(KEYS), st.sampled_from(KEYS).map("{}[]".format), st.just("*")),
+    min_size=1,
+    max_size=4,
+).map(".".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(SPREAD.filter(lambda t: not t.startswith("*")), RECORDS)
+def test_a_compiled_walk_reaches_what_the_general_walk_reaches(text: str, record: Any) -> None:
+    path = parse_path(text)
+    general = replace(path, get=None, walk=None)
+    assert path.values(record) == general.values(record)
+    assert path.values(record, skip_thoughts=True) == general.values(record, skip_thoughts=True)
