@@ -49,6 +49,34 @@ def _plain_getter(keys: tuple[str, ...]) -> Callable[[Any], Any]:
     return getter
 
 
+def _spread_walker(steps: tuple[tuple[str, bool], ...]) -> Callable[[Any], list[Any]]:
+    """`Path.values` of a path with a list or `*` (no thoughts skipped), compiled once: the
+    nested loops visit the values depth first, which lists them in the general walk's order."""
+    lines = ["def walk(o):", "    out = []", "    n0 = o"]
+    pad = "    "
+    for depth, (key, each) in enumerate(steps):
+        node, nxt = f"n{depth}", f"n{depth + 1}"
+        lines.append(f"{pad}if isinstance({node}, dict):")
+        pad += "    "
+        if key == ANY:  # every value of an object
+            lines.append(f"{pad}for {nxt} in {node}.values():")
+        else:
+            lines.append(f"{pad}{nxt} = {node}.get({key!r})")
+            if each:
+                lines.append(f"{pad}if isinstance({nxt}, list):")
+                pad += "    "
+                lines.append(f"{pad}for {nxt} in {nxt}:")
+        if key == ANY or each:
+            pad += "    "
+        lines.append(f"{pad}if {nxt} is not None:")
+        pad += "    "
+    lines += [f"{pad}out.append(n{len(steps)})", "    return out"]
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # keys are checked names (KEY), quoted by repr
+    walk: Callable[[Any], list[Any]] = scope["walk"]
+    return walk
+
+
 @dataclass(frozen=True, slots=True)
 class Path:
     """A parsed path: keys, whether each is a list to visit (`[]`), and `len(...)`."""
@@ -58,6 +86,8 @@ class Path:
     length: bool = False
     # no list to visit: the compiled walk (a function of the text: not compared, not pickled)
     get: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
+    # with a list: the compiled walk of `values` (thoughts not skipped); not compared either
+    walk: Callable[[Any], list[Any]] | None = field(default=None, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return parse_path, (self.text,)
@@ -83,6 +113,8 @@ class Path:
         if self.get is not None:  # no list: the common case, without the general walk
             value = self.get(obj)
             return [] if value is None else [value]
+        if self.walk is not None and not skip_thoughts:
+            return self.walk(obj)
         level = [obj]
         for key, each in self.steps:
             nxt: list[Any] = []
@@ -196,8 +228,9 @@ def parse_path(text: str) -> Path:
             raise PathError(f"bad path {text!r}: key {part!r} {where}")
         steps.append((key, each))
     spread = any(each or key == ANY for key, each in steps)
-    getter = None if spread else _plain_getter(tuple(key for key, _ in steps))
-    return Path(text.strip(), tuple(steps), length, getter)
+    if spread:
+        return Path(text.strip(), tuple(steps), length, None, _spread_walker(tuple(steps)))
+    return Path(text.strip(), tuple(steps), length, _plain_getter(tuple(key for key, _ in steps)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +241,14 @@ class Field:
     alternatives: tuple[tuple[Path, ...], ...]
     # per alternative, per term: taken away (` - `) rather than added
     minus: tuple[tuple[bool, ...], ...] = ()
+    # every path without a list: their compiled walks, per alternative (read once per event
+    # of a stream, so the general walk is skipped; a function of the text: not compared)
+    getters: tuple[tuple[Callable[[Any], Any], ...], ...] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_field, (self.text,)
 
     def raw(self, obj: Any, floats: bool = False) -> Any:
         """The field's count (see `Path.raw`), or None when every alternative is absent."""
@@ -225,6 +266,12 @@ class Field:
 
     def all_values(self, obj: Any) -> list[Any]:
         """Every value of the first alternative that reaches any (non-count fields)."""
+        if self.getters is not None:  # each path reaches one value or none
+            for getters in self.getters:
+                reached = [v for v in (get(obj) for get in getters) if v is not None]
+                if reached:
+                    return reached
+            return []
         for terms in self.alternatives:
             found = [v for p in terms for v in p.values(obj)]
             if found:
@@ -233,6 +280,13 @@ class Field:
 
     def first(self, obj: Any) -> Any:
         """The first value any alternative reaches (non-count fields)."""
+        if self.getters is not None:  # the first path, in order, that reaches a value
+            for getters in self.getters:
+                for get in getters:
+                    value = get(obj)
+                    if value is not None:
+                        return value
+            return None
         found = self.all_values(obj)
         return found[0] if found else None
 
@@ -277,7 +331,17 @@ def parse_field(text: str, sums: bool = True) -> Field:
             raise PathError(f"bad path {text!r}: '+' and '-' only add up counts")
         alternatives.append(tuple(parse_path(t) for t in parts[::2]))
         minus.append((False, *(sign.strip() == "-" for sign in parts[1::2])))
-    return Field(text, tuple(alternatives), tuple(minus))
+    return Field(text, tuple(alternatives), tuple(minus), _getters(alternatives))
+
+
+def _getters(
+    alternatives: list[tuple[Path, ...]],
+) -> tuple[tuple[Callable[[Any], Any], ...], ...] | None:
+    """Each path's compiled walk, per alternative; None when any path visits a list."""
+    walks = [tuple(p.get for p in terms if p.get is not None) for terms in alternatives]
+    if any(len(w) != len(terms) for w, terms in zip(walks, alternatives, strict=True)):
+        return None
+    return tuple(walks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,9 +352,17 @@ class Condition:
     path: Path
     op: str
     value: Any = None
+    # a path without a list: the test as one closure (stream events are tested against
+    # every family's conditions; a function of the text: not compared)
+    test: Callable[[Any], bool] | None = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return parse_condition, (self.text,)
 
     def holds(self, obj: Any) -> bool:
         """Whether the record satisfies the condition."""
+        if self.test is not None:
+            return self.test(obj)
         if self.op == "has":
             return self.path.exists(obj)
         get = self.path.get
@@ -316,6 +388,24 @@ class Condition:
         return same if self.op == "eq" else bool(found) and not same
 
 
+def _test(get: Callable[[Any], Any] | None, op: str, want: Any) -> Callable[[Any], bool] | None:
+    """`Condition.holds` of a path without a list, as one closure (None for the others)."""
+    if get is None or op == "has":
+        return None
+    if op == "present":
+        return lambda o: get(o) is not None
+    if op == "absent":
+        return lambda o: get(o) is None
+    if op == "prefix":
+        return lambda o: isinstance(v := get(o), str) and v.startswith(want)
+    if type(want) is str:  # only an equal str equals a str (`_same`)
+        if op == "eq":
+            return lambda o: type(v := get(o)) is str and v == want
+        return lambda o: (v := get(o)) is not None and not (type(v) is str and v == want)
+    eq = op == "eq"
+    return lambda o: (v := get(o)) is not None and _same(v, want) is eq
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
@@ -331,6 +421,13 @@ def _literal(text: str) -> Any:
 
 def parse_condition(text: str) -> Condition:
     """A condition from its text; raises `PathError`."""
+    found = _parse_condition(text)
+    test = _test(found.path.get, found.op, found.value)
+    return Condition(found.text, found.path, found.op, found.value, test)
+
+
+def _parse_condition(text: str) -> Condition:
+    """The condition `text` states, its test not yet compiled."""
     if not isinstance(text, str):
         raise PathError(f"a condition must be a string, not {text!r}")
     body = text.strip()
