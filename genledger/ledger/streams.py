@@ -400,7 +400,8 @@ class StreamState:
             "heads": [p.to_list() for p in self.heads],
             "starts": [list(k) for k in self.starts],
             "firsts": self.firsts,
-            "seen": [list(k) for k in self.seen],
+            # sorted: a set's order would differ between two equal states
+            "seen": [list(k) for k in sorted(self.seen, key=lambda k: (k[0], k[1] or ""))],
             "ended": [list(k) for k in self.ended],
         }
 

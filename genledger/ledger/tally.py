@@ -31,7 +31,7 @@ from genledger.ledger.idlist import IdList
 from genledger.ledger.quantiles import Quantiles
 from genledger.ledger.streams import Partial, StreamState
 from genledger.ledger.window import Ends
-from genledger.rules.result import MAX_EXAMPLES, RuleTally, merge_failures
+from genledger.rules.result import RuleTally, merge_failures
 
 
 def _zeros() -> dict[str, int]:
@@ -132,7 +132,7 @@ class FileTally:
             settled = self._settled(done, books)
             tail = settled._plus(other)
             # a settled head may end after some of other's rows: examples in line order
-            tail.failures = _failures_by_line(settled.failures, other.failures)
+            tail.failures = merge_failures(settled.failures, other.failures, by_line=True)
             merged = self._plus(tail)
         else:
             merged = self._plus(other)
@@ -311,17 +311,4 @@ def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     out = dict(a)
     for key, value in b.items():
         out[key] = out[key] + value if key in out else value
-    return out
-
-
-def _failures_by_line(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str, RuleTally]:
-    """Rule-wise sum of two failure maps of one stretch of a file, examples by line."""
-    out = dict(a)
-    for name, tally in b.items():
-        mine = out.get(name)
-        if mine is None:
-            out[name] = tally
-            continue
-        examples = sorted(mine.examples + tally.examples, key=lambda e: int(e.get("line", 0)))
-        out[name] = RuleTally(mine.count + tally.count, examples[:MAX_EXAMPLES])
     return out

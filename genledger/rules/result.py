@@ -19,6 +19,11 @@ class RuleTally:
     def __add__(self, other: RuleTally) -> RuleTally:
         return RuleTally(self.count + other.count, (self.examples + other.examples)[:MAX_EXAMPLES])
 
+    def by_line(self, other: RuleTally) -> RuleTally:
+        """The sum of two tallies of one file whose rows interleave: the first examples by line."""
+        examples = sorted(self.examples + other.examples, key=lambda e: int(e.get("line", 0)))
+        return RuleTally(self.count + other.count, examples[:MAX_EXAMPLES])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {"count": self.count, "examples": self.examples}
@@ -29,11 +34,17 @@ class RuleTally:
         return cls(int(data["count"]), list(data["examples"]))
 
 
-def merge_failures(a: dict[str, RuleTally], b: dict[str, RuleTally]) -> dict[str, RuleTally]:
-    """Rule-wise sum of two failure maps."""
+def merge_failures(
+    a: dict[str, RuleTally], b: dict[str, RuleTally], by_line: bool = False
+) -> dict[str, RuleTally]:
+    """Rule-wise sum of two failure maps (`by_line`: of one file, rows interleaved)."""
     out = dict(a)
     for name, tally in b.items():
-        out[name] = out[name] + tally if name in out else tally
+        mine = out.get(name)
+        if mine is None:
+            out[name] = tally
+        else:
+            out[name] = mine.by_line(tally) if by_line else mine + tally
     return out
 
 
