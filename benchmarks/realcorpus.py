@@ -90,15 +90,22 @@ def append_real(
     shared: Path = SHARED,
     only: tuple[str, ...] = (),
 ) -> int:
-    """Append whole copies of each source (at least one, about `share` of the file) to its
-    file; `seed` numbers the copies' marks. Returns the bytes added."""
-    added = 0
+    """Append whole copies of the sources (a stream stays whole) adding up to about `share`
+    of the corpus: each file gets its share in whole copies, the bytes a copy cannot fill
+    carried on to the next file (so a source bigger than its file's share is not appended to
+    every file: one copy each would append 8 % of the real corpus, not 1 %); `seed` numbers
+    the copies' marks. Returns the bytes added."""
+    added, owed = 0, 0.0
     for path, mark in _plan(shape, shared, only):
         target = root / _dataset(path) / path.name
         data = path.read_bytes()
         if not data.endswith(b"\n"):
             data += b"\n"
-        copies = max(1, round(target.stat().st_size * share / len(data)))
+        owed += target.stat().st_size * share
+        copies = int(owed // len(data))
+        owed -= copies * len(data)
+        if not copies:
+            continue
         extra = b"".join(mark(data, 1_000_000 * seed + k) for k in range(copies))
         with target.open("ab") as fh:
             fh.write(extra)

@@ -85,11 +85,15 @@ def _reaches(value: Any, chain: Chain) -> bool:
 
 
 def unstated_guard(
-    shape: type, states: tuple[str, ...], formats: tuple[tuple[str, str], ...]
+    shape: type,
+    states: tuple[str, ...],
+    formats: tuple[tuple[str, str], ...],
+    info: Any = None,
 ) -> Guard | None:
     """A guard for `shape`: True when a decoded record reaches a value on a path of a declared
-    count it does not state, under one of its formats; None when no record ever can."""
-    info = msgspec.inspect.type_info(shape)
+    count it does not state, under one of its formats; None when no record ever can. `info`:
+    the shape's `msgspec.inspect` type when the caller has it already."""
+    info = msgspec.inspect.type_info(shape) if info is None else info
     chains: list[Chain] = []
     for name, root in formats:
         steps = parse_path(root).steps if root else ()

@@ -34,7 +34,7 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
-from genledger.fast.guards import unstated_guard
+from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
@@ -238,14 +238,26 @@ class _Typed:
             (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
             for shape in shapes
         ]
-        # per shape: a record carrying a declared count the shape does not state goes on
-        self.guards = [
-            unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS) for shape in shapes
-        ]
+        self.shapes = shapes
+        # per shape, worked out when a line first decodes into it (inspecting every shape
+        # up front costs a small refresh ~20 ms): a guard (a record carrying a declared count
+        # the shape does not state goes on), and whether the shape has id arrays (lift a
+        # line's arrays only then: a file of chat lines pays no search for keys it never has)
+        self.guards: list[Guard | None] = [None] * len(shapes)
+        self.with_ids = [False] * len(shapes)
+        self.inspected = [False] * len(shapes)
         self.last = 0  # files run in one shape for long stretches: try the last one first
-        # lift a line's arrays when the last shape has id arrays (a file of chat lines pays
-        # no search for keys it never has)
-        self.with_ids = [_has_ids(msgspec.inspect.type_info(shape)) for shape in shapes]
+        self._inspect(0)
+
+    def _inspect(self, index: int) -> None:
+        """Work out shape `index`'s guard and whether it has id arrays, once."""
+        if self.inspected[index]:
+            return
+        shape = self.shapes[index]
+        info = msgspec.inspect.type_info(shape)
+        self.guards[index] = unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS, info)
+        self.with_ids[index] = _has_ids(info)
+        self.inspected[index] = True
 
     def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:
         """The facts of the line's records, or None when no shape holds it exactly;
@@ -292,6 +304,7 @@ class _Typed:
             except msgspec.DecodeError:
                 return None
             self.last = index
+            self._inspect(index)
             return structs
         return None
 

@@ -20,18 +20,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     atomic_write_many([(path, data)])
 
 
-def atomic_write_many(files: Sequence[tuple[Path, bytes]]) -> None:
+def atomic_write_many(files: Sequence[tuple[Path, bytes]], durable: bool = True) -> None:
     """`atomic_write_bytes` of each (path, data), with the syncs done together: every temp
     file is written, then all are fsynced at once (the disk takes them in one go), then each
     is renamed over its path, then each folder is fsynced once. A failure before a rename
-    leaves that path as it was, and no temp file behind."""
+    leaves that path as it was, and no temp file behind. `durable=False`: no fsync (a reader
+    still sees the old file or the new one; after a power cut the new one may be lost or
+    empty), for files whose loss costs only a saving."""
     temps: list[tuple[str, Path]] = []  # written, not yet renamed
     fds: list[int] = []
     current = files[0][0] if files else Path()
     try:
         for current, data in files:
             _write_temp(current, data, temps, fds)
-        _sync_all(fds)
+        _sync_all(fds) if durable else _close_all(fds)
         while temps:
             tmp, current = temps[0]
             os.replace(tmp, current)
@@ -52,7 +54,8 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]]) -> None:
     for path, _ in files:
         folders.setdefault(path.parent, []).append(path.name)
     for folder, names in folders.items():
-        _fsync_dir(folder)
+        if durable:
+            _fsync_dir(folder)
         _remove_stale_temps(folder, names)
 
 
@@ -108,6 +111,11 @@ def _sync_all(fds: list[int]) -> None:
         thread.join()
     if failures:
         raise failures[0]
+    _close_all(fds)
+
+
+def _close_all(fds: list[int]) -> None:
+    """Close every fd, emptying `fds`."""
     while fds:
         os.close(fds.pop())
 

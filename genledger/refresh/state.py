@@ -218,15 +218,18 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
         of a quiet one only its rates (its files and quiet block stand as written)."""
-        writes, whole = [], []
+        writes, whole, rated = [], [], []
         for record in records:
             rates = Rates.of(record)
             if rates is None:
                 writes.append((self.path(record.name), record.to_bytes()))
                 whole.append(record.name)
             else:
-                writes.append((self.rates_path(record.name), rates.to_bytes()))
+                rated.append((self.rates_path(record.name), rates.to_bytes()))
         atomic_write_many(writes)
+        # rates lost to a power cut cost a sample of the rate history, never a count: not
+        # fsynced (a no-op of 69 quiet datasets spent a fifth of its time syncing them)
+        atomic_write_many(rated, durable=False)
         self._drop_rates(whole)
 
 

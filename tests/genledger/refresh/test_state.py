@@ -208,6 +208,23 @@ def test_several_files_are_written_at_once_each_atomically(tmp_path: Path) -> No
     assert _temps(one, two) == []
 
 
+@pytest.mark.parametrize("durable", [True, False])
+def test_only_durable_writes_are_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> None:
+    # Rates are written without fsync (a saving lost to a power cut costs a rate sample), yet
+    # still atomically: the new bytes under the name, no temp file beside them.
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    files = [(tmp_path / "a.rates", b"new"), (tmp_path / "b.rates", b"B")]
+    (tmp_path / "a.rates").write_bytes(b"old")
+    atomic_write_many(files, durable=durable)
+    assert [path.read_bytes() for path, _ in files] == [b"new", b"B"]
+    assert _temps(tmp_path) == []
+    assert bool(synced) is durable
+
+
 def test_a_failed_write_leaves_every_target_as_it_was_and_no_temp_file(tmp_path: Path) -> None:
     # The third target cannot be written (its folder is a file): nothing is renamed yet, so
     # the first two keep their old bytes, and their temp files are gone.
