@@ -54,6 +54,14 @@ class Failures:
                 row = row or dict(zip(columns, values, strict=True))
                 examples.append(row)
 
+    def add_counted(
+        self, name: str, count: int, examples: list[Values], columns: Sequence[str]
+    ) -> None:
+        """`count` rows failing rule `name`, of which `examples` are the first."""
+        self.counts[name] += count
+        rows = self.rows.setdefault(name, [])
+        rows += [dict(zip(columns, v, strict=True)) for v in examples[: MAX_EXAMPLES - len(rows)]]
+
     def tallies(self) -> dict[str, RuleTally]:
         """A RuleTally per failing rule, in catalogue order like pandera's."""
         return {
@@ -88,18 +96,20 @@ def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, 
 
 def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     """The duplicate-id rule: an id seen before in the dataset's shards, in file order."""
+    count, first = _repeats((name, ids.keys(), ids.lines) for name, ids in files)
     failures = Failures(Table.IDS)
-    for values in _repeated(files):
-        failures.add(values, ["duplicate_ids"], TABLE_COLUMNS[Table.IDS])
+    examples = [(name, line, key.decode()) for name, line, key in first]
+    failures.add_counted("duplicate_ids", count, examples, TABLE_COLUMNS[Table.IDS])
     return failures.tallies()
 
 
 def prompt_id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
     """The duplicate-prompt-id rule: a prompt id seen before in the dataset's prompts files,
     in file order."""
-    failures, columns = Failures(Table.PROMPTS), TABLE_COLUMNS[Table.PROMPTS]
-    for name, line, key in _repeated(files):
-        failures.add((name, line, key, None), ["duplicate_prompt_ids"], columns)
+    count, first = _repeats((name, ids.keys(), ids.lines) for name, ids in files)
+    failures = Failures(Table.PROMPTS)
+    examples = [(name, line, key.decode(), None) for name, line, key in first]
+    failures.add_counted("duplicate_prompt_ids", count, examples, TABLE_COLUMNS[Table.PROMPTS])
     return failures.tallies()
 
 
@@ -109,23 +119,31 @@ def prompt_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
     return _dict_tallies(Table.PROMPTS, rows)
 
 
-def _repeated(files: Iterable[tuple[str, Ids]]) -> list[Values]:
-    """(file, line, id) of each id already seen in an earlier line or file, in file order."""
-    seen: set[bytes] = set()  # ids as their UTF-8 bytes: equal bytes, equal ids
-    duplicates: list[Values] = []
-    for name, ids in files:
-        keys = ids.keys()
+def _repeats(
+    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]],
+) -> tuple[int, list[tuple[str, int, Any]]]:
+    """How many keys (each file's keys with their lines) were seen before in an earlier
+    line or file, in file order, and the first `MAX_EXAMPLES` of them as (file, line, key).
+    Counted with set operations in C; only a file holding a repeat is walked line by line,
+    and only until the examples are found (a repeated corpus walked every key in Python)."""
+    seen: set[Any] = set()
+    count = 0
+    first: list[tuple[str, int, Any]] = []
+    for name, keys, lines in files:
         fresh = set(keys)
-        if len(fresh) == len(keys) and seen.isdisjoint(fresh):
-            # the usual file: no id twice, none seen before (set operations in C)
-            seen.update(fresh)  # in place: a new set per file made 50,000 shards quadratic
-            continue
-        for line, key in _by_line(ids.lines, keys):
-            if key in seen:  # only failing rows become rows of the rule's table
-                duplicates.append((name, line, key.decode()))
-            else:
-                seen.add(key)
-    return duplicates
+        # each key not seen before is new at its first line; every other one repeats
+        repeats = len(keys) - len(fresh) + len(fresh & seen)
+        if repeats and len(first) < MAX_EXAMPLES:
+            for line, key in _by_line(lines, keys):
+                if key in seen:
+                    first.append((name, line, key))
+                    if len(first) == MAX_EXAMPLES:
+                        break
+                else:
+                    seen.add(key)
+        count += repeats
+        seen |= fresh  # in place: a new set per file made 50,000 shards quadratic
+    return count, first
 
 
 class Keys(Protocol):
@@ -148,45 +166,51 @@ def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
     """The duplicate-answer rule: an answer key seen before in the dataset's shards, in file
     order; each example names where the answer was first seen."""
     listed = list(files)
-    seen: set[int] = set()
-    count = 0
-    first: list[Values] = []
-    for name, found in listed:
-        keys = found.keys
-        fresh = set(keys)
-        if len(fresh) == len(keys) and seen.isdisjoint(fresh):
-            seen |= fresh  # the usual file: no answer twice, none seen before (in C)
-            continue
-        for line, key in _by_line(found.lines, keys):
-            if key in seen:
-                count += 1
-                if len(first) < MAX_EXAMPLES:
-                    first.append((name, line, key))
-            else:
-                seen.add(key)
+    count, first = _repeats((name, found.keys, found.lines) for name, found in listed)
     if not count:
         return {}
+    seen = _first_lines(listed, {key for _, _, key in first})
     examples = [
-        {"file": name, "line": line, "reason": _first_seen(listed, key, name)}
+        {"file": name, "line": line, "reason": _first_seen(seen.get(key), name)}
         for name, line, key in first
     ]
     return {"duplicate_outputs": RuleTally(count, examples)}
 
 
-def _by_line(lines: Iterable[int], keys: Iterable[Any]) -> list[tuple[int, Any]]:
+def _by_line(lines: Iterable[int], keys: Iterable[Any]) -> Iterable[tuple[int, Any]]:
     """(line, key) pairs in line order (a stable sort: records of one line keep their order).
     A streamed request is listed when its stream settles, after records on later lines, and
     a refresh or a worker's piece may settle it elsewhere: in line order every path reports
-    the same first repeats."""
-    return sorted(zip(lines, keys, strict=True), key=lambda pair: pair[0])
+    the same first repeats. Lines already in order (most files) are paired lazily: a walk
+    that stops at its examples pairs no more."""
+    ordered = list(lines)
+    if ordered == sorted(ordered):
+        return zip(ordered, keys, strict=True)
+    return sorted(zip(ordered, keys, strict=True), key=lambda pair: pair[0])
 
 
-def _first_seen(files: list[tuple[str, Keys]], key: int, name: str) -> str:
-    for where, found in files:
-        if key in found.keys:  # a C search of the array
-            line = min(n for n, k in zip(found.lines, found.keys, strict=True) if k == key)
-            return f"the same answer as line {line}" + ("" if where == name else f" of {where}")
-    return "the same answer as an earlier record"
+def _first_lines(files: list[tuple[str, Keys]], keys: set[int]) -> dict[int, tuple[str, int]]:
+    """The first file holding each of `keys`, and the key's earliest line there."""
+    found: dict[int, tuple[str, int]] = {}
+    for where, hashes in files:
+        present = (keys - found.keys()).intersection(hashes.keys)  # a C pass of the array
+        if not present:
+            continue
+        earliest: dict[int, int] = {}
+        for line, key in zip(hashes.lines, hashes.keys, strict=True):
+            if key in present and line < earliest.get(key, line + 1):
+                earliest[key] = line
+        found.update((key, (where, line)) for key, line in earliest.items())
+        if len(found) == len(keys):
+            break
+    return found
+
+
+def _first_seen(first: tuple[str, int] | None, name: str) -> str:
+    if first is None:
+        return "the same answer as an earlier record"
+    where, line = first
+    return f"the same answer as line {line}" + ("" if where == name else f" of {where}")
 
 
 def file_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
