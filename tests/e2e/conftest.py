@@ -53,11 +53,8 @@ def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def webhook() -> Iterator[WebhookReceiver]:
     """A loopback webhook receiver recording every POST."""
-    receiver = WebhookReceiver()
-    receiver.thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="session")
@@ -173,11 +170,8 @@ def prod_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def prod_webhook() -> Iterator[WebhookReceiver]:
     """The topology's own webhook receiver (the dagster dev suite's alerts stay apart)."""
-    receiver = WebhookReceiver()
-    receiver.thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")
@@ -245,11 +239,8 @@ MANY_DATASETS = 30
 @pytest.fixture(scope="module")
 def many_webhook() -> Iterator[WebhookReceiver]:
     """The growing suite's own webhook receiver."""
-    receiver = WebhookReceiver()
-    receiver.thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")

@@ -245,6 +245,14 @@ class WebhookReceiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def __enter__(self) -> WebhookReceiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
     @property
     def url(self) -> str:
         """The URL to hand to GENLEDGER_WEBHOOK_URL (its path plays the secret)."""
