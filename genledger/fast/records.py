@@ -46,10 +46,10 @@ from genledger.parse.formats import (
     time_value,
 )
 from genledger.parse.formats import _visible as visible  # as fast/shapes.py reads it
-from genledger.parse.paths import Condition, Field, Path, as_count, in_int64, total
+from genledger.parse.paths import Condition, Field, Path, as_count, in_int64, parse_path, total
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
-from genledger.parse.streams import event_family
-from genledger.parse.tokenized import unwrap
+from genledger.parse.streams import EXACT, REST, TOLD_BY
+from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 from genledger.parse.usage import PARTS, SETTLED, settle
 
 Read = Callable[[Any], Any]
@@ -65,7 +65,20 @@ def path_raw(path: Path, floats: bool) -> Read:
     if path.get is not None and not path.length:
         get = path.get
         return lambda o: None if (v := get(o)) is None else as_count(v, True)
+    if path.get is not None:
+        return partial(_length, path.get, partial(path.raw, floats=floats))
     return partial(path.raw, floats=floats)
+
+
+def _length(get: Read, general: Read, obj: Any) -> Any:
+    """`len(path)`: a list of no rows is counted here; a tensor's rows and what is no list
+    are read as declared (`unwrap`)."""
+    value = get(obj)
+    if value is None:
+        return None
+    if isinstance(value, list) and (not value or not isinstance(value[0], list)):
+        return len(value)
+    return general(obj)
 
 
 def field_raw(field: Field, floats: bool) -> Read:
@@ -106,19 +119,66 @@ def column_read(decl: Declaration | None, column: str) -> Read | None:
     reads = READS[column]
     if reads == "count":
         raw = field_raw(spec, decl.float_counts)
-        return lambda o: v if in_int64(v := raw(o)) else None
-    first = spec.first
+        return lambda o: v if type(v := raw(o)) is int and INT64_MIN <= v <= INT64_MAX else None
+    first = field_first(spec)
     if reads == "text":
         return lambda o: text_value(first(o))
     return lambda o: time_value(first(o))
 
 
+def field_first(field: Field) -> Read:
+    """`field.first` as one function of the record."""
+    only = field.paths[0] if len(field.paths) == 1 else None
+    return only.get if only is not None and only.get is not None else field.first
+
+
+def field_values(field: Field) -> Callable[[Any], list[Any]]:
+    """`field.all_values` as one function of the record."""
+    only = field.paths[0] if len(field.paths) == 1 else None
+    if only is None:
+        return field.all_values
+    return only.walk if only.walk is not None else only.values
+
+
 def condition_test(condition: Condition) -> Test:
     """The condition's test as one function of the record."""
-    return condition.test if condition.test is not None else condition.holds
+    if condition.test is not None:
+        return condition.test
+    path = condition.path
+    if condition.op == "has" and not path.spreads:  # the key exists, even null
+        key = path.steps[-1][0]
+        if len(path.steps) == 1:
+            return lambda o: key in o
+        owner = parse_path(".".join(k for k, _ in path.steps[:-1])).get
+        assert owner is not None  # a path without a list has its walk compiled
+        return lambda o: isinstance(p := owner(o), dict) and key in p
+    return condition.holds
 
 
 # --- detection ---------------------------------------------------------------------------------
+
+
+class Events:
+    """`event_family(obj) is not None` for records of one top-level key set: only the keys
+    whose text tells an event that the set has, only the families whose keys it has."""
+
+    __slots__ = ("rest", "told")
+
+    def __init__(self, keys: frozenset[str]) -> None:
+        self.told = tuple(key for key in TOLD_BY if key in keys)
+        self.rest = tuple(
+            tuple(condition_test(c) for c in conditions)
+            for _, needed, conditions in REST
+            if keys >= needed
+        )
+
+    def any(self, obj: dict[str, Any]) -> bool:
+        """Whether the record is a stream event of some family."""
+        for key in self.told:
+            value = obj[key]
+            if type(value) is str and (key, value) in EXACT:
+                return True
+        return any(all(test(obj) for test in tests) for tests in self.rest)
 
 
 class Search:
@@ -192,8 +252,10 @@ class Plan:
         self.outer_fails = () if outer is decl else _whens(outer)
         self.fails = _whens(decl)
         self.ids = _id_reads(outer, formats)
-        self.samples = None if decl is None or decl.samples is None else decl.samples
-        self.finish = None if decl is None or decl.finish is None else decl.finish.all_values
+        self.samples = (
+            None if decl is None or decl.samples is None else path_raw(decl.samples, False)
+        )
+        self.finish = None if decl is None or decl.finish is None else field_values(decl.finish)
         self.each_finish = decl is not None and decl.each_finish
         answer = () if decl is None else decl.answer
         self.answer = tuple(p.thoughtless or partial(p.values, skip_thoughts=True) for p in answer)
@@ -245,7 +307,7 @@ class Plan:
     def _samples(self, body: Any, failed: bool) -> int:
         if failed:
             return 0
-        n = None if self.samples is None else self.samples.raw(body, False)
+        n = None if self.samples is None else self.samples(body)
         return n if isinstance(n, int) and in_int64(n) and n > 0 else 1
 
     def _finishes(self, body: Any) -> list[str]:
@@ -268,7 +330,7 @@ def _whens(decl: Declaration | None) -> tuple[Test, ...]:
 def _id_reads(outer: Declaration, formats: FormatSet) -> tuple[Read, ...]:
     """`record_id`'s places in its order: the user's id path, the format's, the fallbacks."""
     reads: list[Read] = [] if formats.id is None else [formats.id.first]
-    reads += [] if outer.id is None else [outer.id.first]
+    reads += [] if outer.id is None else [field_first(outer.id)]
     reads += [partial(_key, key) for key in ID_KEYS]
     reads.append(lambda o: dig(o, "meta_info", "id"))
     return tuple(reads)
@@ -289,24 +351,27 @@ def _answer_key(answers: list[Any]) -> int | None:
 
 
 class RecordReader:
-    """`response_facts` under one set of declarations, with detection remembered per key set
-    and each declaration pair's plan made once (both bounded: hostile key sets are cleared)."""
+    """`response_facts` under one set of declarations, with the event test and detection
+    remembered per key set and each declaration pair's plan made once (bounded: the memos
+    of hostile key sets are cleared)."""
 
     def __init__(self, formats: FormatSet) -> None:
         self.formats = formats
-        self.searches: dict[frozenset[str], Search] = {}
+        self.shapes: dict[frozenset[str], tuple[Events, Search]] = {}
         self.inner: dict[tuple[int, frozenset[str]], Search] = {}
         self.plans: dict[tuple[int, int], Plan] = {}
 
     def facts(self, obj: dict[str, Any], envelope: bool = True) -> Facts:
         """The facts `response_facts(obj, formats, envelope)` gives."""
-        if event_family(obj) is not None:
+        events, search = self._shape(obj)
+        if events.any(obj):  # an event: its request is assembled (ledger.streams)
             return FRAGMENT
-        outer = self._outer(obj)
-        if outer is None:
+        index = search.find(obj)
+        if index is None:
             inner = self._enveloped(obj) if envelope else None
             # an unknown record: its facts name its keys, as the definition writes them
             return response_facts(obj, self.formats, False) if inner is None else inner
+        outer = search.pool[index]
         decl: Declaration | None = outer
         body: Any = obj
         if outer.inner is not None:
@@ -317,23 +382,19 @@ class RecordReader:
             plan = self.plans[(id(outer), id(decl))] = Plan(outer, decl, self.formats)
         return plan.facts(obj, body)
 
-    def _outer(self, obj: dict[str, Any]) -> Declaration | None:
-        """`find_declaration(obj, formats)`."""
+    def _shape(self, obj: dict[str, Any]) -> tuple[Events, Search]:
+        """The event test and the declaration search of the record's key set."""
         keys = frozenset(obj)
-        search = self.searches.get(keys)
-        if search is None:
-            search = self._remember(self.searches, keys, self.formats.possible(keys), keys)
-        index = search.find(obj)
-        return None if index is None else search.pool[index]
+        found = self.shapes.get(keys)
+        if found is None:
+            if len(self.shapes) >= POSSIBLE_CACHE:
+                self.shapes.clear()
+            found = self.shapes[keys] = (Events(keys), Search(self.formats.possible(keys), keys))
+        return found
 
     def _enveloped(self, obj: dict[str, Any]) -> Facts | None:
         """`parse.formats._enveloped`: the facts of the one known record under a key."""
-        found = [
-            value
-            for value in obj.values()
-            if isinstance(value, dict)
-            and (self._outer(value) is not None or event_family(value) is not None)
-        ]
+        found = [value for value in obj.values() if isinstance(value, dict) and self._known(value)]
         if len(found) != 1:
             return None
         facts: Any = self.facts(found[0], envelope=False)  # a facts namedtuple
@@ -342,20 +403,18 @@ class RecordReader:
             facts = facts._replace(record_id=outer_id)
         return facts  # type: ignore[no-any-return]
 
+    def _known(self, obj: dict[str, Any]) -> bool:
+        """A declaration detects the record, or it is a stream event."""
+        events, search = self._shape(obj)
+        return search.find(obj) is not None or events.any(obj)
+
     def _inner(self, outer: Declaration, sub: dict[str, Any]) -> Declaration | None:
         pool = inner_candidates(outer.inner_formats)
         keys = frozenset(sub)
         search = self.inner.get((id(pool), keys))
         if search is None:
-            search = self._remember(self.inner, (id(pool), keys), pool, keys)
+            if len(self.inner) >= POSSIBLE_CACHE:
+                self.inner.clear()
+            search = self.inner[(id(pool), keys)] = Search(pool, keys)
         index = search.find(sub)
         return None if index is None else pool[index]
-
-    @staticmethod
-    def _remember(
-        memo: dict[Any, Search], key: Any, pool: tuple[Declaration, ...], keys: frozenset[str]
-    ) -> Search:
-        if len(memo) >= POSSIBLE_CACHE:
-            memo.clear()
-        search = memo[key] = Search(pool, keys)
-        return search

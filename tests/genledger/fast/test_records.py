@@ -14,11 +14,18 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from genledger.fast import records
-from genledger.fast.records import RecordReader, Search, field_raw
+from genledger.fast.records import (
+    RecordReader,
+    Search,
+    condition_test,
+    field_first,
+    field_raw,
+    field_values,
+)
 from genledger.parse.declarations import BUILT_IN, BUILT_IN_ONLY, FormatSet, user_declaration
 from genledger.parse.formats import response_facts
 from genledger.parse.jsonline import Malformed, records_of
-from genledger.parse.paths import parse_field
+from genledger.parse.paths import parse_condition, parse_field
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
@@ -191,6 +198,21 @@ FIELD_RECORDS = st.dictionaries(
 def test_a_field_as_a_closure_reads_its_raw_value(text: str, floats: bool, record: Any) -> None:
     field = parse_field(text)
     assert field_raw(field, floats)(record) == field.raw(record, floats)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(FIELDS.filter(lambda t: "+" not in t), FIELD_RECORDS)
+def test_a_field_as_a_closure_reaches_its_values(text: str, record: Any) -> None:
+    field = parse_field(text.replace("len(a)", "a"), sums=False)
+    assert field_first(field)(record) == field.first(record)
+    assert field_values(field)(record) == field.all_values(record)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(FIELD_PATHS.filter(lambda t: "len" not in t), FIELD_RECORDS)
+def test_a_key_test_as_a_closure_holds_where_the_condition_does(text: str, record: Any) -> None:
+    condition = parse_condition(f"has({text})")
+    assert condition_test(condition)(record) is condition.holds(record)
 
 
 # --- every real record ---------------------------------------------------------------------------
