@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 from genledger.parse.answer import key_of_texts, part_text
@@ -235,8 +236,8 @@ MAKE = RESPONSES.positional(
 # Where `settle` reads its counts in a plan's columns (`OTHER_COUNTS`' order), and the columns
 # it does not settle (passed on as read).
 PROMPT, TOTAL = OTHER_COUNTS.index("prompt_tokens"), OTHER_COUNTS.index("total_tokens")
-SETTLE_PARTS = tuple(OTHER_COUNTS.index(column) for column in PARTS)
-UNSETTLED = tuple(i for i, column in enumerate(OTHER_COUNTS) if column not in SETTLED)
+SETTLE_PARTS = itemgetter(*(OTHER_COUNTS.index(column) for column in PARTS))
+UNSETTLED = itemgetter(*(i for i, column in enumerate(OTHER_COUNTS) if column not in SETTLED))
 ID_KEYS = ("custom_id", "id")  # `record_id`'s fallbacks, after the user's and the format's
 
 
@@ -248,7 +249,7 @@ class Plan:
         floats = decl is not None and decl.float_counts
         completion = None if decl is None else decl.completion
         self.completion = None if completion is None else field_raw(completion, floats)
-        self.columns = tuple(column_read(decl, column) for column in OTHER_COUNTS)
+        self.columns = tuple(column_read(decl, column) or _absent for column in OTHER_COUNTS)
         self.outer_fails = () if outer is decl else _whens(outer)
         self.fails = _whens(decl)
         self.ids = _id_reads(outer, formats)
@@ -272,9 +273,8 @@ class Plan:
         if raw is None and not failure:  # no count: the facts name the record's keys
             return response_facts(obj, self.formats)
         completion = raw if in_int64(raw) else None
-        counts = [None if read is None else read(body) for read in self.columns]
-        parts = (counts[i] for i in SETTLE_PARTS)
-        settled = settle(counts[PROMPT], completion, counts[TOTAL], *parts)
+        counts = [read(body) for read in self.columns]
+        settled = settle(counts[PROMPT], completion, counts[TOTAL], *SETTLE_PARTS(counts))
         finishes = self._finishes(body)
         answers = [v for walk in self.answer for v in walk(body)]
         return MAKE(  # type: ignore[no-any-return]
@@ -291,7 +291,7 @@ class Plan:
             think_leak(self.decl, body),
             self._empty(body, answers),
             _answer_key(answers),
-            *(counts[i] for i in UNSETTLED),
+            *UNSETTLED(counts),
             *settled,
         )
 
@@ -321,6 +321,11 @@ class Plan:
         if not self.answer_tops or not any(body.get(top) is not None for top in self.answer_tops):
             return False
         return not any(visible(v) for v in answers)
+
+
+def _absent(obj: Any) -> None:
+    """A column the declaration has no field for."""
+    return None
 
 
 def _whens(decl: Declaration | None) -> tuple[Test, ...]:
