@@ -33,6 +33,7 @@ from genledger.parse.declarations import (
 )
 from genledger.parse.formats import (
     FINISH_SEPARATOR,
+    ID_FALLBACK,
     OTHER_COUNTS,
     READS,
     dig,
@@ -238,7 +239,6 @@ MAKE = RESPONSES.positional(
 PROMPT, TOTAL = OTHER_COUNTS.index("prompt_tokens"), OTHER_COUNTS.index("total_tokens")
 SETTLE_PARTS = itemgetter(*(OTHER_COUNTS.index(column) for column in PARTS))
 UNSETTLED = itemgetter(*(i for i, column in enumerate(OTHER_COUNTS) if column not in SETTLED))
-ID_KEYS = ("custom_id", "id")  # `record_id`'s fallbacks, after the user's and the format's
 
 
 class Plan:
@@ -336,7 +336,7 @@ def _id_reads(outer: Declaration, formats: FormatSet) -> tuple[Read, ...]:
     """`record_id`'s places in its order: the user's id path, the format's, the fallbacks."""
     reads: list[Read] = [] if formats.id is None else [formats.id.first]
     reads += [] if outer.id is None else [field_first(outer.id)]
-    reads += [partial(_key, key) for key in ID_KEYS]
+    reads += [partial(_key, key) for key in ID_FALLBACK]
     reads.append(lambda o: dig(o, "meta_info", "id"))
     return tuple(reads)
 
