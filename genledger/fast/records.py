@@ -154,6 +154,11 @@ def condition_test(condition: Condition) -> Test:
         owner = parse_path(".".join(k for k, _ in path.steps[:-1])).get
         assert owner is not None  # a path without a list has its walk compiled
         return lambda o: isinstance(p := owner(o), dict) and key in p
+    walk = path.walk
+    if walk is not None and condition.op == "present":  # some value reached
+        return lambda o: bool(walk(o))
+    if walk is not None and condition.op == "absent":
+        return lambda o: not walk(o)
     return condition.holds
 
 

@@ -208,10 +208,16 @@ def test_a_field_as_a_closure_reaches_its_values(text: str, record: Any) -> None
     assert field_values(field)(record) == field.all_values(record)
 
 
-@settings(max_examples=1000, deadline=None)
-@given(FIELD_PATHS.filter(lambda t: "len" not in t), FIELD_RECORDS)
-def test_a_key_test_as_a_closure_holds_where_the_condition_does(text: str, record: Any) -> None:
-    condition = parse_condition(f"has({text})")
+@settings(max_examples=2000, deadline=None)
+@given(
+    FIELD_PATHS.filter(lambda t: "len" not in t),
+    st.sampled_from(["has({})", "{}", "!{}"]),
+    FIELD_RECORDS,
+)
+def test_a_test_as_a_closure_holds_where_the_condition_does(
+    text: str, form: str, record: Any
+) -> None:
+    condition = parse_condition(form.format(text))
     assert condition_test(condition)(record) is condition.holds(record)
 
 
