@@ -11,13 +11,15 @@ by the typed shapes, which read a stand-in where the array was.
 2. Stand-ins: msgspec splits the line into its top-level values (`msgspec.Raw`); each is
    decoded by orjson exactly as the general path decodes it, except the big id arrays, which
    become stand-ins of the same length (a flat array's length is its comma count plus one, a
-   0/1 loss mask's sum its count of `1`). The unchanged fact functions, driven by the format
-   declarations, then run on that record: every format, built-in or declared, takes this
-   tier without code of its own.
+   0/1 loss mask's sum its count of `1`). The record is then read by its declaration compiled
+   once (`genledger.fast.records`, equal to `response_facts`): every format, built-in or
+   declared, takes this tier without code of its own.
 
-A line leaves tier 2 for the general path when anything is unusual: strings, exponents,
-true/false or nested lists inside an id array (decoded exactly instead), a count that is not
-a valid int, a failed request, a non-ASCII key, a value orjson refuses. Known limit: an integer
+A line holding stand-ins leaves tier 2 for the general path when anything is unusual:
+strings, exponents, true/false or nested lists inside an id array (decoded exactly instead), a
+count that is not a valid int, a failed request, a non-ASCII key, a value orjson refuses (a
+line without id arrays is decoded whole, as the general path decodes it, so its facts stand
+whatever they hold). Known limit: an integer
 literal of 309+ digits inside an id array is counted as one element by the tiers, while orjson
 rejects the line (it overflows a double); no JSON writer produces one.
 """
@@ -37,9 +39,9 @@ from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
+from genledger.fast.records import RecordReader
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
-from genledger.parse.formats import response_facts
 from genledger.parse.schema import RESPONSES, Facts, states_of
 from genledger.parse.tokenized import mask_sum, tokenized_facts, unwrap
 
@@ -103,10 +105,9 @@ class _Decoder:
         self.markers = (b'_ids"', b"_mask", b'labels"') if self.raw else ()
         self.one = msgspec.json.Decoder(Values)
         self.many = msgspec.json.Decoder(list[Values])
+        # responses: the declarations compiled once, detection remembered (fast/records.py)
         self.facts: Callable[[dict[str, Any]], Facts] = (
-            (lambda record: response_facts(record, formats))
-            if role == "responses"
-            else tokenized_facts
+            RecordReader(formats).facts if role == "responses" else tokenized_facts
         )
         self.check = _check_response if role == "responses" else None
         self.mask_key = "loss_mask" if role == "tokenized" else ""
@@ -146,18 +147,15 @@ class _Decoder:
         return out
 
     def _whole(self, content: bytes) -> list[Facts]:
-        """A line without id arrays, decoded as the general path decodes it."""
+        """A line without id arrays, decoded as the general path decodes it: no stand-in, so
+        its facts are the general path's whatever they hold (a failed request, no count)."""
         value = _exact(content)
         records = value if isinstance(value, list) else [value]
         if not records and isinstance(value, list):
             return []
         if not all(isinstance(r, dict) for r in records):
             raise _Unusual  # not a record: the general path names it malformed
-        out = [self.facts(r) for r in records]
-        if self.check is not None:
-            for facts in out:
-                self.check(facts)
-        return out
+        return [self.facts(r) for r in records]
 
     def _record(self, values: Values, lifted: bool) -> tuple[dict[str, Any], int]:
         """The record, and how many stand-ins of a lifted line it read as id arrays."""

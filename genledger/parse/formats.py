@@ -24,7 +24,14 @@ from genledger.parse.declarations import (
     FormatSet,
     inner_candidates,
 )
-from genledger.parse.paths import MAX_DEPTH, PathError, in_int64, parse_field, parse_path
+from genledger.parse.paths import (
+    MAX_DEPTH,
+    Field,
+    PathError,
+    in_int64,
+    parse_field,
+    parse_path,
+)
 from genledger.parse.schema import FRAGMENT, RESPONSES, Facts
 from genledger.parse.streams import FAMILIES, event_family
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
@@ -193,9 +200,14 @@ def empty_output(decl: Declaration | None, obj: Any) -> bool:
 TEMPLATE = re.compile(r"\{([^{}]+)\}")
 
 
+@lru_cache(maxsize=256)  # a label's paths are parsed once, not for every failed record
+def _label_field(text: str) -> Field:
+    return parse_field(text, sums=False)
+
+
 def _fill(label: str, obj: Any) -> str:
     def value(match: re.Match[str]) -> str:
-        found = parse_field(match.group(1), sums=False).first(obj)
+        found = _label_field(match.group(1)).first(obj)
         return "?" if found is None else str(found)[:60]
 
     return TEMPLATE.sub(value, label).replace(" ?", "")

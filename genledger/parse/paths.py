@@ -28,6 +28,7 @@ from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 KEY = re.compile(r"[A-Za-z0-9_$@-]+")
 ANY = "*"  # any one key of an object
 TERMS = re.compile(r"(\+|\s-\s)")  # `a + b - c`: a minus needs spaces (keys may hold `-`)
+THOUGHT_KEY = "thought"  # `"thought": true`: a list element is reasoning (Gemini's parts)
 MAX_DEPTH = 3  # how deep a visible answer is looked into (content parts, tool calls)
 
 
@@ -49,9 +50,11 @@ def _plain_getter(keys: tuple[str, ...]) -> Callable[[Any], Any]:
     return getter
 
 
-def _spread_walker(steps: tuple[tuple[str, bool], ...]) -> Callable[[Any], list[Any]]:
-    """`Path.values` of a path with a list or `*` (no thoughts skipped), compiled once: the
-    nested loops visit the values depth first, which lists them in the general walk's order."""
+def _spread_walker(
+    steps: tuple[tuple[str, bool], ...], skip_thoughts: bool = False
+) -> Callable[[Any], list[Any]]:
+    """`Path.values` of a path with a list or `*`, compiled once: the nested loops visit the
+    values depth first, which lists them in the general walk's order."""
     lines = ["def walk(o):", "    out = []", "    n0 = o"]
     pad = "    "
     for depth, (key, each) in enumerate(steps):
@@ -66,6 +69,10 @@ def _spread_walker(steps: tuple[tuple[str, bool], ...]) -> Callable[[Any], list[
                 lines.append(f"{pad}if isinstance({nxt}, list):")
                 pad += "    "
                 lines.append(f"{pad}for {nxt} in {nxt}:")
+                if skip_thoughts:  # a list's elements marked as reasoning are left out
+                    test = f"isinstance({nxt}, dict) and {nxt}.get({THOUGHT_KEY!r}) is True"
+                    lines.append(f"{pad}    if {test}:")
+                    lines.append(f"{pad}        continue")
         if key == ANY or each:
             pad += "    "
         lines.append(f"{pad}if {nxt} is not None:")
@@ -88,6 +95,8 @@ class Path:
     get: Callable[[Any], Any] | None = field(default=None, compare=False, repr=False)
     # with a list: the compiled walk of `values` (thoughts not skipped); not compared either
     walk: Callable[[Any], list[Any]] | None = field(default=None, compare=False, repr=False)
+    # with a list: the compiled walk of `values` with thoughts skipped (the answer paths')
+    thoughtless: Callable[[Any], list[Any]] | None = field(default=None, compare=False, repr=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return parse_path, (self.text,)
@@ -113,7 +122,10 @@ class Path:
         if self.get is not None:  # no list: the common case, without the general walk
             value = self.get(obj)
             return [] if value is None else [value]
-        if self.walk is not None and not skip_thoughts:
+        if skip_thoughts:
+            if self.thoughtless is not None:
+                return self.thoughtless(obj)
+        elif self.walk is not None:
             return self.walk(obj)
         level = [obj]
         for key, each in self.steps:
@@ -133,7 +145,9 @@ class Path:
                         v
                         for v in value
                         if v is not None
-                        and not (skip_thoughts and isinstance(v, dict) and v.get("thought") is True)
+                        and not (
+                            skip_thoughts and isinstance(v, dict) and v.get(THOUGHT_KEY) is True
+                        )
                     )
             level = nxt
             if not level:
@@ -229,7 +243,8 @@ def parse_path(text: str) -> Path:
         steps.append((key, each))
     spread = any(each or key == ANY for key, each in steps)
     if spread:
-        return Path(text.strip(), tuple(steps), length, None, _spread_walker(tuple(steps)))
+        walks = (_spread_walker(tuple(steps)), _spread_walker(tuple(steps), skip_thoughts=True))
+        return Path(text.strip(), tuple(steps), length, None, *walks)
     return Path(text.strip(), tuple(steps), length, _plain_getter(tuple(key for key, _ in steps)))
 
 
