@@ -19,14 +19,13 @@ from typing import Any
 from genledger.parse.streams import (
     BY_NAME,
     Acc,
+    Event,
     Family,
     closer_families,
     combine,
     fold,
     is_end,
-    is_opener,
-    is_start,
-    is_trailing,
+    read_event,
 )
 
 ENDED_KEPT = 8  # requests an error ended whose closing event may still come, the latest kept
@@ -116,29 +115,27 @@ class StreamState:
         line: int,
         offset: int,
         form: str | None,
-        acc: Acc | None = None,
+        event: Event | None = None,
     ) -> list[Partial]:
         """Read one event (or a closer record of format `form`, `family` None); the requests
-        it settles. `acc`: the event's `fold`, when the caller made it already (it becomes
-        the request's, so it must be fresh)."""
+        it settles. `event`: the event read already (`parse.streams.read_event`; its fold
+        becomes the request's, so it must be fresh)."""
         done: list[Partial] = []
         if family is None:
             return self._record(obj, line, offset, form, done)
-        acc = fold(family, obj) if acc is None else acc
+        acc, start, end, trailing, opener = read_event(family, obj) if event is None else event
         key = acc.get("i") if isinstance(acc.get("i"), str) else None
-        trailing = is_trailing(family, obj)
-        start = is_start(family, obj)
         self.touched = True
         # what a finished request before this stretch would make of its first event
-        self.firsts.setdefault(family.name, [key, trailing or is_end(family, obj)])
+        if family.name not in self.firsts:
+            self.firsts[family.name] = [key, trailing or end]
         target = self._find(family.name, key)
-        opener = is_opener(family, obj)
         if target is None and not opener and not trailing:
             target = self._latest_unfinished(family.name)
         for p in [p for p in self.open if p.family == family.name and p.finished]:
             # a finished request ends at the next event not its own (another id; without ids,
             # anything but its trailing usage)
-            own = p is target and (trailing or is_end(family, obj) or key is not None)
+            own = p is target and (trailing or end or key is not None)
             if not own and p.ends_early:
                 done.append(self._close(p))
                 target = None if p is target else target
@@ -155,7 +152,7 @@ class StreamState:
             target.trailing_first = True
         if "f" in acc:
             target.finished = True
-        if is_end(family, obj) or (trailing and target.finished):
+        if end or (trailing and target.finished):
             done.append(self._close(target))
         return [p for p in done if not p.unanchored]
 

@@ -146,8 +146,12 @@ def _tally_line(
     streams: Assembler | None = None,
 ) -> None:
     """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none;
-    stream events go to `streams`, which adds the rows of the requests they settle."""
+    stream events go to `streams`, which adds the rows of the requests they settle (a run of
+    events is read there alone: `Assembler.first_read`)."""
     if is_blank(content):
+        return
+    obj = None if streams is None else streams.first_read(content)
+    if obj is not None and streams is not None and streams.event(builder, number, offset, obj):
         return
     try:
         facts = facts_of(content, flags)
@@ -155,7 +159,7 @@ def _tally_line(
         builder.add_malformed(number, offset, str(exc))
         return
     if streams is not None and streams.takes(facts):
-        streams.line(builder, number, offset, content, facts)
+        streams.line(builder, number, offset, content, facts, obj)
         return
     for item, fact in enumerate(facts):
         builder.add(number, offset, item, fact)
