@@ -6,23 +6,25 @@ file's `StreamState`; a request it settles becomes rows of the books: one `strea
 event, then the request's own facts, read by the declarations from its final object exactly as
 a reply that was never streamed.
 
-Events come in runs: after an event, the next line is decoded here first (`first_read`) and,
-when it is an event too, read without the fact decoders (its facts are `FRAGMENT`: the general
-path names every event so before reading anything else, `parse.formats.response_facts`); the
-event's fold and tests are made once (`genledger.fast.events`). A line that is no event goes
-on to the fact decoders, and its decoded object is reused if it must be fed.
+Events come in runs: after an event (`eager`), the next line is decoded first
+(`genledger.fast.events.decoded`) and, when it is an event too, read here without the fact
+decoders (its facts are `FRAGMENT`: the general path names every event so before reading
+anything else, `parse.formats.response_facts`); the event's fold and tests are made once, by
+its family's generated reader (`genledger.fast.events`). A line that is no event goes on to
+the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
+off (`Switches.fast`), every line and event takes the definitions.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from genledger.fast.events import decoded, fast_event
+from genledger.fast.events import READERS
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
 from genledger.parse.schema import FRAGMENT, Facts
-from genledger.parse.streams import CLOSER_FORMATS, Family, event_family
+from genledger.parse.streams import CLOSER_FORMATS, Family, event_family, read_event
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -33,7 +35,11 @@ class Assembler:
     def __init__(self, name: str, reading: Reading, anchored: bool) -> None:
         self.state = StreamState(anchored=anchored)
         self.books = StreamBooks(name, reading.formats, reading.params)
-        self.eager = True  # the next line may be an event: try it as one first
+        # with the fast decoders off, every line takes the general path and every event its
+        # definitions (`parse.streams.read_event`)
+        self.fast = reading.switches.fast
+        self.eager = self.fast  # the next line may be an event: try it as one first
+        self.readers = READERS if self.fast else None
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -44,10 +50,6 @@ class Assembler:
             if form in CLOSER_FORMATS and self.state.wants(form):
                 return True
         return False
-
-    def first_read(self, content: bytes) -> dict[str, Any] | None:
-        """The line's object, decoded once, while events are coming (else None)."""
-        return decoded(content) if self.eager else None
 
     def event(self, builder: TableBuilder, number: int, offset: int, obj: dict[str, Any]) -> bool:
         """Read `obj` (a line's one object) if it is a stream event, adding the rows of the
@@ -86,7 +88,7 @@ class Assembler:
         for item, (obj, fact) in enumerate(zip(records, facts, strict=True)):
             family = event_family(obj) if fact[CHUNK] else None
             if family is not None:
-                self.eager = True
+                self.eager = self.fast
                 self._event(builder, number, offset, item, obj, fact, family)
             elif fact[CHUNK] or not self.state.wants(fact[FORMAT]):
                 builder.add(number, offset, item, fact)  # an event of no request, or a record
@@ -105,11 +107,14 @@ class Assembler:
     ) -> None:
         """One event: its row alone when it belongs to no request (or to one an error ended),
         else fed to the state."""
-        event = fast_event(family, obj)
-        if event.neutral or self.state.absorbs(family, obj):
+        readers, state = self.readers, self.state
+        event = read_event(family, obj) if readers is None else readers[family.name](obj)
+        if event.neutral or (state.ended and state.absorbs(family, obj)):
             builder.add(number, offset, item, fact)
             return
-        self._settled(builder, self.state.feed(family, obj, number, offset, fact[FORMAT], event))
+        done = state.feed(family, obj, number, offset, fact[FORMAT], event)
+        if done:
+            self._settled(builder, done)
 
     def _settled(self, builder: TableBuilder, done: list[Any]) -> None:
         """Add the rows of the requests an event or record settled."""

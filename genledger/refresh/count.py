@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from genledger.fast import rawtext
+from genledger.fast.events import decoded
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
 from genledger.ledger.books import account
@@ -147,10 +148,10 @@ def _tally_line(
 ) -> None:
     """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none;
     stream events go to `streams`, which adds the rows of the requests they settle (a run of
-    events is read there alone: `Assembler.first_read`)."""
+    events is read there alone: `Assembler.eager`)."""
     if is_blank(content):
         return
-    obj = None if streams is None else streams.first_read(content)
+    obj = decoded(content) if streams is not None and streams.eager else None
     if obj is not None and streams is not None and streams.event(builder, number, offset, obj):
         return
     try:
