@@ -21,7 +21,13 @@ from typing import Any
 
 import orjson
 
+from genledger.config import Switches
+from genledger.fast.lines import fast_decoder
+from genledger.fast.rawtext import NOTHING_PLAIN
+from genledger.parse.declarations import FormatSet
+from genledger.parse.formats import response_facts
 from genledger.parse.paths import ANY, Condition, Field, Path
+from genledger.parse.schema import Facts
 from genledger.parse.streams import (
     ERROR_KEYS,
     FAMILIES,
@@ -234,3 +240,26 @@ def decoded(content: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if value.__class__ is dict else None
+
+
+# Only JSON's own types are written: a value orjson would turn into one (a Parquet row's date,
+# a dataclass) raises instead, and the general path reads the object as it is.
+NATIVE = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+NATIVE |= orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def final_facts(obj: dict[str, Any], formats: FormatSet, switches: Switches) -> Facts:
+    """`parse.formats.response_facts` of a request's final object (`ledger.streambooks`):
+    with the typed shapes on, theirs of the line the object writes when one holds it (they
+    equal the general path on any line, whose record is the object again: orjson writes
+    JSON's values back exactly)."""
+    typed = fast_decoder("responses", formats, switches).typed
+    if typed is not None:
+        try:
+            line = orjson.dumps(obj, option=NATIVE)
+        except orjson.JSONEncodeError:  # a big int, a lone surrogate, a type JSON has not
+            line = None
+        found = None if line is None else typed.decode(line, NOTHING_PLAIN)
+        if found is not None and len(found) == 1:
+            return found[0]
+    return response_facts(obj, formats)  # type: ignore[no-any-return]

@@ -17,9 +17,10 @@ off (`Switches.fast`), every line and event takes the definitions.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from genledger.fast.events import READERS
+from genledger.fast.events import READERS, final_facts
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
@@ -40,6 +41,12 @@ class Assembler:
         self.fast = reading.switches.fast
         self.eager = self.fast  # the next line may be an event: try it as one first
         self.readers = READERS if self.fast else None
+        # the final objects of the requests settled here: by the typed shapes, when they hold
+        self.final = (
+            partial(final_facts, formats=reading.formats, switches=reading.switches)
+            if self.fast
+            else None
+        )
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -119,5 +126,5 @@ class Assembler:
     def _settled(self, builder: TableBuilder, done: list[Any]) -> None:
         """Add the rows of the requests an event or record settled."""
         for p in done:
-            for index, row in enumerate(request_facts(p, self.books.formats)):
+            for index, row in enumerate(request_facts(p, self.books.formats, self.final)):
                 builder.add(p.line, p.offset, index, row)

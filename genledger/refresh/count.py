@@ -132,9 +132,18 @@ def _tally_rows(
     flags: ReadFlags,
     streams: Assembler | None = None,
 ) -> None:
-    """Add the records of a block's lines (or their Malformed reasons) to `builder`."""
+    """Add the records of a block's lines (or their Malformed reasons) to `builder`; while
+    events are coming (`Assembler.eager`), a line is decoded first and read as an event
+    there, else its decoded object goes on with it."""
+    if streams is None:
+        for number, offset, content in block.rows():
+            _tally_line(builder, number, offset, content, facts_of, flags)
+        return
+    event = streams.event
     for number, offset, content in block.rows():
-        _tally_line(builder, number, offset, content, facts_of, flags, streams)
+        obj = decoded(content) if streams.eager else None  # a blank line decodes to none
+        if obj is None or not event(builder, number, offset, obj):
+            _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
 
 
 def _tally_line(
@@ -145,14 +154,12 @@ def _tally_line(
     facts_of: LineFacts,
     flags: ReadFlags = NOTHING_PLAIN,
     streams: Assembler | None = None,
+    obj: dict[str, Any] | None = None,
 ) -> None:
     """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none;
-    stream events go to `streams`, which adds the rows of the requests they settle (a run of
-    events is read there alone: `Assembler.eager`)."""
+    stream events go to `streams`, which adds the rows of the requests they settle. `obj`:
+    the line's one object, when it was decoded already (`_tally_rows`)."""
     if is_blank(content):
-        return
-    obj = decoded(content) if streams is not None and streams.eager else None
-    if obj is not None and streams is not None and streams.event(builder, number, offset, obj):
         return
     try:
         facts = facts_of(content, flags)
