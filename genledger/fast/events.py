@@ -5,13 +5,16 @@ decoded twice (its facts, then again for the stream state), its family looked up
 start/end/trailing tests run up to three times. Here an event line is decoded once
 (`decoded`), and `fast_event` makes its fold and its four tests in one call: one function
 generated per family from its `Family` (as `parse.paths` compiles a path), reading each field's
-paths by their compiled walks, in the definition's order, and skipping a path whose top-level
-key the event lacks (nothing is reached below an absent key). An event with choices of other
-indexes (n > 1) is folded by the definition itself.
+paths in the definition's order (plain ones as `dict.get` chains, one through a list of one
+object from that object), and walking no path below a top-level key the event lacks
+(nothing is reached below an absent key). An event with choices of other indexes (n > 1) is
+folded by the definition itself. A request's final object is read by the typed shapes when
+one holds it (`final_facts`).
 
 Tested equal to `parse.streams.read_event` (the fold, `is_start`, `is_end`, `is_trailing`,
 `is_opener`) and `is_neutral` on every real stream line and on generated events
-(tests/genledger/fast/test_events.py).
+(tests/genledger/fast/test_events.py), `final_facts` to `response_facts`
+(tests/genledger/fast/test_final_facts.py).
 """
 
 from __future__ import annotations
