@@ -19,14 +19,13 @@ from typing import Any
 from genledger.parse.streams import (
     BY_NAME,
     Acc,
+    Event,
     Family,
     closer_families,
     combine,
     fold,
     is_end,
-    is_opener,
-    is_start,
-    is_trailing,
+    read_event,
 )
 
 ENDED_KEPT = 8  # requests an error ended whose closing event may still come, the latest kept
@@ -116,29 +115,28 @@ class StreamState:
         line: int,
         offset: int,
         form: str | None,
-        acc: Acc | None = None,
+        event: Event | None = None,
     ) -> list[Partial]:
         """Read one event (or a closer record of format `form`, `family` None); the requests
-        it settles. `acc`: the event's `fold`, when the caller made it already (it becomes
-        the request's, so it must be fresh)."""
+        it settles. `event`: the event read already (`parse.streams.read_event`; its fold
+        becomes the request's, so it must be fresh)."""
         done: list[Partial] = []
         if family is None:
             return self._record(obj, line, offset, form, done)
-        acc = fold(family, obj) if acc is None else acc
-        key = acc.get("i") if isinstance(acc.get("i"), str) else None
-        trailing = is_trailing(family, obj)
-        start = is_start(family, obj)
+        acc, start, end, trailing, opener = read_event(family, obj) if event is None else event
+        key, name = acc.get("i"), family.name
+        key = key if isinstance(key, str) else None
         self.touched = True
         # what a finished request before this stretch would make of its first event
-        self.firsts.setdefault(family.name, [key, trailing or is_end(family, obj)])
-        target = self._find(family.name, key)
-        opener = is_opener(family, obj)
+        if name not in self.firsts:
+            self.firsts[name] = [key, trailing or end]
+        target = self._find(name, key)
         if target is None and not opener and not trailing:
-            target = self._latest_unfinished(family.name)
-        for p in [p for p in self.open if p.family == family.name and p.finished]:
+            target = self._latest_unfinished(name)
+        for p in [p for p in self.open if p.finished and p.family == name]:
             # a finished request ends at the next event not its own (another id; without ids,
             # anything but its trailing usage)
-            own = p is target and (trailing or is_end(family, obj) or key is not None)
+            own = p is target and (trailing or end or key is not None)
             if not own and p.ends_early:
                 done.append(self._close(p))
                 target = None if p is target else target
@@ -147,17 +145,17 @@ class StreamState:
             done.append(self._close(target))
             target = None
         if start and not self.anchored:
-            self.starts.append((family.name, key))
-        target = self._join(family.name, key, acc, line, offset, start, target)
+            self.starts.append((name, key))
+        target = self._join(name, key, acc, line, offset, start, target)
         if target.acc is acc:
             target.opened = opener
         if trailing and target.acc["n"] == 1:
             target.trailing_first = True
         if "f" in acc:
             target.finished = True
-        if is_end(family, obj) or (trailing and target.finished):
+        if end or (trailing and target.finished):
             done.append(self._close(target))
-        return [p for p in done if not p.unanchored]
+        return [p for p in done if not p.unanchored] if done else done
 
     def _record(
         self, obj: dict[str, Any], line: int, offset: int, form: str | None, done: list[Partial]
@@ -177,7 +175,7 @@ class StreamState:
             if name != ANY:
                 self.firsts.setdefault(name, [None, False])
                 if not self.anchored:
-                    self.seen.add((name, None))
+                    _see(self.seen, name, None)
             self.touched = True
             alone.closed = True
             if alone.unanchored:
@@ -231,10 +229,12 @@ class StreamState:
             first = (name, key) not in self.seen and (key is not None or name not in self._names())
             target.unanchored = not self.anchored and not start and first
             if not self.anchored:
-                self.seen.add((name, key))
+                _see(self.seen, name, key)
             self.open.append(target)
             return target
         target.acc = combine(BY_NAME[name], target.acc, acc)
+        if target.key is None and key is not None and not self.anchored:
+            _see(self.seen, name, key)  # the id is met here, as if it had begun the request
         target.key = target.key or key
         target.line, target.offset = line, offset
         return target
@@ -266,7 +266,7 @@ class StreamState:
         out, other = self.copy(), other.copy()
         out.touched = True
         out.firsts = {**other.firsts, **self.firsts}
-        out.seen = set() if self.anchored else self.seen | other.seen
+        out.seen = set() if self.anchored else _canonical(self.seen | other.seen)
         done: list[Partial] = []
         for name, key in other.starts:
             p = out._find(name, key)
@@ -424,6 +424,23 @@ class StreamState:
             {(str(n), k) for n, k in data["seen"]},
             [(str(n), k) for n, k in data.get("ended", [])],
         )
+
+
+def _see(seen: set[Key], name: str, key: str | None) -> None:
+    """Note that `seen` met (family, id), keeping it canonical (`_canonical`)."""
+    if key is not None:
+        seen.discard((name, None))
+        seen.add((name, key))
+    elif all(n != name for n, _ in seen):
+        seen.add((name, None))
+
+
+def _canonical(seen: set[Key]) -> set[Key]:
+    """`seen` without a family's id-less entry once the family has an id: it decides nothing
+    more (what reads `seen` asks an id-less event only whether its family was met), and equal
+    reads keep equal states however they were cut."""
+    keyed = {name for name, key in seen if key is not None}
+    return {(name, key) for name, key in seen if key is not None or name not in keyed}
 
 
 def _adopt(out: StreamState, p: Partial, other: StreamState, name: str, key: str | None) -> None:

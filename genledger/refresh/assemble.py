@@ -1,21 +1,31 @@
 """Stream events into requests while a file's lines (or a Parquet shard's rows) are counted: the
 one place their facts are handed to the stream assembler (`genledger.ledger.streams`).
 
-A line whose facts are a stream event (or a record that may end an open stream) is decoded
-again here and fed to the file's `StreamState`; a request it settles becomes rows of the
-books: one `stream_chunk` row per event, then the request's own facts, read by the
-declarations from its final object exactly as a reply that was never streamed.
+A line whose facts are a stream event (or a record that may end an open stream) is fed to the
+file's `StreamState`; a request it settles becomes rows of the books: one `stream_chunk` row per
+event, then the request's own facts, read by the declarations from its final object exactly as
+a reply that was never streamed.
+
+Events come in runs: after an event (`eager`), the next line is decoded first
+(`genledger.fast.events.decoded`) and, when it is an event too, read here without the fact
+decoders (its facts are `FRAGMENT`: the general path names every event so before reading
+anything else, `parse.formats.response_facts`); the event's fold and tests are made once, by
+its family's generated reader (`genledger.fast.events`). A line that is no event goes on to
+the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
+off (`Switches.fast`), every line and event takes the definitions.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+from genledger.fast.events import READERS, final_facts
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
-from genledger.parse.schema import Facts
-from genledger.parse.streams import CLOSER_FORMATS, event_family, fold, is_neutral
+from genledger.parse.schema import FRAGMENT, Facts
+from genledger.parse.streams import CLOSER_FORMATS, Family, event_family, read_event
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -26,6 +36,17 @@ class Assembler:
     def __init__(self, name: str, reading: Reading, anchored: bool) -> None:
         self.state = StreamState(anchored=anchored)
         self.books = StreamBooks(name, reading.formats, reading.params)
+        # with the fast decoders off, every line takes the general path and every event its
+        # definitions (`parse.streams.read_event`)
+        self.fast = reading.switches.fast
+        self.eager = self.fast  # the next line may be an event: try it as one first
+        self.readers = READERS if self.fast else None
+        # the final objects of the requests settled here: by the typed shapes, when they hold
+        self.final = (
+            partial(final_facts, formats=reading.formats, switches=reading.switches)
+            if self.fast
+            else None
+        )
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -37,12 +58,30 @@ class Assembler:
                 return True
         return False
 
+    def event(self, builder: TableBuilder, number: int, offset: int, obj: dict[str, Any]) -> bool:
+        """Read `obj` (a line's one object) if it is a stream event, adding the rows of the
+        requests it settles; False (nothing done) when it is none."""
+        family = event_family(obj)
+        self.eager = family is not None
+        if family is None:
+            return False
+        self._event(builder, number, offset, 0, obj, FRAGMENT, family)
+        return True
+
     def line(
-        self, builder: TableBuilder, number: int, offset: int, content: bytes, facts: list[Facts]
+        self,
+        builder: TableBuilder,
+        number: int,
+        offset: int,
+        content: bytes,
+        facts: list[Facts],
+        obj: dict[str, Any] | None = None,
     ) -> None:
         """Feed a line's records (events, or records that may end a stream) and add the rows
-        of every request they settle; other records are added as they are."""
-        self.records(builder, number, offset, records_of(content), facts)
+        of every request they settle; other records are added as they are. `obj`: the line's
+        one object, when `first_read` decoded it already."""
+        records = records_of(content) if obj is None else [obj]
+        self.records(builder, number, offset, records, facts)
 
     def records(
         self,
@@ -54,19 +93,38 @@ class Assembler:
     ) -> None:
         """`line` of records already decoded (a Parquet row is one record)."""
         for item, (obj, fact) in enumerate(zip(records, facts, strict=True)):
-            chunk, form = fact[CHUNK], fact[FORMAT]
-            family = event_family(obj) if chunk else None
-            # an event is folded once: the neutral test and the state read the same fold
-            acc = None if family is None else fold(family, obj)
-            if chunk and (family is None or is_neutral(family, obj, acc)):
-                builder.add(number, offset, item, fact)  # an event of no request
-                continue
-            if family is not None and self.state.absorbs(family, obj):
-                builder.add(number, offset, item, fact)  # its request ended at an error
-                continue
-            if family is None and not self.state.wants(form):
-                builder.add(number, offset, item, fact)
-                continue
-            for p in self.state.feed(family, obj, number, offset, form, acc):
-                for index, row in enumerate(request_facts(p, self.books.formats)):
-                    builder.add(p.line, p.offset, index, row)
+            family = event_family(obj) if fact[CHUNK] else None
+            if family is not None:
+                self.eager = self.fast
+                self._event(builder, number, offset, item, obj, fact, family)
+            elif fact[CHUNK] or not self.state.wants(fact[FORMAT]):
+                builder.add(number, offset, item, fact)  # an event of no request, or a record
+            else:
+                self._settled(builder, self.state.feed(None, obj, number, offset, fact[FORMAT]))
+
+    def _event(
+        self,
+        builder: TableBuilder,
+        number: int,
+        offset: int,
+        item: int,
+        obj: dict[str, Any],
+        fact: Facts,
+        family: Family,
+    ) -> None:
+        """One event: its row alone when it belongs to no request (or to one an error ended),
+        else fed to the state."""
+        readers, state = self.readers, self.state
+        event = read_event(family, obj) if readers is None else readers[family.name](obj)
+        if event.neutral or (state.ended and state.absorbs(family, obj)):
+            builder.add(number, offset, item, fact)
+            return
+        done = state.feed(family, obj, number, offset, fact[FORMAT], event)
+        if done:
+            self._settled(builder, done)
+
+    def _settled(self, builder: TableBuilder, done: list[Any]) -> None:
+        """Add the rows of the requests an event or record settled."""
+        for p in done:
+            for index, row in enumerate(request_facts(p, self.books.formats, self.final)):
+                builder.add(p.line, p.offset, index, row)

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from genledger.fast import rawtext
+from genledger.fast.events import decoded
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
 from genledger.ledger.books import account
@@ -131,9 +132,18 @@ def _tally_rows(
     flags: ReadFlags,
     streams: Assembler | None = None,
 ) -> None:
-    """Add the records of a block's lines (or their Malformed reasons) to `builder`."""
+    """Add the records of a block's lines (or their Malformed reasons) to `builder`; while
+    events are coming (`Assembler.eager`), a line is decoded first and read as an event
+    there, else its decoded object goes on with it."""
+    if streams is None:
+        for number, offset, content in block.rows():
+            _tally_line(builder, number, offset, content, facts_of, flags)
+        return
+    event = streams.event
     for number, offset, content in block.rows():
-        _tally_line(builder, number, offset, content, facts_of, flags, streams)
+        obj = decoded(content) if streams.eager else None  # a blank line decodes to none
+        if obj is None or not event(builder, number, offset, obj):
+            _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
 
 
 def _tally_line(
@@ -144,9 +154,11 @@ def _tally_line(
     facts_of: LineFacts,
     flags: ReadFlags = NOTHING_PLAIN,
     streams: Assembler | None = None,
+    obj: dict[str, Any] | None = None,
 ) -> None:
     """Add one line's records (or its Malformed reason) to `builder`; blank lines hold none;
-    stream events go to `streams`, which adds the rows of the requests they settle."""
+    stream events go to `streams`, which adds the rows of the requests they settle. `obj`:
+    the line's one object, when it was decoded already (`_tally_rows`)."""
     if is_blank(content):
         return
     try:
@@ -155,7 +167,7 @@ def _tally_line(
         builder.add_malformed(number, offset, str(exc))
         return
     if streams is not None and streams.takes(facts):
-        streams.line(builder, number, offset, content, facts)
+        streams.line(builder, number, offset, content, facts, obj)
         return
     for item, fact in enumerate(facts):
         builder.add(number, offset, item, fact)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from genledger.refresh import split
@@ -102,6 +102,11 @@ def test_a_line_longer_than_the_cut_window_is_never_cut_inside(tmp_path: Path) -
     )  # every piece starts at a line start
 
 
+START = (
+    b'{"type": "message_start", "message": {"id": "m", "type": "message", "content": [], '
+    b'"usage": {"input_tokens": 30, "output_tokens": 1}}}'
+)
+DELTA = b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "4"}}'
 LINE = st.sampled_from(
     [*RESPONSE_LINES, b"", b"  ", b"{", b'{"id": "dup", "completion_tokens": 2}']
 )
@@ -116,6 +121,12 @@ LINE = st.sampled_from(
     crlf=st.booleans(),
     size=st.integers(16, 400),
     resume_at=st.integers(0, 39),
+)
+@example(  # an id-less event cut from its stream's start: the join's `seen` was not canonical
+    lines=[RESPONSE_LINES[0], START, DELTA], tail=b"", crlf=False, size=16, resume_at=1
+)
+@example(  # an id-less request takes its id from a later start event: the id was not `seen`
+    lines=[RESPONSE_LINES[0], DELTA, START], tail=b"", crlf=False, size=16, resume_at=1
 )
 def test_cut_and_joined_equals_whole_for_any_file(
     tmp_path_factory: object,

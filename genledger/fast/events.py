@@ -1,0 +1,268 @@
+"""Stream events read once, each equal to `genledger.parse.streams`' definitions.
+
+A stream file is mostly events (134k of the real corpus's 181k lines), and each used to be
+decoded twice (its facts, then again for the stream state), its family looked up twice and its
+start/end/trailing tests run up to three times. Here an event line is decoded once
+(`decoded`), and `fast_event` makes its fold and its four tests in one call: one function
+generated per family from its `Family` (as `parse.paths` compiles a path), reading each field's
+paths in the definition's order (plain ones as `dict.get` chains, one through a list of one
+object from that object), and walking no path below a top-level key the event lacks
+(nothing is reached below an absent key). An event with choices of other indexes (n > 1) is
+folded by the definition itself. A request's final object is read by the typed shapes when
+one holds it (`final_facts`).
+
+Tested equal to `parse.streams.read_event` (the fold, `is_start`, `is_end`, `is_trailing`,
+`is_opener`) and `is_neutral` on every real stream line and on generated events
+(tests/genledger/fast/test_events.py), `final_facts` to `response_facts`
+(tests/genledger/fast/test_final_facts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from genledger.config import Switches
+from genledger.fast.lines import fast_decoder
+from genledger.fast.rawtext import NOTHING_PLAIN
+from genledger.parse.declarations import FormatSet
+from genledger.parse.formats import response_facts
+from genledger.parse.paths import ANY, Condition, Field, Path
+from genledger.parse.schema import Facts
+from genledger.parse.streams import (
+    ERROR_KEYS,
+    FAMILIES,
+    Event,
+    Family,
+    _parts,
+    _tool_text,
+    fold,
+)
+
+Test = Callable[[Any], bool]  # a condition's test
+Alternatives = tuple[tuple[Condition, ...], ...]
+Reader = Callable[[dict[str, Any]], Event]
+
+# How a fold keeps what a field reaches (read into `v`, its first value, or `vs`, all the values
+# of its first path reaching any), as code; `{k}`: the fold's key.
+KEEP = {
+    "dict": "if isinstance(v, dict):\n    acc[{k!r}] = v",
+    "value": "if v is not None and v != '':\n    acc[{k!r}] = v",
+    "text": "found = [x for x in vs if isinstance(x, str)]\n"
+    "if found:\n    acc[{k!r}] = ''.join(found)",
+    "parts": "if vs:\n    acc[{k!r}] = _parts([], list(vs))",
+    "tools": "calls = ''.join(_tool_text(x) for x in vs if x is not None)\n"
+    "if calls:\n    acc[{k!r}] = calls",
+}
+# The keys of a fold in `parse.streams._fold`'s order: the family's field, how it is read.
+STEPS = (
+    ("u", "usage", "first", "dict"),
+    ("t", "text", "all", "text"),
+    ("r", "reasoning", "all", "text"),
+    ("p", "parts", "all", "parts"),
+    ("f", "finish", "first", "value"),
+    ("m", "model", "first", "value"),
+    ("i", "key", "first", "value"),
+    ("tl", "tools", "all", "tools"),
+    ("b", "base", "first", "dict"),
+)
+
+
+def _indent(code: str, pad: str = "    ") -> list[str]:
+    return [pad + line for line in code.splitlines()]
+
+
+def _chain(node: str, keys: list[str]) -> list[str]:
+    """Code setting `v` to what `keys` reach from `node` (a dict): a compiled plain walk."""
+    if not keys:
+        return [f"v = {node}"]
+    return [f"v = {node}.get({keys[0]!r})"] + [
+        f"v = v.get({key!r}) if isinstance(v, dict) else None" for key in keys[1:]
+    ]
+
+
+def one_list(path: Path) -> str | None:
+    """The top-level key of a path that visits only that key's list (`choices[].delta.content`),
+    None for another path: such a path reads the list's one object, when it has one, plainly."""
+    (top, each), rest = path.steps[0], path.steps[1:]
+    plain = all(not each and key != ANY for key, each in rest)
+    return top if each and plain else None
+
+
+def _path(path: Path, how: str, scope: dict[str, Any]) -> list[str]:
+    """Code reading one path into `v` (how: "first") or `vs` ("all")."""
+    keep = ["if v is not None:", "    vs = (v,)"] if how == "all" else []
+    if path.get is not None:  # no list: one value or None
+        return _chain("obj", [key for key, _ in path.steps]) + keep
+    name = f"w{len(scope)}"
+    scope[name] = path.walk
+    walk = [f"    v = {name}(obj)", "    v = v[0] if v else None"]
+    if how == "all":
+        walk = [f"    vs = {name}(obj)"]
+    top = one_list(path)
+    if top is None:
+        return [f"if {path.top!r} in obj:", *walk]
+    chain = _chain(f"one_{top}", [key for key, _ in path.steps[1:]])
+    return [f"if one_{top} is not None:", *_indent("\n".join(chain + keep)),
+            f"elif {top!r} in obj:", *walk]  # fmt: skip
+
+
+def _read(field: Field, how: str, scope: dict[str, Any]) -> list[str]:
+    """Code setting `v` (`Field.first`) or `vs` (`Field.all_values`) of `field`, each path by
+    its compiled walk (named in `scope`) or as plain code, none walked below an absent
+    top-level key."""
+    assert all(len(terms) == 1 for terms in field.alternatives), field.text  # no sums
+    lines = ["v = None" if how == "first" else "vs = ()"]
+    for index, path in enumerate(field.paths):
+        code = _path(path, how, scope)
+        if index:  # a later alternative: read when none before reached anything
+            code = ["if v is None:" if how == "first" else "if not vs:", *_indent("\n".join(code))]
+        lines += code
+    return lines
+
+
+def _condition(condition: Condition) -> Test:
+    """`Condition.holds`, a path with a list tested present or absent by its walk (nothing is
+    reached below an absent top-level key)."""
+    walk, top = condition.path.walk, condition.path.top
+    if condition.test is not None or walk is None:
+        return condition.test or condition.holds
+    if condition.op == "present":
+        return lambda obj: top in obj and bool(walk(obj))
+    if condition.op == "absent":
+        return lambda obj: top not in obj or not walk(obj)
+    return condition.holds
+
+
+def _expr(condition: Condition, scope: dict[str, Any]) -> str:
+    """`Condition.holds` as an expression of `obj`: a plain path's test spelled out as
+    `parse.paths` compiles it, the others called (each named in `scope`)."""
+    path, op, want = condition.path, condition.op, condition.value
+    if path.get is None or op == "has" or (op in ("eq", "ne") and type(want) is not str):
+        name = f"c{len(scope)}"
+        scope[name] = _condition(condition)
+        return f"{name}(obj)"
+    keys = [key for key, _ in path.steps]
+    value = f"obj.get({keys[0]!r})"
+    if len(keys) > 1:
+        value = f"g{len(scope)}(obj)"
+        scope[value[:-5]] = path.get
+    if op in ("present", "absent"):
+        return f"{value} is {'not ' if op == 'present' else ''}None"
+    if op == "prefix":
+        return f"(isinstance(t := {value}, str) and t.startswith({want!r}))"
+    if op == "eq":  # only an equal str equals a str
+        return f"(type(t := {value}) is str and t == {want!r})"
+    return f"((t := {value}) is not None and not (type(t) is str and t == {want!r}))"
+
+
+def _holds(
+    alternatives: tuple[tuple[Condition, ...], ...], empty: bool, scope: dict[str, Any]
+) -> str:
+    """`parse.streams._holds` of `alternatives` as an expression (`empty`: its value for none)."""
+    if not alternatives:
+        return repr(empty)
+    return " or ".join(f"({' and '.join(_expr(c, scope) for c in alt)})" for alt in alternatives)
+
+
+def _other_index(obj: dict[str, Any]) -> bool:
+    """The event holds a choice of an index other than 0 (`parse.streams._other_choices`)."""
+    choices = obj.get("choices")
+    if choices.__class__ is not list:
+        return False
+    for choice in choices:
+        index = choice.get("index", 0) if isinstance(choice, dict) else 0
+        if type(index) is int and index != 0:
+            return True
+    return False
+
+
+def _fields(family: Family) -> list[Field]:
+    """The fields a fold of `family` reads."""
+    fields = (getattr(family, name) for _, name, _, _ in STEPS)
+    return [f for f in fields if f is not None]
+
+
+def reader(family: Family) -> Reader:
+    """`parse.streams.read_event` of `family`'s events as one generated function."""
+    scope: dict[str, Any] = {
+        "Event": Event, "fold": fold, "family": family, "_parts": _parts,
+        "_tool_text": _tool_text, "_other_index": _other_index, "ERRORS": frozenset(ERROR_KEYS),
+        "new": tuple.__new__,
+    }  # fmt: skip
+    tests = ", ".join(
+        _holds(alternatives, empty, scope)
+        for alternatives, empty in (
+            (family.start, False), (family.end, False), (family.trailing, False),
+            (family.opener, True),
+        )
+    )  # fmt: skip
+    lines = ["def read(obj):"]
+    if family.indexed:  # n > 1 (rare): the definition folds the event
+        lines += [
+            "    if _other_index(obj):",
+            f"        return new(Event, (fold(family, obj), {tests}))",
+        ]
+    tops = {one_list(p) for f in _fields(family) for p in f.paths}
+    for top in sorted(t for t in tops if t is not None):
+        lines += [f"    c = obj.get({top!r})",  # its list's one object, if it has one
+                  f"    one_{top} = c[0] if c.__class__ is list and len(c) == 1 "
+                  "and isinstance(c[0], dict) else None"]  # fmt: skip
+    lines += [
+        "    acc = {'n': 1}",
+        "    if 'error' in obj or obj.get('type') == 'error' or not ERRORS.isdisjoint(obj):",
+        "        acc['e'] = obj",
+    ]
+    for key, name, how, keep in STEPS:
+        field = getattr(family, name)
+        if name == "base" and family.whole:
+            lines.append("    acc['b'] = obj")  # the event itself is the base
+        elif field is not None:
+            lines += _indent("\n".join([*_read(field, how, scope), KEEP[keep].format(k=key)]))
+    lines.append(f"    return new(Event, (acc, {tests}))")  # a tuple's `__new__`: no frame
+    exec("\n".join(lines), scope)  # keys are checked names (`parse.paths.KEY`), quoted by repr
+    read: Reader = scope["read"]
+    return read
+
+
+READERS = {family.name: reader(family) for family in FAMILIES}
+
+
+def fast_event(family: Family, obj: dict[str, Any]) -> Event:
+    """`parse.streams.read_event`: an event's fold and tests."""
+    return READERS[family.name](obj)
+
+
+def decoded(content: bytes) -> dict[str, Any] | None:
+    """The object a line holds, decoded as `parse.jsonline.records_of` decodes it; None for a
+    line that is no single object (an array, not JSON: the general path reads it)."""
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    return value if value.__class__ is dict else None
+
+
+# Only JSON's own types are written: a value orjson would turn into one (a Parquet row's date,
+# a dataclass) raises instead, and the general path reads the object as it is.
+NATIVE = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+NATIVE |= orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def final_facts(obj: dict[str, Any], formats: FormatSet, switches: Switches) -> Facts:
+    """`parse.formats.response_facts` of a request's final object (`ledger.streambooks`):
+    with the typed shapes on, theirs of the line the object writes when one holds it (they
+    equal the general path on any line, whose record is the object again: orjson writes
+    JSON's values back exactly)."""
+    typed = fast_decoder("responses", formats, switches).typed
+    if typed is not None:
+        try:
+            line = orjson.dumps(obj, option=NATIVE)
+        except orjson.JSONEncodeError:  # a big int, a lone surrogate, a type JSON has not
+            line = None
+        found = None if line is None else typed.decode(line, NOTHING_PLAIN)
+        if found is not None and len(found) == 1:
+            return found[0]
+    return response_facts(obj, formats)  # type: ignore[no-any-return]
