@@ -173,11 +173,8 @@ class Events:
 
     def __init__(self, keys: frozenset[str]) -> None:
         self.told = tuple(key for key in TOLD_BY if key in keys)
-        self.rest = tuple(
-            tuple(condition_test(c) for c in conditions)
-            for _, needed, conditions in REST
-            if keys >= needed
-        )
+        # `parse.streams.REST` holds each alternative's compiled condition tests already
+        self.rest = tuple(tests for _, needed, tests in REST if keys >= needed)
 
     def any(self, obj: dict[str, Any]) -> bool:
         """Whether the record is a stream event of some family."""
