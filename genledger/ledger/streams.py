@@ -454,6 +454,7 @@ def _adopt(out: StreamState, p: Partial, other: StreamState, name: str, key: str
     out.open[at] = replace(
         begun,
         acc=combine(BY_NAME[name], p.acc, begun.acc),
+        finished=p.finished or begun.finished,  # a finish before the start stays (one pass)
         unanchored=p.unanchored,
         started=p.started,
         trailing_first=p.trailing_first,

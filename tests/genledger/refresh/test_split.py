@@ -128,6 +128,18 @@ LINE = st.sampled_from(
 @example(  # an id-less request takes its id from a later start event: the id was not `seen`
     lines=[RESPONSE_LINES[0], DELTA, START], tail=b"", crlf=False, size=16, resume_at=1
 )
+@example(  # a finish before its request's start event: the join kept the start's flags
+    lines=[
+        b'{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": '
+        b'{"output_tokens": 15, "input_tokens": 30, "cache_read_input_tokens": 4}}',
+        b'{"type": "message_start", "message": {"id": "m", "type": "message", "content": [], '
+        b'"usage": {"input_tokens": 30, "output_tokens": 1}}}',
+    ],
+    tail=b"",
+    crlf=False,
+    size=16,
+    resume_at=0,
+)
 def test_cut_and_joined_equals_whole_for_any_file(
     tmp_path_factory: object,
     lines: list[bytes],
