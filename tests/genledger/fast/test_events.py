@@ -27,8 +27,7 @@ from genledger.parse.streams import (
 )
 from genledger.refresh.count import line_reader
 
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
+from .realfiles import FILES, SHARED
 
 
 def _lines(path: Path) -> list[bytes]:

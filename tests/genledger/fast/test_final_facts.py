@@ -28,10 +28,9 @@ from genledger.parse.streams import (
     read_event,
 )
 
+from .realfiles import FILES, SHARED
 from .test_events import EVENTS
 
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
 ON, OFF = Switches(), Switches(typed_shapes=False)
 
 

@@ -19,10 +19,9 @@ from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line
 
+from .realfiles import FILES, SHARED
 from .test_lines import assert_same
 
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
 pytestmark = pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
 
 

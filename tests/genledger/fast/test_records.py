@@ -6,7 +6,6 @@ trusted without its witnesses) is caught by the same comparison."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,8 +26,7 @@ from genledger.parse.formats import response_facts
 from genledger.parse.jsonline import Malformed, records_of
 from genledger.parse.paths import parse_condition, parse_field
 
-SHARED = Path(__file__).resolve().parents[4] / "shared"
-FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
+from .realfiles import FILES, SHARED
 
 # --- generated records: the declarations' paths, set to values that make conditions differ ------
 
