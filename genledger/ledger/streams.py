@@ -272,7 +272,7 @@ class StreamState:
             p = out._find(name, key)
             if p is not None and (p.key == key or key is None):
                 p.incomplete = not p.finished
-                done.append(out._settle(p))
+                out._settle(p, done)
             elif p is not None and p.key is None:  # one pass joins the start to p (id-less)
                 _adopt(out, p, other, name, key)
         for name, (key, joins) in other.firsts.items():
@@ -280,7 +280,7 @@ class StreamState:
                 same = key is not None and p.key == key
                 own = same or (joins and (key is None or p.key is None))
                 if not own and p.ends_early:
-                    done.append(out._settle(p))
+                    out._settle(p, done)
         pending = [p for p in other.heads + other.open if p.unanchored]
         settled = [p for p in other.open if not p.unanchored]
         fresh: list[Partial] = []
@@ -349,10 +349,12 @@ class StreamState:
         (out.heads if u.closed else fresh).append(u)
         return []
 
-    def _settle(self, p: Partial) -> Partial:
-        p.closed = True
-        self.open.remove(p)
-        return p
+    def _settle(self, p: Partial, done: list[Partial]) -> None:
+        """`p` ends at a join: settled into `done`, or, begun in a stretch not anchored, kept
+        waiting for one before it (as one pass closes it)."""
+        self._close(p)
+        if not p.unanchored:
+            done.append(p)
 
     def settle(self) -> list[Partial]:
         """The file settled: every request still open (or waiting for a stretch before it)

@@ -140,6 +140,19 @@ LINE = st.sampled_from(
     size=16,
     resume_at=0,
 )
+@example(  # a finished request of a stretch not anchored, ended at a join: it waits (one pass)
+    lines=[
+        RESPONSE_LINES[0],
+        b'{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": '
+        b'{"output_tokens": 15, "input_tokens": 30, "cache_read_input_tokens": 4}}',
+        b'{"type": "content_block_delta", "index": 0, '
+        b'"delta": {"type": "text_delta", "text": "4"}}',
+    ],
+    tail=b"",
+    crlf=False,
+    size=16,
+    resume_at=1,
+)
 def test_cut_and_joined_equals_whole_for_any_file(
     tmp_path_factory: object,
     lines: list[bytes],
