@@ -36,7 +36,7 @@ from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
-from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
+from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
 from genledger.parse.formats import response_facts
@@ -425,6 +425,35 @@ class FastDecoder:
             except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
                 pass
         return None
+
+    def run_reader(self, flags: ReadFlags) -> Callable[[bytes], Facts | None] | None:
+        """For a run of lines of one read (`flags`) in the shape that read the last line: the
+        facts of a line holding one record of that shape (an object), exactly `facts`'s, or
+        None (then `facts` reads the line). None when every line must take `facts`: the typed
+        tier off or resting, a shape whose arrays are lifted or that has a guard, a read whose
+        lines differ in what `plain_line` says. Skips the tiers' per-line steps; a file keeps
+        one shape for long runs of lines."""
+        typed = self.typed
+        plain = read_plain(flags)
+        if typed is None or self.skip or self.lifted or plain is None:
+            return None
+        last = typed.last
+        if typed.guards[last] is not None or (typed.lift_keys is not None and typed.with_ids[last]):
+            return None
+        decode = typed.decoders[last][0].decode
+        shapes.LINE.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
+
+        def one(content: bytes) -> Facts | None:
+            if content[:1] != b"{":
+                return None
+            try:
+                facts: Facts = decode(content).facts(plain)
+            except (msgspec.DecodeError, Unusual):
+                return None
+            self.misses = 0
+            return facts
+
+        return one
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""
