@@ -430,24 +430,30 @@ class FastDecoder:
         """For a run of lines of one read (`flags`) in the shape that read the last line: the
         facts of a line holding one record of that shape (an object), exactly `facts`'s, or
         None (then `facts` reads the line). None when every line must take `facts`: the typed
-        tier off or resting, a shape whose arrays are lifted or that has a guard, a read whose
-        lines differ in what `plain_line` says. Skips the tiers' per-line steps; a file keeps
-        one shape for long runs of lines."""
+        tier off or resting, a shape that has a guard. Skips the tiers' per-line steps; a file
+        keeps one shape for long runs of lines."""
         typed = self.typed
-        plain = read_plain(flags)
-        if typed is None or self.skip or self.lifted or plain is None:
+        if typed is None or self.skip or self.lifted:
             return None
+        plain = read_plain(flags)  # None: the line's own (a think tag or an escape in the read)
         last = typed.last
-        if typed.guards[last] is not None or (typed.lift_keys is not None and typed.with_ids[last]):
+        if typed.guards[last] is not None:
             return None
         decode = typed.decoders[last][0].decode
-        shapes.LINE.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
+        keys = typed.lift_keys if typed.with_ids[last] else None
+        line = shapes.LINE
+        line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
 
         def one(content: bytes) -> Facts | None:
             if content[:1] != b"{":
                 return None
+            said = plain if plain is not None else plain_line(content, flags)
+            if keys is not None:  # as `_Typed.decode` lifts a line of a shape with id arrays
+                small = lift(content, keys)
+                line.lifted = small is not None
+                content = content if small is None else small
             try:
-                facts: Facts = decode(content).facts(plain)
+                facts: Facts = decode(content).facts(said)
             except (msgspec.DecodeError, Unusual):
                 return None
             self.misses = 0

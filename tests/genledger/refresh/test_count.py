@@ -20,7 +20,7 @@ from genledger.refresh.reading import Reading
 from genledger.synth.records import openai_chat
 from genledger.tail.lines import Block
 
-from ..hard_lines import RESPONSE_LINES, RNG
+from ..hard_lines import LIFT_RESPONSE_LINES, RESPONSE_LINES, RNG
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
 FILES = sorted(SHARED.glob("realworld*/data/*/*.jsonl"))
@@ -44,6 +44,7 @@ def _chat(text: str) -> bytes:
 TAGGED = [_chat("<think>hm</think> 4"), _chat("x\u003cthink>"), _chat("4"), _chat("a\n\nb  c ")]
 ESCAPED = [line.replace(b"<", b"\\u003c") for line in TAGGED]
 POOL = [*RESPONSE_LINES, *TAGGED, *ESCAPED, b"", b"  ", b"{not json", b"[]"]
+RUN = 20  # lines in a run: past the lines read one by one before a run reader
 REAL = [line for path in FILES for line in _lines(path)]
 
 
@@ -79,6 +80,11 @@ def test_mixed_lines_in_any_order_and_reads_count_as_the_general_path(data: st.D
     lines = [pool[i] for i, n in zip(picks, repeats, strict=True) for _ in range(n)]
     cuts = data.draw(st.lists(st.integers(0, len(lines)), max_size=6))
     assert tally(lines, cuts, FAST) == tally(lines, cuts, GENERAL)
+
+
+def test_runs_of_lines_with_lifted_id_arrays_count_as_the_general_path() -> None:
+    lines = [line for line in LIFT_RESPONSE_LINES for _ in range(RUN)]
+    assert tally(lines, [len(lines) // 2], FAST) == tally(lines, [len(lines) // 2], GENERAL)
 
 
 def test_a_run_reader_that_ignores_the_lines_flags_is_caught(
