@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from genledger.fast import vector
-from genledger.fast.lines import fast_decoder
 from genledger.ledger import quantiles
 from genledger.ledger.quantiles import PENDING_MAX
 from genledger.ledger.tally import FileTally
@@ -262,15 +261,14 @@ def _run(
 
 
 def _shared_ahead(pieces: list[Piece]) -> None:
-    """Made here once for every worker (shared by the fork), what each would otherwise make
-    for itself: the fast decoders of the pieces' roles and readings, and the quantile
-    sketches' library (numpy with it, ~0.1 s) when a piece holds more records than a summary
-    keeps exact (then its worker sketches them: `ledger.quantiles`)."""
-    lines = [p for p in pieces if p.groups is None and p.job.role != "prompts"]
-    for reading, role in {(p.job.reading, p.job.role) for p in lines}:
-        if reading.switches.fast:
-            fast_decoder(role, reading.formats, reading.switches)
-    if any(_records_over(p, PENDING_MAX) for p in lines if p.job.role == "responses"):
+    """Imported here once for every worker (shared by the fork), what each would otherwise
+    import for itself: the quantile sketches' library (numpy with it, ~0.1 s) when a piece
+    holds more records than a summary keeps exact (then its worker sketches them:
+    `ledger.quantiles`). (Building the fast decoders here too made the pool hang now and
+    then when a worker was killed: tests/genledger/refresh/test_parallel.py.)"""
+    lines = [p for p in pieces if p.groups is None and p.job.role == "responses"]
+    if any(_records_over(p, PENDING_MAX) for p in lines):
+        vector.load(numpy=True)  # numpy first, with its one BLAS thread
         quantiles.load()
 
 
