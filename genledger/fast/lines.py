@@ -38,7 +38,7 @@ from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
-from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line
+from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
 from genledger.fast.records import RecordReader
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
@@ -436,6 +436,41 @@ class FastDecoder:
             except (msgspec.DecodeError, RecursionError, _Unusual):  # the general path decides
                 pass
         return None
+
+    def run_reader(self, flags: ReadFlags) -> Callable[[bytes], Facts | None] | None:
+        """For a run of lines of one read (`flags`) in the shape that read the last line: the
+        facts of a line holding one record of that shape (an object), exactly `facts`'s, or
+        None (then `facts` reads the line). None when every line must take `facts`: the typed
+        tier off or resting, a shape that has a guard. Skips the tiers' per-line steps; a file
+        keeps one shape for long runs of lines."""
+        typed = self.typed
+        if typed is None or self.skip or self.lifted:
+            return None
+        plain = read_plain(flags)  # None: the line's own (a think tag or an escape in the read)
+        last = typed.last
+        if typed.guards[last] is not None:
+            return None
+        decode = typed.decoders[last][0].decode
+        keys = typed.lift_keys if typed.with_ids[last] else None
+        line = shapes.LINE
+        line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
+
+        def one(content: bytes) -> Facts | None:
+            if content[:1] != b"{":
+                return None
+            said = plain if plain is not None else plain_line(content, flags)
+            if keys is not None:  # as `_Typed.decode` lifts a line of a shape with id arrays
+                small = lift(content, keys)
+                line.lifted = small is not None
+                content = content if small is None else small
+            try:
+                facts: Facts = decode(content).facts(said)
+            except (msgspec.DecodeError, Unusual):
+                return None
+            self.misses = 0
+            return facts
+
+        return one
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""

@@ -82,6 +82,16 @@ def _flags(data: bytes, end: int, valid: Callable[[memoryview], bool]) -> ReadFl
     return ReadFlags(True, escapes, tags, _tag_lines(data, end) if tags else None, respelled)
 
 
+def read_plain(flags: ReadFlags) -> int | None:
+    """What `plain_line` says of every line of a read with `flags`, when it says the same of
+    each; None when it depends on the line (an ASCII escape or a think tag in the read)."""
+    if not flags.utf8:
+        return 0
+    if flags.risky_escapes or flags.think_tags:
+        return None
+    return PLAIN if flags.respelled else SPELLED
+
+
 def plain_line(content: bytes, flags: ReadFlags) -> int:
     """Whether the texts of one line of a read with `flags` may be checked by first byte:
     0 (no), `PLAIN`, or `SPELLED` (plain, and no text has a `\\u` or `\\/` escape)."""

@@ -28,6 +28,7 @@ from genledger.parse.answer import (
     escaped,
     key_of_escaped,
     key_of_spelled,
+    key_of_spelled_bytes,
     key_of_texts,
     part_text,
 )
@@ -481,7 +482,18 @@ class Chat(_Shape):
 
 
 def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Facts:
-    first, more = chat.finishes(plain)
+    choices = chat.choices
+    answer: Any = SLOW
+    if plain and len(choices) == 1 and chat.object != "chat.completion.chunk":
+        answer = _sole_answer(choices[0].message, plain)
+    if answer is SLOW:
+        first, more = chat.finishes(plain)
+        if any(choice.message.calls() for choice in choices):
+            answer, empty = _called_answer(choices)
+        else:  # every choice shows a non-empty content (checked): no empty output, no leak
+            answer, empty = _chat_answer(choices, plain), False
+    else:
+        first, more, empty = _reason(choices[0].finish_reason), None, False
     usage = chat.usage
     details = usage.completion_tokens_details
     reasoning = details.reasoning_tokens if details is not None else None
@@ -491,16 +503,35 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     cached = usage.cached()
     write = None if prompt_details is None else prompt_details.cache_write_tokens
     total = usage.total_tokens
-    if any(choice.message.calls() for choice in chat.choices):
-        answer, empty = _called_answer(chat.choices)
-    else:  # every choice shows a non-empty content (checked): no empty output, no think leak
-        answer, empty = _chat_answer(chat.choices, plain), False
     return _CHAT(
         record_id, fmt,
         *settle(usage.prompt_tokens, usage.completion_tokens, total, reasoning, cached, write),
         cached, write, total, len(chat.choices), first, more, text_value(chat.model),
         time_value(chat.created), answer, empty,
     )  # fmt: skip
+
+
+SLOW = object()  # not the usual message: `Chat.finishes` and the answer rules decide
+RAW_NULL = msgspec.Raw(b"null")  # compared whole: cheaper than a view of a value's first byte
+
+
+def _sole_answer(message: _Message, plain: int) -> Any:
+    """The answer key of a plain line's sole message in the usual case — no call, no
+    refusal, a string content other than `""`, other texts absent, null or strings — as
+    `Chat.finishes` checks it and `_chat_answer` keys it; `SLOW` for any other message."""
+    tools, function, refusal = message.tool_calls, message.function_call, message.refusal
+    if (tools and tools != RAW_NULL) or (function and function != RAW_NULL):
+        return SLOW
+    if refusal and refusal != RAW_NULL:
+        return SLOW
+    for text in (message.reasoning_content, message.reasoning):
+        if text and memoryview(text)[0] not in (QUOTE, NULL_N):
+            return SLOW  # not a string or null: `_think_tag_in` calls it unusual
+    data = bytes(message.content)
+    if len(data) <= 2 or data[0] != QUOTE:
+        return SLOW  # absent, null, "" or not a string: no answer shown
+    # a plain line holds no think tag: a string content is no leak
+    return key_of_spelled_bytes(data) if plain == SPELLED else answer_key(plain, message.content)
 
 
 # The chat declarations share their answer paths (`CHAT_ANSWER`): the message keys they read.
@@ -532,11 +563,10 @@ def _called_answer(choices: list[_Choice]) -> tuple[int | None, bool]:
     rules (`formats.answer_key`, `formats.empty_output`) on the answer values in path order
     (tool calls are objects: no raw-text shortcut); `choices` is never null, so the record
     has a place for its answer."""
+    raws = [getattr(choice.message, key) for key in ANSWER_KEYS for choice in choices]
+    # absent and null hold no answer: only the others are decoded
     values = [
-        value
-        for key in ANSWER_KEYS
-        for choice in choices
-        if (value := _raw_value(getattr(choice.message, key))) is not None
+        value for raw in raws if raw and raw != RAW_NULL and (value := _raw_value(raw)) is not None
     ]
     texts = [text for value in values if (text := part_text(value)) is not None]
     return (key_of_texts(texts) if texts else None), not any(map(visible, values))

@@ -351,8 +351,8 @@ def account(role: str, params: Params = ()) -> Pass:
         lists = {e.key: IdList() for e in entries if isinstance(e, Ids) and e.key != IDS_KEY}
         hashes = {e.key: HashList() for e in entries if isinstance(e, Hashes)}
         values = {e.key: array("q") for e in entries if isinstance(e, Quantile)}
-        sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.append}
-        sinks.update({k: v.append for k, v in lists.items()})
+        sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.sink()}
+        sinks.update({k: v.sink() for k, v in lists.items()})
         sinks.update({k: v.sink() for k, v in hashes.items()})
         sinks.update({k: v.append for k, v in values.items()})
         sums, counters, groups = run(rows, failures.add, names, sinks)
@@ -441,12 +441,9 @@ class _Writer:
         body.append("        if out:")
         body.append("            add(v, out, names)")
         # the price keys first: a key's running sums are noted before this row adds to them
-        for entry in priced:
-            body.append(f"        if {self.test(entry.when)}:")
-            body += ["            " + line for line in self._priced(entry)]
-        for when, lines in by_when.values():
-            body.append(f"        if {self.test(when)}:")
-            body += ["            " + line for line in lines]
+        blocks = [(self.parts(e.when), self._priced(e)) for e in priced]
+        blocks += [(self.parts(when), lines) for when, lines in by_when.values()]
+        body += _nested(blocks, "        ")
         for entry in priced:
             body += ["    k = None", *("    " + line for line in self.flush(entry))]
         sums = ", ".join(f"{key!r}: s{i}" for i, key in enumerate(self.sums))
@@ -476,10 +473,13 @@ class _Writer:
 
     def test(self, when: Expr) -> str:
         """The source of a condition, its shared conjuncts read from their locals."""
+        return " and ".join(self.parts(when))
+
+    def parts(self, when: Expr) -> list[str]:
+        """The sources of a condition's conjuncts, in order, shared ones read from their
+        locals."""
         parts = {repr(p): p for p in _conjuncts(when)}
-        return " and ".join(
-            self.hoisted.get(key) or self.source.condition(part) for key, part in parts.items()
-        )
+        return [self.hoisted.get(key) or self.source.condition(p) for key, p in parts.items()]
 
     def entry(self, entry: Any) -> list[str]:
         """The source lines of one entry (not `Priced`), run for each row its condition holds
@@ -548,6 +548,30 @@ class _Writer:
             "if k.__class__ is str:",
             f"    {counter}[k] = {counter}.get(k, 0) + 1",
         ]
+
+
+def _nested(blocks: list[tuple[list[str], list[str]]], indent: str) -> list[str]:
+    """Source running each block's lines where all its conjuncts hold, in order; consecutive
+    blocks that begin with the same conjunct test it once, around them (most entries are
+    `record & ...`). Conditions have no effects, so this is the same as one test a block."""
+    out: list[str] = []
+    i = 0
+    while i < len(blocks):
+        parts, lines = blocks[i]
+        if not parts:
+            out += [indent + line for line in lines]
+            i += 1
+            continue
+        j = i + 1
+        while j < len(blocks) and blocks[j][0][:1] == parts[:1]:
+            j += 1
+        out.append(f"{indent}if {parts[0] if j - i > 1 else ' and '.join(parts)}:")
+        if j - i > 1:
+            out += _nested([(p[1:], body) for p, body in blocks[i:j]], indent + "    ")
+        else:
+            out += [indent + "    " + line for line in lines]
+        i = j
+    return out
 
 
 def _conjuncts(expr: Expr) -> list[Expr]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, pairwise
 from typing import Any
 
@@ -38,6 +38,18 @@ class IdList:
         self.data += encoded
         self.lengths.append(len(encoded))
         self.lines.append(line)
+
+    def sink(self) -> Callable[[int, str], None]:
+        """`append` with the arrays' own methods bound (the books' pass calls it a record)."""
+        extend, lengths, lines = self.data.extend, self.lengths.append, self.lines.append
+
+        def add(line: int, rid: str) -> None:
+            encoded = rid.encode()
+            extend(encoded)
+            lengths(len(encoded))
+            lines(line)
+
+        return add
 
     def __len__(self) -> int:
         return len(self.lines)

@@ -39,6 +39,12 @@ def _library() -> Any:
     return datasketches
 
 
+def load() -> None:
+    """Import the library (and numpy) now: before forking workers that will sketch, so that
+    they share one import."""
+    _library()
+
+
 @dataclass(eq=False)
 class Quantiles:
     """A mergeable summary of non-negative integers (output tokens per record)."""

@@ -60,11 +60,12 @@ def _collapsed_escaped(body: Buffer) -> Buffer:
     space or an escape: without a backslash or a double space there is nothing to do; without
     an escaped backslash every `\\n` is a line feed: replaced by a space)."""
     data = body if isinstance(body, bytes) else bytes(body)
-    if b"\\" not in data and b"  " not in data:
-        return body
-    if b"\\\\" in data:
+    if b"\\" not in data:
+        if b"  " not in data:
+            return body
+    elif b"\\\\" in data:
         return escaped(collapsed(orjson.loads(b'"' + data + b'"')))
-    if b"\\" in data:
+    else:
         data = ESCAPE_RUNS.sub(b" ", data)
     if b"  " in data:
         data = SPACES_B.sub(b" ", data)
@@ -109,6 +110,20 @@ def key_of_spelled(raw: Buffer) -> int | None:
             # a collapse that did anything stripped the ends too: no second pass
             return _hash(body) - SIGN if body else None
     return key_of_escaped([view[1:-1]])
+
+
+def key_of_spelled_bytes(data: bytes) -> int | None:
+    """`key_of_spelled` of a JSON string's bytes (with its quotes), step for step on the
+    bytes: no view made, no copy of a text to collapse."""
+    if len(data) > 3:
+        first, last = data[1], data[-2]
+        if first != 32 and first != 92 and last != 32 and data[-3] != 92:
+            inner = data[1:-1]
+            body = _collapsed_escaped(inner)
+            if body is inner:
+                return _hash(inner) - SIGN
+            return _hash(body) - SIGN if body else None
+    return key_of_spelled(data)
 
 
 def _strip_escaped(data: Buffer) -> Buffer:

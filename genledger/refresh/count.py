@@ -29,26 +29,39 @@ CHUNK_ROWS = 20_000  # rows counted at a time: memory flat in the file size
 LineFacts = Callable[[bytes, ReadFlags], list[Facts]]
 
 
-def line_reader(role: str, reading: Reading = DEFAULT_READING) -> LineFacts:
+class LineReader:
     """The facts of a non-blank line: the fast decoders' when they can tell, else the general
     path's (equal by tests); raises `Malformed` as the general path does."""
-    formats = reading.formats
-    # made at the first line (a refresh with nothing new never builds the typed decoders);
-    # a file starts with the typed tier awake
-    fast: list[FastDecoder | None] = []
 
-    def facts(content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts]:
-        if not fast:
-            fast.append(
-                fast_decoder(role, formats, reading.switches) if reading.switches.fast else None
-            )
-            if fast[0] is not None:
-                fast[0].wake()
-        decoder = fast[0]
+    def __init__(self, role: str, reading: Reading = DEFAULT_READING) -> None:
+        self.role = role
+        self.reading = reading
+        self.made = False
+        self.decoder: FastDecoder | None = None
+
+    def fast(self) -> FastDecoder | None:
+        """The fast decoder (None: switched off), made at the first line (a refresh with
+        nothing new never builds the typed decoders); a file starts with the typed tier
+        awake."""
+        if not self.made:
+            self.made = True
+            switches = self.reading.switches
+            if switches.fast:
+                self.decoder = fast_decoder(self.role, self.reading.formats, switches)
+                self.decoder.wake()
+        return self.decoder
+
+    def __call__(self, content: bytes, flags: ReadFlags = NOTHING_PLAIN) -> list[Facts]:
+        decoder = self.decoder if self.made else self.fast()
         found = decoder.facts(content, flags) if decoder is not None else None
-        return facts_of_line(content, role, formats) if found is None else found
+        if found is None:
+            return facts_of_line(content, self.role, self.reading.formats)
+        return found
 
-    return facts
+
+def line_reader(role: str, reading: Reading = DEFAULT_READING) -> LineReader:
+    """A `LineReader` of `role` under `reading`."""
+    return LineReader(role, reading)
 
 
 def line_facts(
@@ -128,22 +141,43 @@ def tally_blocks(
 def _tally_rows(
     block: Block,
     builder: TableBuilder,
-    facts_of: LineFacts,
+    facts_of: LineReader,
     flags: ReadFlags,
     streams: Assembler | None = None,
 ) -> None:
-    """Add the records of a block's lines (or their Malformed reasons) to `builder`; while
+    """Add the records of a block's lines (or their Malformed reasons) to `builder`. While
     events are coming (`Assembler.eager`), a line is decoded first and read as an event
-    there, else its decoded object goes on with it."""
-    if streams is None:
-        for number, offset, content in block.rows():
-            _tally_line(builder, number, offset, content, facts_of, flags)
-        return
-    event = streams.event
+    there, else its decoded object goes on with it to `_tally_line`. Any other line is read
+    in the shape of the one before by `FastDecoder.run_reader` (the same facts, fewer steps),
+    else by `_tally_line`; after a line the run reader could not read (or without one), the
+    next `RUN_REST` lines take `_tally_line` (a file switching shapes line by line pays few
+    decodes twice)."""
+    decoder = facts_of.fast()
+    run = decoder.run_reader(flags) if decoder is not None else None
+    rest = RUN_REST
+    add = builder.add
     for number, offset, content in block.rows():
-        obj = decoded(content) if streams.eager else None  # a blank line decodes to none
-        if obj is None or not event(builder, number, offset, obj):
-            _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
+        if streams is not None and streams.eager:
+            obj = decoded(content)  # a blank line decodes to none
+            if obj is None or not streams.event(builder, number, offset, obj):
+                _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
+            continue
+        if run is not None:
+            fact = run(content)
+            if fact is not None:
+                if streams is not None and streams.takes(facts := [fact]):
+                    streams.line(builder, number, offset, content, facts)
+                else:
+                    add(number, offset, 0, fact)
+                continue
+            run, rest = None, RUN_REST
+        _tally_line(builder, number, offset, content, facts_of, flags, streams)
+        rest -= 1
+        if not rest and decoder is not None:
+            run, rest = decoder.run_reader(flags), RUN_REST
+
+
+RUN_REST = 16  # lines read one by one before the run reader is asked for again
 
 
 def _tally_line(

@@ -27,6 +27,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from genledger.fast import vector
+from genledger.ledger import quantiles
+from genledger.ledger.quantiles import PENDING_MAX
 from genledger.ledger.tally import FileTally
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
@@ -233,6 +235,7 @@ def _run(
     if parquet:
         import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
+    _shared_ahead(pieces)
     parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     notices: list[str] = []
     context = multiprocessing.get_context("fork")
@@ -255,6 +258,38 @@ def _run(
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return parts, notices
+
+
+def _shared_ahead(pieces: list[Piece]) -> None:
+    """Imported here once for every worker (shared by the fork), what each would otherwise
+    import for itself: the quantile sketches' library (numpy with it, ~0.1 s) when a piece
+    holds more records than a summary keeps exact (then its worker sketches them:
+    `ledger.quantiles`). (Building the fast decoders here too made the pool hang now and
+    then when a worker was killed: tests/genledger/refresh/test_parallel.py.)"""
+    lines = [p for p in pieces if p.groups is None and p.job.role == "responses"]
+    if any(_records_over(p, PENDING_MAX) for p in lines):
+        vector.load(numpy=True)  # numpy first, with its one BLAS thread
+        quantiles.load()
+
+
+SAMPLE_BYTES = 1 << 16  # read from a piece's start to guess its records
+
+
+def _records_over(piece: Piece, limit: int) -> bool:
+    """Whether a local JSONL piece likely holds more than `limit` lines, by the lines of its
+    first `SAMPLE_BYTES` (a guess: a wrong one costs time, never a count)."""
+    path = piece.job.path
+    if isinstance(path, RemoteFile) or form_of(piece.job.name) != "jsonl":
+        return False
+    cp = piece.job.checkpoint
+    start = piece.span.start if piece.span is not None else cp.offset if cp is not None else 0
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            sample = fh.read(SAMPLE_BYTES)
+    except OSError:
+        return False
+    return sample.count(b"\n") * piece.size() > limit * max(len(sample), 1)
 
 
 def _submit(pool: ProcessPoolExecutor, piece: Piece) -> Future[Any]:

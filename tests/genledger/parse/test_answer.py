@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 from genledger.fast import vector
 from genledger.fast.lines import fast_facts
 from genledger.fast.rawtext import NOTHING_PLAIN, bytes_flags, inspect
-from genledger.parse.answer import escaped, key_of_escaped, key_of_spelled, key_of_texts
+from genledger.parse.answer import (
+    SIGN,
+    escaped,
+    hash64,
+    key_of_escaped,
+    key_of_spelled,
+    key_of_spelled_bytes,
+    key_of_texts,
+)
 from genledger.parse.formats import response_facts
 from genledger.parse.schema import RESPONSES
 from genledger.synth.records import WRITERS
@@ -152,3 +160,19 @@ def test_an_answer_as_orjson_escapes_it_has_its_texts_key(text: str) -> None:
     body = escaped(text)
     assert key_of_escaped([body]) == key_of_texts([text])
     assert key_of_spelled(b'"' + body + b'"') == key_of_texts([text])
+    assert key_of_spelled_bytes(b'"' + body + b'"') == key_of_texts([text])
+
+
+def test_a_bytes_key_that_skips_the_collapse_is_caught() -> None:
+    # planted bug: the usual answer's test without the backslash check (a `\n` kept as is)
+    def planted(data: bytes) -> int | None:
+        if len(data) > 3 and data[1] not in b" \\" and data[-2] != 32 and b"  " not in data:
+            return hash64(data[1:-1]) - SIGN
+        return key_of_spelled(data)
+
+    def differs(text: str) -> bool:
+        spelled = b'"' + escaped(text) + b'"'
+        return planted(spelled) != key_of_texts([text])
+
+    assert differs("a\nb")
+    assert not differs("a b")

@@ -236,3 +236,18 @@ def test_a_worker_killed_mid_scan_is_noticed_and_its_pieces_scanned_in_process(
     assert {k: v.delta.to_dict() for k, v in done.done.items()} == {
         k: v.delta.to_dict() for k, v in expected.done.items()
     }
+
+
+def test_a_piece_of_short_lines_is_guessed_to_hold_many_records(tmp_path: Path) -> None:
+    # what the parent makes before forking (`_shared_ahead`) is chosen by this guess alone
+    short, long = tmp_path / "short.jsonl", tmp_path / "long.jsonl"
+    short.write_bytes(b'{"a": 1}\n' * 20_000)  # 180 kB, 20,000 lines
+    long.write_bytes((b'{"t": "' + b"x" * 4_000 + b'"}\n') * 50)  # 200 kB, 50 lines
+    pieces = {
+        path: parallel.Piece(ScanJob(path.name, path, path.name, "responses", None), 0, None)
+        for path in (short, long)
+    }
+    assert parallel._records_over(pieces[short], 8192)
+    assert not parallel._records_over(pieces[short], 30_000)
+    assert not parallel._records_over(pieces[long], 8192)
+    assert parallel._records_over(pieces[long], 10)
