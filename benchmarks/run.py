@@ -8,7 +8,8 @@ machine load hits all alike) time as subprocesses, start-up included: `genledger
 --full` (cold), DuckDB `read_json` with explicit columns, an `orjson.loads` line loop, a
 `json.loads` line loop; when the corpus has tokenized files, the tokenized lines alone
 (`collect --full` of a root holding only them, hard-linked, against DuckDB's tokenized query on
-the same files); then a no-op refresh, and a refresh after appending 1 % to every data file.
+the same files); then a no-op refresh, and a refresh after appending 1 % to every data file
+(a real corpus: whole copies of its recorded files adding up to 1 %).
 The `real` shapes are built from the recorded responses of `../shared/realworld*/data`
 (`benchmarks/realcorpus.py`): `real` against the orjson loop (no one DuckDB query reads its
 70 formats), `real-openai` against DuckDB as well.
