@@ -91,7 +91,9 @@ class FileTally:
         hashes = {k: v for k, v in done.hashes.items() if len(v)}
         quantiles = {k: Quantiles.of(v) for k, v in done.values.items() if len(v)}
         trail = next(iter(done.trails.values()), Ends())
-        return cls(sums, counters, done.failures, done.ids, groups, lists, hashes, quantiles, trail)
+        # a request that settles after later lines is a later row: examples are listed by line
+        failures = {k: v.by_line(RuleTally()) for k, v in done.failures.items()}
+        return cls(sums, counters, failures, done.ids, groups, lists, hashes, quantiles, trail)
 
     def __getitem__(self, key: str) -> int:
         return self.sums[key]
@@ -127,15 +129,9 @@ class FileTally:
         streams, done = self.streams.merge(other.streams)
         books = self.books or other.books
         # the requests the join settles end in other's first lines: counted before its rows,
-        # so ids, answers and examples keep the order of one pass
-        if done:
-            settled = self._settled(done, books)
-            tail = settled._plus(other)
-            # a settled head may end after some of other's rows: examples in line order
-            tail.failures = merge_failures(settled.failures, other.failures, by_line=True)
-            merged = self._plus(tail)
-        else:
-            merged = self._plus(other)
+        # so ids and answers keep the order of one pass (examples are listed by line)
+        tail = self._settled(done, books)._plus(other) if done else other
+        merged = self._plus(tail)
         merged.streams, merged.books = streams, books
         return merged
 
@@ -174,7 +170,7 @@ class FileTally:
         return FileTally(
             sums,
             counters,
-            merge_failures(self.failures, other.failures),
+            merge_failures(self.failures, other.failures, by_line=True),
             self.ids + other.ids,
             groups,
             _merged(self.lists, other.lists),

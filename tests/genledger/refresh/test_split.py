@@ -153,6 +153,20 @@ LINE = st.sampled_from(
     size=16,
     resume_at=1,
 )
+@example(  # a stream settles after a later failed record: examples are listed by line
+    lines=[
+        RESPONSE_LINES[0],
+        b'{"type": "response.created", "sequence_number": 0, "response": {"id": "r", '
+        b'"object": "response", "status": "in_progress", "output": [], "usage": null}}',
+        b'{"recordId": "r4", "modelInput": {}, "error": {"errorCode": 400, "errorMessage": "bad"}}',
+        b'{"type": "response.created", "sequence_number": 0, "response": {"id": "r", '
+        b'"object": "response", "status": "in_progress", "output": [], "usage": null}}',
+    ],
+    tail=b"",
+    crlf=False,
+    size=229,
+    resume_at=0,
+)
 def test_cut_and_joined_equals_whole_for_any_file(
     tmp_path_factory: object,
     lines: list[bytes],
