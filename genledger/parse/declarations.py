@@ -18,6 +18,7 @@ from genledger.parse.paths import (
     Field,
     Path,
     PathError,
+    all_hold,
     parse_condition,
     parse_field,
     parse_path,
@@ -91,12 +92,8 @@ class Declaration:
         """Whether the record is of this format."""
         keys = obj.keys()
         for needed, conditions in zip(self.requires, self.detect, strict=True):
-            if keys >= needed:  # plain loops: this runs for every record
-                for condition in conditions:
-                    if not condition.holds(obj):
-                        break
-                else:
-                    return True
+            if keys >= needed and all_hold(conditions, obj):  # a loop: run for every record
+                return True
         return False
 
     def fields(self) -> list[Field]:

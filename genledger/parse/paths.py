@@ -16,7 +16,7 @@ wrong.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -432,6 +432,17 @@ def _literal(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return text
+
+
+def all_hold(conditions: Iterable[Condition], obj: Any) -> bool:
+    """Whether every condition holds of `obj` (a plain loop: it runs for every record, and
+    `all(...)` over a generator costs more than the tests)."""
+    for condition in conditions:
+        if not condition.holds(obj):
+            break
+    else:
+        return True
+    return False
 
 
 def parse_condition(text: str) -> Condition:

@@ -20,7 +20,14 @@ from typing import Any, NamedTuple
 
 from genledger.parse.buckets import BUCKETS, SIDES, Bucket, Side, merge_in
 from genledger.parse.declarations import BUILT_IN
-from genledger.parse.paths import ANY, Condition, Field, parse_condition, parse_field
+from genledger.parse.paths import (
+    ANY,
+    Condition,
+    Field,
+    all_hold,
+    parse_condition,
+    parse_field,
+)
 
 Acc = dict[str, Any]  # a fold: JSON-able, so open streams travel in the state file
 INCOMPLETE = "stream ended without its final event"
@@ -31,14 +38,12 @@ def _when(*alternatives: str) -> tuple[tuple[Condition, ...], ...]:
 
 
 def _holds(alternatives: tuple[tuple[Condition, ...], ...], obj: dict[str, Any]) -> bool:
-    # loops, not any(all(...)): tested on every event, the generators cost more than the tests
-    for conditions in alternatives:
-        for condition in conditions:
-            if not condition.holds(obj):
-                break
-        else:
-            return True
-    return False
+    for conditions in alternatives:  # a loop: tested on every event
+        if all_hold(conditions, obj):
+            break
+    else:
+        return False
+    return True
 
 
 def _field(text: str | None) -> Field | None:
