@@ -32,8 +32,8 @@ from genledger.parse.formats import response_facts
 from genledger.parse.paths import ANY, Condition, Field, Path
 from genledger.parse.schema import Facts
 from genledger.parse.streams import (
+    BY_NAME,
     ERROR_KEYS,
-    FAMILIES,
     Event,
     Family,
     _parts,
@@ -227,7 +227,16 @@ def reader(family: Family) -> Reader:
     return read
 
 
-READERS = {family.name: reader(family) for family in FAMILIES}
+class _Readers(dict[str, Reader]):
+    """Each family's reader, generated when a read first meets one of its events: a refresh
+    that meets no stream compiles none (they cost ~1 ms each at start-up)."""
+
+    def __missing__(self, name: str) -> Reader:
+        made = self[name] = reader(BY_NAME[name])
+        return made
+
+
+READERS = _Readers()
 
 
 def fast_event(family: Family, obj: dict[str, Any]) -> Event:

@@ -17,9 +17,11 @@ largest of their rank errors, and pending values add none.
 from __future__ import annotations
 
 import base64
+import bisect
+import itertools
 import struct
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,9 +120,10 @@ class Quantiles:
         items.sort()
         return items
 
-    def summary(self) -> dict[str, int] | None:
+    def walked_summary(self) -> dict[str, int] | None:
         """`{p50, p90, p99, max}`: the smallest value whose rank reaches each fraction (the
-        inclusive rank, as numpy's `inverted_cdf`), and the largest; None when empty."""
+        inclusive rank, as numpy's `inverted_cdf`), and the largest; None when empty. The
+        definition: a walk of every value with its weight (`summary` finds the same)."""
         items = self.weighted()
         if not items:
             return None
@@ -129,6 +132,29 @@ class Quantiles:
         for name, q in QUANTILES.items():
             out[name] = int(_rank_value(items, q * total))
         out["max"] = int(max([*self.pending, *(_maximum(p) for p in self.parts)]))
+        return out
+
+    def summary(self) -> dict[str, int] | None:
+        """`walked_summary`, found by bisection: the exact values sorted by one C sort and
+        the sketches' few items apart, never a (value, weight) pair per exact value (a no-op
+        refresh reads ~100,000 of them over every dataset)."""
+        exact = sorted(self.pending)
+        kept = sorted(item for blob in self.parts for item in _items(blob))
+        if not exact and not kept:
+            return None
+        sketch = [value for value, _ in kept]
+        below = list(itertools.accumulate(weight for _, weight in kept))
+        total = len(exact) + (below[-1] if below else 0)
+
+        def rank(value: float) -> int:  # how many values are at most `value`, weighted
+            at = bisect.bisect_right(sketch, value)
+            return bisect.bisect_right(exact, value) + (below[at - 1] if at else 0)
+
+        out: dict[str, int] = {}
+        for name, q in QUANTILES.items():
+            found = (_first(exact, rank, q * total), _first(sketch, rank, q * total))
+            out[name] = int(min(v for v in found if v is not None))
+        out["max"] = int(max([*exact[-1:], *(_maximum(p) for p in self.parts)]))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,6 +173,18 @@ class Quantiles:
         pending = array("q")
         pending.frombytes(base64.b64decode(data["pending"]))
         return cls(parts, pending)
+
+
+def _first(values: list[Any], rank: Callable[[float], int], reach: float) -> float | None:
+    """The smallest of sorted `values` whose weighted rank reaches `reach` (None: none)."""
+    lo, hi = 0, len(values)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rank(values[mid]) >= reach:
+            hi = mid
+        else:
+            lo = mid + 1
+    return values[lo] if lo < len(values) else None
 
 
 def _rank_value(items: list[tuple[float, int]], rank: float) -> float:

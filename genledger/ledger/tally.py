@@ -181,16 +181,18 @@ class FileTally:
 
     @classmethod
     def sum_of(cls, tallies: Iterable[FileTally]) -> FileTally:
-        """`sum(tallies, FileTally())`, with the id and key lists joined once: adding 50,000
-        shards' tallies one by one copied the growing lists each time (quadratic)."""
+        """`sum(tallies, FileTally())` (its summaries side by side), with the id and key lists
+        joined once: adding 50,000 shards' tallies one by one copied the growing lists each
+        time (quadratic)."""
         items = [t for t in tallies if t.trail.head or not t.empty()]
         if len(items) < 3:  # different files: their open streams never join (`_plus`)
-            return functools.reduce(lambda a, b: a._plus(b), items, cls())
+            bare = (replace(t, quantiles={}) if t.quantiles else t for t in items)
+            summed = functools.reduce(lambda a, b: a._plus(b), bare, cls())
+            return replace(summed, quantiles=_side_by_side(items))
         sums = _zeros()
         counters: dict[str, dict[str, int]] = {}
         failures: dict[str, RuleTally] = {}
         groups: dict[str, Groups] = {}
-        quantiles: dict[str, Quantiles] = {}
         trail = Ends()
         for t in items:
             for key, value in t.sums.items():
@@ -204,7 +206,6 @@ class FileTally:
             failures = merge_failures(failures, t.failures)
             for key, found in t.groups.items():
                 groups[key] = _merged_groups(groups.get(key, {}), found)
-            quantiles = _merged(quantiles, t.quantiles)
             trail = trail + t.trail
         counters = {k: {n: c for n, c in v.items() if c > 0} for k, v in counters.items()}
         return cls(
@@ -215,7 +216,7 @@ class FileTally:
             {k: v for k, v in groups.items() if v},
             _joined(items, "lists", IdList.joined),
             _joined(items, "hashes", HashList.joined),
-            quantiles,
+            _side_by_side(items),
             trail,
         )
 
@@ -298,6 +299,13 @@ def _joined(items: list[FileTally], attr: str, join: Callable[[list[Any]], Any])
     for t in items:
         keys.update(dict.fromkeys(getattr(t, attr)))
     return {k: join([getattr(t, attr)[k] for t in items if k in getattr(t, attr)]) for k in keys}
+
+
+def _side_by_side(items: list[FileTally]) -> dict[str, Quantiles]:
+    """Key-wise union of the files' summaries (`Quantiles.union`): a sum of files is read for
+    its stats only, never kept or added to, so it is never compacted (which loads numpy)."""
+    keys = dict.fromkeys(key for t in items for key in t.quantiles)
+    return {k: Quantiles.union(t.quantiles[k] for t in items if k in t.quantiles) for k in keys}
 
 
 def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

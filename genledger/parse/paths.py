@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import FunctionType
 from typing import Any
 
 import orjson
@@ -40,14 +41,34 @@ def _plain_getter(keys: tuple[str, ...]) -> Callable[[Any], Any]:
     """A function following `keys` through dicts (None when a step is absent, null or not a
     dict), compiled once: record facts read a dozen paths per record."""
     lines = ["def get(o):"]
-    for key in keys:
+    for i in range(len(keys)):
         lines += ["    if not isinstance(o, dict):", "        return None"]
-        lines.append(f"    o = o.get({key!r})")
+        lines.append(f"    o = o.get({_stand_in(i)!r})")
     lines.append("    return o")
+    return _generated("\n".join(lines), "get", keys)
+
+
+def _stand_in(i: int) -> str:
+    """What a generated function's source holds in place of its `i`-th key."""
+    return f"\x00key{i}"
+
+
+@lru_cache(maxsize=256)
+def _template(source: str, name: str) -> FunctionType:
     scope: dict[str, Any] = {}
-    exec("\n".join(lines), scope)  # keys are checked names (KEY), quoted by repr
-    getter: Callable[[Any], Any] = scope["get"]
-    return getter
+    exec(source, scope)  # the source holds stand-ins for keys, never a key itself
+    made: FunctionType = scope[name]
+    return made
+
+
+def _generated(source: str, name: str, keys: tuple[str, ...]) -> Callable[..., Any]:
+    """The function `name` that `source` defines, with `keys` for its stand-ins: Python's
+    compiler costs ~80 µs a function and start-up reads ~300 paths, so each shape of path is
+    compiled once and a path gets a copy of its code with its own keys as constants."""
+    template = _template(source, name)
+    swap = {_stand_in(i): key for i, key in enumerate(keys)}
+    consts = tuple(swap.get(c, c) if type(c) is str else c for c in template.__code__.co_consts)
+    return FunctionType(template.__code__.replace(co_consts=consts), template.__globals__, name)
 
 
 def _spread_walker(
@@ -64,7 +85,7 @@ def _spread_walker(
         if key == ANY:  # every value of an object
             lines.append(f"{pad}for {nxt} in {node}.values():")
         else:
-            lines.append(f"{pad}{nxt} = {node}.get({key!r})")
+            lines.append(f"{pad}{nxt} = {node}.get({_stand_in(depth)!r})")
             if each:
                 lines.append(f"{pad}if isinstance({nxt}, list):")
                 pad += "    "
@@ -78,10 +99,7 @@ def _spread_walker(
         lines.append(f"{pad}if {nxt} is not None:")
         pad += "    "
     lines += [f"{pad}out.append(n{len(steps)})", "    return out"]
-    scope: dict[str, Any] = {}
-    exec("\n".join(lines), scope)  # keys are checked names (KEY), quoted by repr
-    walk: Callable[[Any], list[Any]] = scope["walk"]
-    return walk
+    return _generated("\n".join(lines), "walk", tuple(key for key, _ in steps))
 
 
 @dataclass(frozen=True, slots=True)

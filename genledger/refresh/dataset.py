@@ -8,7 +8,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -34,13 +34,15 @@ from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone
-from genledger.refresh.parallel import ScanJob, scan_job
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.rules import rows as rule_rows
 from genledger.tail.checkpoint import Checkpoint, seen_since, unchanged_as_listed
 from genledger.tail.discovery import DataFile, Dataset
 from genledger.tail.reader import ReadResult
 from genledger.tail.roots import RemoteFile, open_source
+
+if TYPE_CHECKING:  # the scanning half is imported once a file is to be read (`job_of`)
+    from genledger.refresh.parallel import ScanJob
 
 RESPONSE_FILES = "raw_responses*.jsonl"  # how examples name all response shards at once
 NO_RESPONSES_YET = {
@@ -168,7 +170,16 @@ def _checkpoint(old: FileState | None) -> Checkpoint | None:
     return old.checkpoint if old is not None and old.error is None else None
 
 
+def _scanned(job: ScanJob) -> FileScan:
+    from genledger.refresh.parallel import scan_job
+
+    return scan_job(job)
+
+
 def job_of(data_file: DataFile, old: FileState | None, reading: Reading, now: float) -> ScanJob:
+    # imported here: a refresh whose datasets are all quiet reads no file and skips it
+    from genledger.refresh.parallel import ScanJob
+
     f = data_file
     return ScanJob(f.key, f.path, f.name, f.role, _checkpoint(old), reading, now)
 
@@ -186,7 +197,7 @@ def refresh_file(
         return state, FileTally()
     scan = scans.get(data_file.key) if scans else None
     if scan is None:
-        scan = as_listed(data_file, old) or scan_job(job_of(data_file, old, reading, now))
+        scan = as_listed(data_file, old) or _scanned(job_of(data_file, old, reading, now))
     settle = reading.settle_seconds
     state, counted = _merge(data_file, old, scan, now - settle, settle)
     if state.settled:  # a stream still open in a settled file is a request now

@@ -5,8 +5,10 @@ and is imported only here, only when a cluster is asked for."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from genledger.refresh.parallel import ScanJob, Scans
+if TYPE_CHECKING:  # the scanning half: a refresh that reads nothing never imports it
+    from genledger.refresh.parallel import ScanJob, Scans
 
 Progress = Callable[[int, int], None]  # (pieces done, pieces in all), as they finish
 RAY_MISSING = (

@@ -69,6 +69,25 @@ def test_sketches_merged_in_any_split_are_within_the_stated_rank_error(
         assert rank_error(values, found[name], q) <= 2 * RANK_ERROR, name
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.one_of(st.integers(0, 60), st.integers(0, 90_000)), max_size=1500),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_bisected_summary_is_the_walked_one(parts: list[tuple[list[int], bool]]) -> None:
+    # Exact values and sketches side by side (a union, as the totals read them): the
+    # bisection finds what the walk of every (value, weight) finds, ties included.
+    summaries = [Quantiles.of(v).compacted() if sketch else Quantiles.of(v) for v, sketch in parts]
+    union = Quantiles.union(summaries)
+    assert union.summary() == union.walked_summary()
+
+
 def test_a_million_values_merged_from_64_sketches_are_within_the_rank_error() -> None:
     rng = np.random.default_rng(5)
     values = rng.integers(0, 20_000, 1_000_000).tolist()

@@ -98,7 +98,7 @@ def test_forked_workers_give_the_same_stats_as_one_process(
     used = []
     real = parallel.scan_all
     monkeypatch.setattr(
-        "genledger.refresh.collect.scan_all",
+        "genledger.refresh.parallel.scan_all",
         lambda jobs, workers: used.append(real(jobs, workers)) or used[-1],
     )
     forked = stats_with(root, tmp_path / "p", Switches(workers=2, audit=audit))

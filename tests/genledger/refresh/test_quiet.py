@@ -201,14 +201,21 @@ def test_one_append_among_quiet_shards_is_counted(settled_root: Config) -> None:
     assert block["files"]["part-1/raw_responses_017.jsonl"]["lines"] == 2
 
 
+def listing_of(store: StateStore) -> str:
+    """The listing digest the dataset's kept quiet block was made under."""
+    key: str = orjson.loads(store.path("ds").read_bytes())["quiet"]["listing"]
+    return key
+
+
 def test_a_damaged_quiet_block_costs_only_counting(settled_root: Config) -> None:
     store = collect._store(settled_root)
     path = store.path("ds")
-    assert store.load_kept("ds") is not None
+    listing = listing_of(store)
+    assert store.load_kept("ds", listing) is not None
     raw = orjson.loads(path.read_bytes())
     raw["quiet"]["sections"]["n_done"] = 7  # edited, or damaged: its checksum no longer holds
     path.write_bytes(orjson.dumps(raw))
-    assert store.load_kept("ds") is None
+    assert store.load_kept("ds", listing) is None
     assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
     raw = orjson.loads(path.read_bytes())
     raw["quiet"] = ["damaged"]
@@ -242,11 +249,14 @@ def test_a_file_that_settles_is_counted_again(tmp_path: Path) -> None:
 
 def test_state_keeps_one_quiet_block_per_dataset(settled_root: Config) -> None:
     store: StateStore = collect._store(settled_root)
-    kept = store.load_kept("ds")
+    listing = listing_of(store)
+    kept = store.load_kept("ds", listing)
     assert kept is not None and kept.quiet is not None and kept.kept_files is not None
     assert kept.to_bytes() == store.path("ds").read_bytes()  # written back as it was read
+    # a record without a block made under the listing now is not decoded for one
+    assert store.load_kept("ds", "0" * len(listing)) is None
     shutil.rmtree(store.state_dir / "datasets")
-    assert store.load_kept("ds") is None
+    assert store.load_kept("ds", listing) is None
 
 
 def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: Config) -> None:

@@ -176,7 +176,7 @@ def _spy_on_workers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         forked.append(scans.done)
         return scans
 
-    monkeypatch.setattr("genledger.refresh.collect.scan_all", spy)
+    monkeypatch.setattr("genledger.refresh.parallel.scan_all", spy)
     return forked
 
 
