@@ -21,17 +21,11 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 import orjson
 
+from genledger.fast.answerkeys import key_of_escaped, key_of_spelled, key_of_spelled_bytes
 from genledger.fast.lift import raw_counts
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.vector import count_commas
-from genledger.parse.answer import (
-    escaped,
-    key_of_escaped,
-    key_of_spelled,
-    key_of_spelled_bytes,
-    key_of_texts,
-    part_text,
-)
+from genledger.parse.answer import escaped, key_of_texts, part_text
 from genledger.parse.declarations import BUILT_IN
 from genledger.parse.formats import _visible as visible
 from genledger.parse.formats import has_think_tag, text_value, time_value
@@ -201,7 +195,7 @@ def text_key(plain: int, raw: msgspec.Raw) -> int | None:
     view = memoryview(raw)
     if view[0] != QUOTE:
         return None  # null
-    return key_of_spelled(view)  # whitespace runs collapse there (parse.answer)
+    return key_of_spelled(view)  # whitespace runs collapse there (fast.answerkeys, in C)
 
 
 def answer_key(plain: int, *texts: msgspec.Raw) -> int | None:

@@ -11,9 +11,10 @@ answer that is empty after stripping has no key.
 Why JSON's escaping: the typed decoders keep texts as the raw JSON bytes of the line
 (`genledger.fast.rawtext`), and a JSON string holding no `\\u` and no `\\/` escape is written
 exactly as orjson writes it (the other escapes have one spelling). Such a text is hashed from
-its bytes as they are; any other takes `escaped`, the definition both paths share. Runs of
-whitespace are collapsed by C scans only: a text with no backslash and no double space has
-none to collapse and is hashed as it is; any other is decoded and collapsed by one regex.
+its bytes as they are; any other takes `escaped`, the definition both paths share.
+`collapsed_escaped` defines the collapse of whitespace runs on such escaped bytes; the typed
+decoders key texts with the same collapse in C (`genledger.fast.answerkeys`), tested equal
+to it, and fall back to it where the C one was not built.
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ def collapsed(text: str) -> str:
     return text.strip(" ")
 
 
-def _collapsed_escaped(body: Buffer) -> Buffer:
-    """`collapsed` of an escaped text, kept escaped (whitespace inside a JSON string is a
-    space or an escape: without a backslash or a double space there is nothing to do; without
-    an escaped backslash every `\\n` is a line feed: replaced by a space)."""
+def collapsed_escaped(body: Buffer) -> Buffer:
+    """`collapsed` of an escaped text, kept escaped: the definition of the C collapse
+    (`genledger/fast/_collapse.c`). Whitespace inside a JSON string is a space or an
+    escape: without a backslash or a double space there is nothing to do (the input itself
+    is returned, its ends as they are); without an escaped backslash every `\\n` is a line
+    feed: replaced by a space."""
     data = body if isinstance(body, bytes) else bytes(body)
     if b"\\" not in data:
         if b"  " not in data:
@@ -86,95 +89,3 @@ def key_of_texts(texts: Iterable[str]) -> int | None:
     """The key of an answer given as its parts' texts (the general path)."""
     joined = collapsed(" ".join(texts))
     return _hash(escaped(joined)) - SIGN if joined else None
-
-
-def key_of_escaped(parts: list[Buffer]) -> int | None:
-    """The key of an answer given as its parts' escaped bytes, each as orjson writes it."""
-    body = _strip_escaped(parts[0] if len(parts) == 1 else b" ".join(parts))
-    body = _collapsed_escaped(body) if body else body
-    return _hash(body) - SIGN if body else None
-
-
-def key_of_spelled(raw: Buffer) -> int | None:
-    """The key of an answer of one JSON string (with its quotes) spelled as orjson spells
-    it: most answers neither start nor end with whitespace, so they are hashed in place."""
-    view = memoryview(raw)
-    size = len(view)
-    if size > 3:
-        first, last = view[1], view[-2]
-        if first != 32 and first != 92 and last != 32 and view[-3] != 92:
-            inner = view[1:-1]
-            body = _collapsed_escaped(inner)
-            if body is inner:
-                return _hash(inner) - SIGN  # nothing to strip or collapse
-            # a collapse that did anything stripped the ends too: no second pass
-            return _hash(body) - SIGN if body else None
-    return key_of_escaped([view[1:-1]])
-
-
-def key_of_spelled_bytes(data: bytes) -> int | None:
-    """`key_of_spelled` of a JSON string's bytes (with its quotes), step for step on the
-    bytes: no view made, no copy of a text to collapse."""
-    if len(data) > 3:
-        first, last = data[1], data[-2]
-        if first != 32 and first != 92 and last != 32 and data[-3] != 92:
-            inner = data[1:-1]
-            body = _collapsed_escaped(inner)
-            if body is inner:
-                return _hash(inner) - SIGN
-            return _hash(body) - SIGN if body else None
-    return key_of_spelled(data)
-
-
-def _strip_escaped(data: Buffer) -> Buffer:
-    """Escaped text less the escaped whitespace at its ends (`\\n`, `\\t`, `\\r`,
-    `\\f`, orjson's `\\u000b` for a vertical tab, and spaces)."""
-    start, end = 0, len(data)
-    while start < end:
-        size = _space_at(data, start)
-        if not size:
-            break
-        start += size
-    while end > start:
-        size = _space_before(data, start, end)
-        if not size:
-            break
-        end -= size
-    return data[start:end] if start or end < len(data) else data
-
-
-def _space_at(data: Buffer, at: int) -> int:
-    """The length of the escaped whitespace starting at `at` (0: none). Read from the
-    start, a backslash always begins an escape."""
-    if data[at] == 32:
-        return 1
-    if data[at] != 92:
-        return 0
-    if data[at + 1 : at + 2] in (b"n", b"t", b"r", b"f"):
-        return 2
-    return 6 if data[at + 1 : at + 6] == b"u000b" else 0
-
-
-def _space_before(data: Buffer, start: int, end: int) -> int:
-    """The length of the escaped whitespace ending at `end` (0: none)."""
-    if data[end - 1] == 32:
-        return 1
-    for size, tail in ((2, (b"n", b"t", b"r", b"f")), (6, (b"u000b",))):
-        at = end - size
-        if (
-            at >= start
-            and data[at] == 92
-            and data[at + 1 : end] in tail
-            and _escapes(data, start, at)
-        ):
-            return size
-    return 0
-
-
-def _escapes(data: Buffer, start: int, at: int) -> bool:
-    """Whether the backslash at `at` begins an escape: the run of backslashes before it is
-    even (an odd run ends in an escaped backslash)."""
-    before = at
-    while before > start and data[before - 1] == 92:
-        before -= 1
-    return (at - before) % 2 == 0

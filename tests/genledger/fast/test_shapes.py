@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.fast import shapes
+from genledger.fast.answerkeys import key_of_spelled_bytes
 from genledger.fast.lines import ON, fast_decoder, fast_facts
 from genledger.fast.rawtext import NOTHING_PLAIN, bytes_flags
-from genledger.parse.answer import key_of_spelled_bytes
 from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.formats import response_facts
 from genledger.synth.records import openai_chat

@@ -12,15 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.fast import vector
+from genledger.fast.answerkeys import key_of_escaped, key_of_spelled, key_of_spelled_bytes
 from genledger.fast.lines import fast_facts
 from genledger.fast.rawtext import NOTHING_PLAIN, bytes_flags, inspect
 from genledger.parse.answer import (
     SIGN,
     escaped,
     hash64,
-    key_of_escaped,
-    key_of_spelled,
-    key_of_spelled_bytes,
     key_of_texts,
 )
 from genledger.parse.formats import response_facts

@@ -1,0 +1,381 @@
+/* The answer keys' whitespace collapse in C: `genledger.parse.answer.collapsed_escaped`,
+ * the definition, byte for byte at a byte scan's pace.
+ *
+ * An answer's text arrives escaped as orjson writes it inside a JSON string. Its whitespace
+ * is a space or one of the escapes `\n`, `\t`, `\r`, `\f`, `\u000b` (a vertical tab: orjson
+ * has no short escape for it). Each run of them becomes one space, and a run at either end
+ * goes. Three cases, as in the definition:
+ *   - no backslash and no double space: the input object itself (nothing to do, not even
+ *     the ends: callers strip them first and test `body is inner`);
+ *   - a backslash but no escaped backslash (`\\`): every backslash starts an escape, so the
+ *     scan below reads the bytes exactly as the definition's regex does;
+ *   - an escaped backslash: the definition decodes the JSON, collapses the text and writes
+ *     it again. On orjson's spelling that is the same scan, with `\\` read as one unit (so
+ *     the `n` of `\\n` is a letter). Text outside that spelling (a `\/`, a `\u0041`, an
+ *     invalid UTF-8 byte...) is handed to the definition, `fallback`, which decides it (or
+ *     raises) exactly as it would have; the scan never has to guess.
+ * The result is the input object when nothing changed, else a new bytes object.
+ *
+ * No state lives outside a call: the module has no globals, and the only thing held across
+ * the scan is the caller's buffer, released on every path.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* x86-64's baseline: every such CPU has it */
+#endif
+
+typedef unsigned char byte;
+
+/* The length of the whitespace (a space or a whitespace escape) at `at`, 0 if none. Every
+ * read is checked against `size`: an escape cut by the buffer's end is no escape. */
+static Py_ssize_t
+space_at(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    if (data[at] == ' ')
+        return 1;
+    if (data[at] != '\\' || size - at < 2)
+        return 0;
+    switch (data[at + 1]) {
+    case 'n': case 't': case 'r': case 'f':
+        return 2;
+    case 'u':
+        return (size - at >= 6 && memcmp(data + at + 2, "000b", 4) == 0) ? 6 : 0;
+    default:
+        return 0;
+    }
+}
+
+/* The length of the text unit at `at` that is not whitespace: an escaped backslash is one
+ * unit of two bytes, so the letter after it never starts an escape; any other byte is one
+ * unit (the rest of an escape such as `\"` or `\u0001` holds no whitespace to find). */
+static Py_ssize_t
+word_at(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    return (data[at] == '\\' && size - at >= 2 && data[at + 1] == '\\') ? 2 : 1;
+}
+
+/* The end of the run of whitespace starting at `at` (at `at` itself if none starts there). */
+static Py_ssize_t
+run_end(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    Py_ssize_t step;
+    while (at < size && (step = space_at(data, at, size)) != 0)
+        at += step;
+    return at;
+}
+
+/* Whether data[at] is one space between two words (the usual case, tested before the
+ * general run: the byte after it is neither a space nor a backslash, so no run goes on). */
+static inline int
+lone_space(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    return data[at] == ' ' && at > 0 && size - at >= 2 && data[at + 1] != ' '
+           && data[at + 1] != '\\';
+}
+
+/* How many bytes from `at` need no work (words and lone spaces), found 16 at a time: a byte
+ * needs work if it is a backslash, or a space before a space or a backslash, or a space
+ * that starts the text. Stops at the first byte that needs work, so it never splits an
+ * escape; the scalar step decides that byte (it may be a lone space after all). Each load
+ * reads at + 1 ... at + 16, so the loop runs only while 17 bytes are left. */
+static inline Py_ssize_t
+plain_span(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    Py_ssize_t start = at;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(' '), backslash = _mm_set1_epi8('\\');
+    while (size - at >= 17) {
+        __m128i here = _mm_loadu_si128((const __m128i *)(data + at));
+        __m128i next = _mm_loadu_si128((const __m128i *)(data + at + 1));
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, space));
+        unsigned slashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash));
+        unsigned before = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(next, space), _mm_cmpeq_epi8(next, backslash)));
+        unsigned work = slashes | (spaces & before) | (at == 0 ? spaces & 1u : 0u);
+        if (work)
+            return at - start + __builtin_ctz(work);
+        at += 16;
+    }
+#else
+    (void)data;
+    (void)size;
+#endif
+    return at - start;
+}
+
+enum { BACKSLASH = 1, ESCAPED_BACKSLASH = 2, DOUBLE_SPACE = 4 };
+
+/* Which of a backslash, an escaped backslash (two backslashes in a row) and a double space
+ * the text holds, 16 bytes at a time (the case to take; libc's memmem looks for two bytes
+ * at ~1 byte a cycle, this at several). Reads at + 1 ... at + 16 while 17 bytes are left. */
+static int
+holds(const byte *data, Py_ssize_t size)
+{
+    int found = 0;
+    Py_ssize_t at = 0;
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(' '), backslash = _mm_set1_epi8('\\');
+    for (; size - at >= 17; at += 16) {
+        __m128i here = _mm_loadu_si128((const __m128i *)(data + at));
+        __m128i next = _mm_loadu_si128((const __m128i *)(data + at + 1));
+        unsigned slashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash));
+        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, space));
+        unsigned spaces_next = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(next, space));
+        unsigned slashes_next = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(next, backslash));
+        found |= (slashes ? BACKSLASH : 0) | ((slashes & slashes_next) ? ESCAPED_BACKSLASH : 0)
+                 | ((spaces & spaces_next) ? DOUBLE_SPACE : 0);
+        if (found == (BACKSLASH | ESCAPED_BACKSLASH | DOUBLE_SPACE))
+            return found;
+    }
+#endif
+    for (; at < size; at++) {
+        byte next = at + 1 < size ? data[at + 1] : 0;
+        if (data[at] == '\\')
+            found |= BACKSLASH | (next == '\\' ? ESCAPED_BACKSLASH : 0);
+        else if (data[at] == ' ' && next == ' ')
+            found |= DOUBLE_SPACE;
+    }
+    return found;
+}
+
+/* Where the collapse first changes the text, -1 if it changes nothing: at a run of
+ * whitespace other than one space between two words, or at a run at either end. Before
+ * that point the result is the input, so nothing is allocated for the common text. */
+static Py_ssize_t
+first_change(const byte *data, Py_ssize_t size)
+{
+    Py_ssize_t at = 0;
+    while (at < size) {
+        at += plain_span(data, at, size);
+        if (at >= size)
+            break;
+        byte c = data[at];
+        if (c != ' ' && c != '\\') {
+            at++;
+            continue;
+        }
+        if (lone_space(data, at, size)) {
+            at++;
+            continue;
+        }
+        Py_ssize_t end = run_end(data, at, size);
+        if (end == at) {
+            at += word_at(data, at, size);
+            continue;
+        }
+        if (at == 0 || end == size || end - at != 1 || c != ' ')
+            return at;
+        at = end;
+    }
+    return -1;
+}
+
+/* The collapse of data[from:] written at out[written:] (out holds `size` bytes, and the
+ * result never grows: each run becomes at most one byte). Returns the result's length. */
+static Py_ssize_t
+collapse_from(const byte *data, Py_ssize_t size, Py_ssize_t from, byte *out,
+              Py_ssize_t written)
+{
+    Py_ssize_t at = from;
+    while (at < size) {
+        Py_ssize_t plain = plain_span(data, at, size);
+        memcpy(out + written, data + at, (size_t)plain);
+        written += plain;
+        at += plain;
+        if (at >= size)
+            break;
+        byte c = data[at];
+        if ((c != ' ' && c != '\\') || lone_space(data, at, size)) {
+            out[written++] = c;
+            at++;
+            continue;
+        }
+        Py_ssize_t end = run_end(data, at, size);
+        if (end == at) {
+            Py_ssize_t step = word_at(data, at, size);
+            memcpy(out + written, data + at, (size_t)step);
+            written += step;
+            at += step;
+            continue;
+        }
+        /* one space between two words; none before the first or after the last */
+        if (written > 0 && end < size)
+            out[written++] = ' ';
+        at = end;
+    }
+    return written;
+}
+
+static int
+is_hex(byte c)
+{
+    /* lower case only: orjson writes `\u001f`, never `\u001F` */
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static int
+hex_value(byte c)
+{
+    return c <= '9' ? c - '0' : c - 'a' + 10;
+}
+
+/* The length of the escape at data[at] (a backslash) if orjson writes it so, 0 if not:
+ * `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00XX` for the other control characters
+ * only (orjson writes every other character as its UTF-8 bytes, and never `\/`). */
+static Py_ssize_t
+orjson_escape(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    if (size - at < 2)
+        return 0;
+    switch (data[at + 1]) {
+    case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+        return 2;
+    case 'u':
+        break;
+    default:
+        return 0;
+    }
+    if (size - at < 6 || data[at + 2] != '0' || data[at + 3] != '0' || !is_hex(data[at + 4])
+        || !is_hex(data[at + 5]))
+        return 0;
+    int code = hex_value(data[at + 4]) * 16 + hex_value(data[at + 5]);
+    if (code >= 0x20 || code == '\b' || code == '\t' || code == '\n' || code == '\f'
+        || code == '\r')
+        return 0; /* a character orjson writes raw or with its short escape */
+    return 6;
+}
+
+/* The length of the well-formed UTF-8 sequence at data[at] (a byte >= 0x80), 0 if it is not
+ * one (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), as orjson's
+ * decode requires: on a text it would reject, the definition decides (and raises). */
+static Py_ssize_t
+utf8_length(const byte *data, Py_ssize_t at, Py_ssize_t size)
+{
+    byte c = data[at];
+    Py_ssize_t length;
+    byte low = 0x80, high = 0xBF; /* the range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        length = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3;
+        if (c == 0xE0)
+            low = 0xA0;
+        else if (c == 0xED)
+            high = 0x9F;
+    }
+    else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4;
+        if (c == 0xF0)
+            low = 0x90;
+        else if (c == 0xF4)
+            high = 0x8F;
+    }
+    else
+        return 0;
+    if (size - at < length || data[at + 1] < low || data[at + 1] > high)
+        return 0;
+    for (Py_ssize_t k = 2; k < length; k++)
+        if (data[at + k] < 0x80 || data[at + k] > 0xBF)
+            return 0;
+    return length;
+}
+
+/* Whether the text is as orjson writes a string's inside: no raw quote or control
+ * character, only orjson's escapes, well-formed UTF-8. */
+static int
+orjson_spelled(const byte *data, Py_ssize_t size)
+{
+    Py_ssize_t at = 0;
+    while (at < size) {
+        byte c = data[at];
+        Py_ssize_t step = 1;
+        if (c == '\\')
+            step = orjson_escape(data, at, size);
+        else if (c >= 0x80)
+            step = utf8_length(data, at, size);
+        else if (c < 0x20 || c == '"')
+            step = 0;
+        if (step == 0)
+            return 0;
+        at += step;
+    }
+    return 1;
+}
+
+/* collapsed_escaped(fallback, body): the definition's result for `body` (bytes or any
+ * contiguous buffer); `fallback` is the definition, called for what only it can decide. */
+static PyObject *
+collapsed_escaped(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "collapsed_escaped(fallback, body) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *fallback = args[0], *body = args[1];
+    Py_buffer view;
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0) {
+        /* not a contiguous buffer: the definition copies it, or raises its own error */
+        PyErr_Clear();
+        return PyObject_CallOneArg(fallback, body);
+    }
+    const byte *data = (const byte *)view.buf;
+    Py_ssize_t size = view.len;
+    int found = holds(data, size);
+    if (found == 0) { /* no backslash, no double space: the input, its ends as they are */
+        PyBuffer_Release(&view);
+        return Py_NewRef(body);
+    }
+    if ((found & ESCAPED_BACKSLASH) && !orjson_spelled(data, size)) {
+        PyBuffer_Release(&view);
+        return PyObject_CallOneArg(fallback, body);
+    }
+    Py_ssize_t from = first_change(data, size);
+    if (from < 0) {
+        PyBuffer_Release(&view);
+        return Py_NewRef(body);
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, size);
+    if (result == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    byte *out = (byte *)PyBytes_AS_STRING(result);
+    memcpy(out, data, (size_t)from);
+    Py_ssize_t length = collapse_from(data, size, from, out, from);
+    PyBuffer_Release(&view);
+    if (_PyBytes_Resize(&result, length) < 0)
+        return NULL; /* it has released `result` */
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"collapsed_escaped", (PyCFunction)(void (*)(void))collapsed_escaped, METH_FASTCALL,
+     "collapsed_escaped(fallback, body): genledger.parse.answer._collapsed_escaped in C; "
+     "`fallback` (the definition) decides texts outside orjson's spelling."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "genledger.fast._collapse",
+    .m_doc = "The answer keys' whitespace collapse (genledger.parse.answer) in C.",
+    .m_size = 0, /* no module state: every call reads only its arguments */
+    .m_methods = methods,
+    .m_slots = slots,
+};
+
+PyMODINIT_FUNC
+PyInit__collapse(void)
+{
+    return PyModuleDef_Init(&module);
+}

@@ -1,0 +1,5 @@
+from collections.abc import Callable
+
+def collapsed_escaped(
+    fallback: Callable[[bytes | memoryview], bytes | memoryview], body: bytes | memoryview, /
+) -> bytes | memoryview: ...
