@@ -225,6 +225,19 @@ def _check_response(facts: Facts) -> None:
         raise _Unusual
 
 
+_INSPECTED: dict[type[Any], tuple[Guard | None, bool]] = {}
+
+
+def _inspected(shape: type[Any]) -> tuple[Guard | None, bool]:
+    """A shape's guard and whether it has id arrays: worked out once a process (msgspec's
+    inspection costs ~1 ms a shape, and every file's decoder asks)."""
+    if shape not in _INSPECTED:
+        info = msgspec.inspect.type_info(shape)
+        guard = unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS, info)
+        _INSPECTED[shape] = guard, _has_ids(info)
+    return _INSPECTED[shape]
+
+
 class _Typed:
     """Decodes a line straight into one of a role's typed shapes (fast/shapes.py), if it is one."""
 
@@ -251,10 +264,7 @@ class _Typed:
         """Work out shape `index`'s guard and whether it has id arrays, once."""
         if self.inspected[index]:
             return
-        shape = self.shapes[index]
-        info = msgspec.inspect.type_info(shape)
-        self.guards[index] = unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS, info)
-        self.with_ids[index] = _has_ids(info)
+        self.guards[index], self.with_ids[index] = _inspected(self.shapes[index])
         self.inspected[index] = True
 
     def decode(self, content: bytes, flags: ReadFlags) -> list[Facts] | None:

@@ -13,7 +13,9 @@ think tag in a text, an id array that is not a flat list of numbers, a failed re
 The caller then takes the slower paths, which decide.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: msgspec reads these structs' annotations when a
+# decoder is made and when a shape is inspected, and strings it must evaluate first (a
+# small refresh's decoders and inspections took 15 ms with them, 7.5 without).
 
 import threading
 from typing import Annotated, Any, ClassVar

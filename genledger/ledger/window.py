@@ -84,8 +84,9 @@ def window_block(items: list[Item]) -> dict[str, Any] | None:
         return None
     n = len(items)
     block: dict[str, Any] = {"records": n}
+    flags = Counter(f for f, _, _ in items)  # few distinct sets of flags: one pass
     for bit, name in enumerate(FLAGS):
-        block[f"{name}_share"] = sum(1 for f, _, _ in items if f >> bit & 1) / n
+        block[f"{name}_share"] = sum(c for f, c in flags.items() if f >> bit & 1) / n
     outputs = [v for _, v, _ in items if v >= 0]
     block["median_output_tokens"] = median_low(outputs) if outputs else None
     reasons = Counter("no finish reason" if r is None else r for _, _, r in items)
