@@ -7,11 +7,12 @@ it saw, serialises to ~5 kB at a million values and merges in microseconds.
 
 Importing `datasketches` loads numpy (~0.1 s): more than a small refresh costs in all. So a
 `Quantiles` keeps up to `PENDING_MAX` values exactly (`pending`) and its sketches serialised
-(`parts`); values become a sketch, and parts one sketch, only when there are too many to
-keep (a big scan, which has loaded numpy anyway). Quantiles are read from the parts'
-serialised items (the library's documented format: the items of level `i` weigh `2**i`)
-plus the pending values, without the library: a weighted union of sketches is within the
-largest of their rank errors, and pending values add none.
+(`parts`); values become a sketch, and parts one sketch, only when a file's summary holds too
+many to keep (a big scan, which has loaded numpy anyway). Summaries read together (a
+dataset's files, every dataset's) stand side by side (`union`), never compacted. Quantiles
+are read from the parts' serialised items (the library's documented format: the items of
+level `i` weigh `2**i`) plus the pending values, without the library: a weighted union of
+sketches is within the largest of their rank errors, and pending values add none.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -114,3 +117,27 @@ def test_the_sum_of_many_tallies_equals_adding_them_one_by_one(cuts: list[int], 
     assert joined == one_by_one
     assert joined.to_dict() == one_by_one.to_dict() == tally(records).to_dict()
     assert joined.trail == one_by_one.trail
+
+
+def test_a_datasets_sum_keeps_its_files_output_lengths_side_by_side() -> None:
+    # A dataset's files are summed for its stats only: three files of 5,000 lengths each hold
+    # more than one summary keeps exact, yet their sum neither compacts them (exact still)
+    # nor loads the sketch library and numpy (~0.1 s of a small refresh).
+    code = (
+        "import json, sys\n"
+        "from dataclasses import replace\n"
+        "from genledger.ledger.quantiles import Quantiles\n"
+        "from genledger.ledger.tally import FileTally\n"
+        "lengths = [Quantiles.of(range(i, 15000, 3)) for i in range(3)]\n"
+        "files = [replace(FileTally(), quantiles={'output_tokens': q}) for q in lengths]\n"
+        "for many in (files, files[:2]):\n"
+        "    summed = FileTally.sum_of(many).quantiles['output_tokens']\n"
+        "    assert not summed.parts and summed.n == 5000 * len(many), summed.n\n"
+        "print(json.dumps([FileTally.sum_of(files).quantiles['output_tokens'].summary(),\n"
+        "                  'datasketches' in sys.modules, 'numpy' in sys.modules]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    found, sketches, numpy = json.loads(run.stdout or run.stderr)
+    assert (sketches, numpy) == (False, False)
+    # exact: the smallest length whose rank reaches each fraction of 0..14,999
+    assert found == {"p50": 7499, "p90": 13499, "p99": 14849, "max": 14999}
