@@ -102,10 +102,11 @@ def workers_wanted(configured: int | None = None) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
-def _worth_forking(jobs: list[ScanJob], workers: int) -> bool:
+def _worth_forking(jobs: list[ScanJob], workers: int, new: int) -> bool:
+    """Whether `jobs` (`new` bytes to read in all) are worth forked workers."""
     if workers < 2 or not jobs or not _only_idle_threads():
         return False
-    if sum(job.new_bytes() for job in jobs) < MIN_PARALLEL_BYTES:
+    if new < MIN_PARALLEL_BYTES:
         return False
     import multiprocessing  # here: a refresh reading little never loads it (~12-30 ms)
 
@@ -160,7 +161,12 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> Scans:
     missing from the result (its file changed while it was read in pieces) is to be scanned
     in place too."""
     workers = workers_wanted(workers)
-    if not _worth_forking(jobs, workers):
+    new = sum(job.new_bytes() for job in jobs)
+    if new >= vector.BULK_BYTES:
+        # a big refresh of files each under the bulk size, read here (one core, or too little
+        # to fork for): simdjson checks its UTF-8, not Python's decoder (2.5x slower)
+        vector.load()
+    if not _worth_forking(jobs, workers, new):
         return Scans({}, [])
     cut = cut_jobs(jobs, workers)
     parts, notices = _run(cut.pieces, workers, jobs)
