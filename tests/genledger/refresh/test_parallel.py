@@ -251,3 +251,29 @@ def test_a_piece_of_short_lines_is_guessed_to_hold_many_records(tmp_path: Path) 
     assert not parallel._records_over(pieces[short], 30_000)
     assert not parallel._records_over(pieces[long], 8192)
     assert parallel._records_over(pieces[long], 10)
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_a_big_refresh_read_in_place_checks_utf8_with_simdjson(root: Path, bulk: bool) -> None:
+    # Files each under the bulk size, read in this process (one worker): whether simdjson's
+    # check is loaded follows the refresh's new bytes in all, as it would for the pool.
+    new = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from genledger.config import Config, Switches\n"
+        "from genledger.fast import vector\n"
+        "from genledger.refresh.collect import refresh\n"
+        f"vector.BULK_BYTES = {new // 2 if bulk else new * 10}\n"
+        "where = Path(sys.argv[2])\n"
+        "config = Config(data_root=Path(sys.argv[1]), stats_path=where / 's.json',\n"
+        "                state_dir=where / 'st', switches=Switches(workers=1))\n"
+        "refresh(config)\n"
+        "print(vector._loaded)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(root), str(root.parent / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.stdout.split() == [str(bulk)], run.stderr[-2000:]
