@@ -7,11 +7,12 @@ UTF-8 bytes plus two 8-byte integers, so memory stays nearly flat as a run grows
 
 from __future__ import annotations
 
-import base64
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, pairwise
 from typing import Any
+
+import pybase64
 
 
 class IdList:
@@ -123,11 +124,11 @@ class IdList:
 
 def pack_ints(values: array[int]) -> str:
     """int64s as base64 text (the state file's form of an array)."""
-    return base64.b64encode(values.tobytes()).decode()
+    return pybase64.b64encode(values.tobytes()).decode()
 
 
 def unpack_ints(text: str) -> array[int]:
     """Inverse of `pack_ints`."""
     values = array("q")
-    values.frombytes(base64.b64decode(text))
+    values.frombytes(pybase64.b64decode(text, validate=True))
     return values
