@@ -1,6 +1,7 @@
 """Time the duplicate rules: the Python definition's sets against the count in C.
 
     python benchmarks/repeats.py [--keys 100000 300000 1000000] [--files 10] [--repeats 5]
+                                 [--corpus DIR]
 
 For each number of keys, a dataset of `--files` files: record ids like the providers' own
 (`chatcmpl-` and 29 random characters) in `IdList`s and answer keys (random int64s) in
@@ -17,12 +18,15 @@ import random
 import string
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from genledger.fast import repeats
 from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
+from genledger.refresh.count import tally_blocks
 from genledger.rules import rows
+from genledger.tail.lines import Block
 
 ALPHABET = string.ascii_letters + string.digits
 
@@ -45,6 +49,17 @@ def dataset(keys: int, files: int, repeated: float, rng: random.Random) -> dict[
             hashes.append(k + 1, answers[k])
         answer_files.append((f"raw_responses_{f}.jsonl", hashes))
     return {"ids": id_files, "answers": answer_files}
+
+
+def corpus(folder: Path) -> dict[str, list[Any]]:
+    """The ids and answer keys of a dataset folder's JSONL files, as a refresh reads them."""
+    data: dict[str, list[Any]] = {"ids": [], "answers": []}
+    for path in sorted(folder.rglob("*.jsonl")):
+        raw = path.read_bytes()
+        tally = tally_blocks([Block(raw, 0, 0, len(raw))], path.name, "responses")
+        data["ids"].append((path.name, tally.ids))
+        data["answers"].append((path.name, tally.hashes.get("answers", HashList())))
+    return data
 
 
 def best_ms(run: Callable[[], object], times: int) -> float:
@@ -89,27 +104,33 @@ def main() -> None:
     parser.add_argument("--keys", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--corpus", type=Path, help="time each dataset folder of DIR instead")
     args = parser.parse_args()
     if not repeats.NATIVE:
         raise SystemExit("genledger.fast._repeats is not built: run `pip install -e .`")
-    print(
-        f"{'keys':>9} {'repeated':>8} {'rule':>8} {'definition ms':>14} {'C count ms':>11} {'x':>6}"
-    )
-    for keys in args.keys:
-        for repeated in (0.0, 0.01):
-            data = dataset(keys, args.files, repeated, random.Random(keys))
-            timings: dict[str, list[float]] = {"ids": [], "answers": []}
-            results = []
-            for native in (False, True):
-                results.append(_rules(native, data))
-                for rule, ms in zip(timings, _timed(native, data, args.repeats), strict=True):
-                    timings[rule].append(ms)
-            assert results[0] == results[1], "the C count and the definition disagree"
-            for rule, (slow, fast) in timings.items():
-                print(
-                    f"{keys:>9,} {repeated:>8.0%} {rule:>8} {slow:>14.1f} {fast:>11.1f}"
-                    f" {slow / fast:>6.1f}"
-                )
+    header = ("dataset (keys, repeated)", "keys", "rule", "definition ms", "C count ms", "x")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(header, (30, 9, 8, 14, 11, 6), strict=True)))
+    if args.corpus:
+        sets = [(f.name, corpus(f)) for f in sorted(args.corpus.iterdir()) if f.is_dir()]
+    else:
+        sets = [
+            (f"{keys:,} {repeated:.0%}", dataset(keys, args.files, repeated, random.Random(keys)))
+            for keys in args.keys
+            for repeated in (0.0, 0.01)
+        ]
+    for name, data in sets:
+        timings: dict[str, list[float]] = {"ids": [], "answers": []}
+        results = []
+        for native in (False, True):
+            results.append(_rules(native, data))
+            for rule, ms in zip(timings, _timed(native, data, args.repeats), strict=True):
+                timings[rule].append(ms)
+        assert results[0] == results[1], "the C count and the definition disagree"
+        for rule, (slow, fast) in timings.items():
+            keys = sum(len(found) for _, found in data[rule])
+            print(
+                f"{name:>30} {keys:>9,} {rule:>8} {slow:>14.1f} {fast:>11.1f} {slow / fast:>6.1f}"
+            )
 
 
 if __name__ == "__main__":

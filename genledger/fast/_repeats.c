@@ -4,10 +4,11 @@
  * That count is the number of keys less the number of distinct keys over all the files,
  * whatever their order, so one hash table over every key gives it: no Python object per key
  * (the definition slices each id into a bytes object and boxes each answer key as an int).
- * The table is open addressing (linear probing) sized to the keys, allocated once per call;
- * an id's slot holds a pointer into the caller's buffer, its length and its hash, so no key
- * is copied. The caller's buffers are held (and so cannot be resized) for the whole count,
- * which runs without the GIL; every buffer is released on every path.
+ * The table is open addressing (linear probing) sized to the keys, allocated once per call,
+ * 8 bytes a slot: an answer key itself, or half an id's hash and the id's index in an array
+ * of (start in the caller's buffer, length), so no key is copied. The caller's buffers are
+ * held (and so cannot be resized) for the whole count, which runs without the GIL; every
+ * buffer is released on every path.
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -64,11 +65,11 @@ capacity_for(Py_ssize_t keys)
     return capacity;
 }
 
+/* An id: where its bytes start in the caller's buffer, and how many there are. */
 typedef struct {
-    const byte *start; /* NULL: the slot is empty (an empty id points at a non-NULL byte) */
+    const byte *start;
     Py_ssize_t size;
-    uint64_t hash;
-} IdSlot;
+} Id;
 
 /* One file's ids: their bytes one after another, and each id's length (int64s). */
 typedef struct {
@@ -84,36 +85,69 @@ release_ids(IdFile *files, Py_ssize_t held)
     }
 }
 
-static const byte EMPTY_ID = 0; /* where an empty id points: any address but NULL */
+/* Ids seen so far, at most 2**32 - 2 of them: each slot of the table is 8 bytes, the high
+ * half of the id's hash and its index in `ids` plus one (0: empty), so the probes of a
+ * million ids stay in 16 MB; an id's bytes are compared only when the halves match. */
+typedef struct {
+    uint64_t *table;
+    size_t mask;
+    Id *ids;
+    uint32_t count;
+} IdTable;
+
+/* Whether ids[count] (just written) was seen before; if not, it is kept. */
+static int
+seen_id(IdTable *t, uint64_t hash)
+{
+    const Id *id = &t->ids[t->count];
+    uint64_t tag = hash >> 32;
+    size_t slot = (size_t)hash & t->mask;
+    for (;;) {
+        uint64_t held = t->table[slot];
+        if (held == 0) {
+            t->table[slot] = (tag << 32) | (uint64_t)(t->count + 1);
+            t->count++;
+            return 0;
+        }
+        if ((held >> 32) == tag) {
+            const Id *other = &t->ids[(uint32_t)held - 1];
+            if (other->size == id->size
+                && memcmp(other->start, id->start, (size_t)id->size) == 0)
+                return 1;
+        }
+        slot = (slot + 1) & t->mask;
+    }
+}
+
+/* Keys hashed ahead of their probes: their slots are fetched from memory while the next
+ * ones are hashed (a million keys' table is far larger than the caches, and each probe's
+ * miss would otherwise wait alone). */
+enum { AHEAD = 16 };
 
 /* Add each id of `file` to the table; returns the ids seen before. The lengths were checked
  * to add up to the data's size. */
 static Py_ssize_t
-count_file_ids(const IdFile *file, IdSlot *table, size_t mask)
+count_file_ids(const IdFile *file, IdTable *t)
 {
     const byte *data = (const byte *)file->data.buf;
     const int64_t *lengths = (const int64_t *)file->lengths.buf;
     Py_ssize_t n = file->lengths.len / (Py_ssize_t)sizeof(int64_t), at = 0, repeats = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        Py_ssize_t size = (Py_ssize_t)lengths[k];
-        const byte *start = size ? data + at : &EMPTY_ID;
-        uint64_t hash = hash_bytes(start, size);
-        size_t slot = (size_t)hash & mask;
-        for (;;) {
-            IdSlot *s = &table[slot];
-            if (s->start == NULL) {
-                s->start = start;
-                s->size = size;
-                s->hash = hash;
-                break;
-            }
-            if (s->hash == hash && s->size == size && memcmp(s->start, start, (size_t)size) == 0) {
-                repeats++;
-                break;
-            }
-            slot = (slot + 1) & mask;
+    uint64_t hashes[AHEAD];
+    Py_ssize_t starts[AHEAD];
+    for (Py_ssize_t first = 0; first < n; first += AHEAD) {
+        Py_ssize_t block = n - first < AHEAD ? n - first : AHEAD;
+        for (Py_ssize_t k = 0; k < block; k++) {
+            starts[k] = at;
+            hashes[k] = hash_bytes(data + at, (Py_ssize_t)lengths[first + k]);
+            __builtin_prefetch(&t->table[(size_t)hashes[k] & t->mask]);
+            at += (Py_ssize_t)lengths[first + k];
         }
-        at += size;
+        for (Py_ssize_t k = 0; k < block; k++) {
+            Id *id = &t->ids[t->count];
+            id->size = (Py_ssize_t)lengths[first + k];
+            id->start = data + starts[k];
+            repeats += seen_id(t, hashes[k]);
+        }
     }
     return repeats;
 }
@@ -181,20 +215,24 @@ repeated_ids(PyObject *module, PyObject *arg)
         keys += n;
     }
     size_t capacity = capacity_for(keys);
-    if (capacity == 0 || capacity > SIZE_MAX / sizeof(IdSlot)) {
-        PyErr_NoMemory();
+    if (keys >= (Py_ssize_t)UINT32_MAX - 1 || capacity == 0
+        || capacity > SIZE_MAX / sizeof(uint64_t)) {
+        PyErr_SetString(PyExc_OverflowError, "too many ids to count at once");
         goto fail;
     }
-    IdSlot *table = NULL;
+    IdTable t = {NULL, capacity - 1, NULL, 0};
     Py_ssize_t repeats = 0;
     Py_BEGIN_ALLOW_THREADS
-    table = calloc(capacity, sizeof(IdSlot));
-    if (table != NULL)
+    t.table = calloc(capacity, sizeof(uint64_t));
+    t.ids = malloc((size_t)(keys ? keys : 1) * sizeof(Id));
+    if (t.table != NULL && t.ids != NULL)
         for (Py_ssize_t k = 0; k < n_files; k++)
-            repeats += count_file_ids(&files[k], table, capacity - 1);
-    free(table);
+            repeats += count_file_ids(&files[k], &t);
     Py_END_ALLOW_THREADS
-    if (table == NULL) {
+    int failed = t.table == NULL || t.ids == NULL;
+    free(t.table);
+    free(t.ids);
+    if (failed) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -208,12 +246,6 @@ fail:
     Py_DECREF(seq);
     return NULL;
 }
-
-/* An answer key's slot: every int64 is a key, so emptiness is a separate byte. */
-typedef struct {
-    int64_t key;
-    byte used;
-} IntSlot;
 
 static void
 release_views(Py_buffer *views, Py_ssize_t held)
@@ -238,22 +270,30 @@ hold_ints(PyObject *item, Py_buffer *view)
     return view->len / 8;
 }
 
+/* Add each key of `view` to the table (8-byte slots holding the keys themselves: 0 marks an
+ * empty slot, so the key 0 is kept aside in `zero`); returns the keys seen before. */
 static Py_ssize_t
-count_file_ints(const Py_buffer *view, IntSlot *table, size_t mask)
+count_file_ints(const Py_buffer *view, uint64_t *table, size_t mask, int *zero)
 {
-    const int64_t *keys = (const int64_t *)view->buf;
+    const uint64_t *keys = (const uint64_t *)view->buf;
     Py_ssize_t n = view->len / 8, repeats = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
-        int64_t key = keys[k];
-        size_t slot = (size_t)mix64((uint64_t)key) & mask;
+        uint64_t key = keys[k];
+        if (k + AHEAD < n)
+            __builtin_prefetch(&table[(size_t)mix64(keys[k + AHEAD]) & mask]);
+        if (key == 0) {
+            repeats += *zero;
+            *zero = 1;
+            continue;
+        }
+        size_t slot = (size_t)mix64(key) & mask;
         for (;;) {
-            IntSlot *s = &table[slot];
-            if (!s->used) {
-                s->key = key;
-                s->used = 1;
+            uint64_t held = table[slot];
+            if (held == 0) {
+                table[slot] = key;
                 break;
             }
-            if (s->key == key) {
+            if (held == key) {
                 repeats++;
                 break;
             }
@@ -285,20 +325,21 @@ repeated_ints(PyObject *module, PyObject *arg)
         keys += n;
     }
     size_t capacity = capacity_for(keys);
-    if (capacity == 0 || capacity > SIZE_MAX / sizeof(IntSlot)) {
+    if (capacity == 0 || capacity > SIZE_MAX / sizeof(uint64_t)) {
         PyErr_NoMemory();
         goto fail;
     }
-    IntSlot *table = NULL;
     Py_ssize_t repeats = 0;
+    int zero = 0, failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    table = calloc(capacity, sizeof(IntSlot));
-    if (table != NULL)
+    uint64_t *table = calloc(capacity, sizeof(uint64_t));
+    failed = table == NULL;
+    if (!failed)
         for (Py_ssize_t k = 0; k < n_files; k++)
-            repeats += count_file_ints(&views[k], table, capacity - 1);
+            repeats += count_file_ints(&views[k], table, capacity - 1, &zero);
     free(table);
     Py_END_ALLOW_THREADS
-    if (table == NULL) {
+    if (failed) {
         PyErr_NoMemory();
         goto fail;
     }

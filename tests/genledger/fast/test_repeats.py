@@ -186,8 +186,10 @@ def test_a_table_that_ignores_the_ids_length_is_caught(tmp_path: Path) -> None:
         tmp_path,
         ("0x9e3779b97f4a7c15ULL ^ (uint64_t)size;", "0x9e3779b97f4a7c15ULL;"),
         (
-            "s->size == size && memcmp(s->start, start, (size_t)size) == 0",
-            "memcmp(s->start, start, (size_t)(size < s->size ? size : s->size)) == 0",
+            "other->size == id->size\n                && memcmp(other->start, id->start, "
+            "(size_t)id->size) == 0",
+            "memcmp(other->start, id->start, "
+            "(size_t)(id->size < other->size ? id->size : other->size)) == 0",
         ),
     )
     assert not _ids_differ(planted, [[b"ab", b"cd"], [b"ab"]])  # it works but for its bug
@@ -202,12 +204,16 @@ def test_a_table_that_drops_each_files_last_key_is_caught(tmp_path: Path) -> Non
             "Py_ssize_t n = view->len / 8, repeats = 0;",
             "Py_ssize_t n = view->len / 8 - 1, repeats = 0;",
         ),
+        ("(Py_ssize_t)sizeof(int64_t), at = 0", "(Py_ssize_t)sizeof(int64_t) - 1, at = 0"),
     )
     assert not _ints_differ(planted, [[1, 2, 3], [2, 4, 5]])  # it works but for its bug
     found = _caught(INT_FILES, lambda files: _ints_differ(planted, files))
     assert any(file and file[-1] in found_before(found, i) for i, file in enumerate(found)), found
+    assert not _ids_differ(planted, [[b"a", b"b"], [b"a", b"c"]])
+    found_ids = _caught(ID_FILES, lambda files: _ids_differ(planted, files))
+    assert any(file and file[-1] in found_before(found_ids, i) for i, file in enumerate(found_ids))
 
 
-def found_before(files: list[list[int]], at: int) -> set[int]:
+def found_before(files: list[list[Any]], at: int) -> set[Any]:
     """The keys before the last one of file `at`."""
     return {key for file in files[:at] for key in file} | set(files[at][:-1])
