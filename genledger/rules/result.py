@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,16 +54,6 @@ class Ids(Protocol):
     @property
     def lines(self) -> Iterable[int]:
         """Each id's line, in order."""
-        ...
-
-    @property
-    def data(self) -> bytes | bytearray:
-        """The ids' UTF-8 bytes, one after another."""
-        ...
-
-    @property
-    def lengths(self) -> Sequence[int]:
-        """Each id's length in `data`, in order."""
         ...
 
     def __len__(self) -> int: ...
