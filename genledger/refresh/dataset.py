@@ -13,8 +13,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from genledger.config import HealthSettings
+from genledger.fast import repeats
 from genledger.ledger.books import NONZERO, RECORDS
+from genledger.ledger.hashlist import HashList
 from genledger.ledger.health import DEFAULT_HEALTH
+from genledger.ledger.idlist import IdList
 from genledger.ledger.prompts import Join, join
 from genledger.ledger.provider import (
     MAX_STATUS_BYTES,
@@ -36,6 +39,7 @@ from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.rules import rows as rule_rows
+from genledger.rules.result import RuleTally
 from genledger.tail.checkpoint import Checkpoint, seen_since, unchanged_as_listed
 from genledger.tail.discovery import DataFile, Dataset
 from genledger.tail.reader import ReadResult
@@ -298,6 +302,26 @@ def file_rows(files: list[FileState]) -> list[dict[str, Any]]:
     return [f.rule_row() for f in files]
 
 
+def duplicate_failures(
+    ids: list[tuple[str, IdList]],
+    prompt_ids: list[tuple[str, IdList]],
+    answers: list[tuple[str, HashList]],
+) -> dict[str, RuleTally]:
+    """The duplicate-id, duplicate-prompt-id and duplicate-answer rules of a dataset's files,
+    each counted in C where it was built (`genledger.fast.repeats`): the rules' own sets
+    cost a Python object a key on every refresh, however few keys were new."""
+    failures = rule_rows.id_failures(ids, repeats.repeated_ids(_id_buffers(ids)))
+    count = repeats.repeated_ids(_id_buffers(prompt_ids))
+    failures.update(rule_rows.prompt_id_failures(prompt_ids, count))
+    count = repeats.repeated_ints([found.keys for _, found in answers])
+    failures.update(rule_rows.answer_failures(answers, count))
+    return failures
+
+
+def _id_buffers(files: list[tuple[str, IdList]]) -> list[tuple[bytearray, Any]]:
+    return [(ids.data, ids.lengths) for _, ids in files]
+
+
 def dataset_rules(
     files: list[FileState],
     unrecognised: tuple[str, ...],
@@ -308,15 +332,11 @@ def dataset_rules(
     if old.signature == signature:
         return old
     responses = [f for f in files if f.role == "responses"]
-    failures = rule_rows.id_failures([(f.name, f.tally.ids) for f in responses])
     prompts = [f for f in files if f.role == "prompts"]
-    failures.update(
-        rule_rows.prompt_id_failures([(f.name, f.tally.id_list("prompt_ids")) for f in prompts])
-    )
-    failures.update(
-        rule_rows.answer_failures(
-            (f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes
-        )
+    failures = duplicate_failures(
+        [(f.name, f.tally.ids) for f in responses],
+        [(f.name, f.tally.id_list("prompt_ids")) for f in prompts],
+        [(f.name, f.tally.hashes["answers"]) for f in responses if "answers" in f.tally.hashes],
     )
     # Only a prompts file so far: no record yet must say so, not pass on no
     # data (docs/checks.md).

@@ -94,19 +94,22 @@ def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, 
     return failures.tallies()
 
 
-def id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
-    """The duplicate-id rule: an id seen before in the dataset's shards, in file order."""
-    count, first = _repeats((name, ids.keys(), ids.lines) for name, ids in files)
+def id_failures(files: Iterable[tuple[str, Ids]], count: int | None = None) -> dict[str, RuleTally]:
+    """The duplicate-id rule: an id seen before in the dataset's shards, in file order
+    (`count`: the number of repeats if found elsewhere, see `_counted`)."""
+    count, first = _counted(((name, ids.keys(), ids.lines) for name, ids in files), count)
     failures = Failures(Table.IDS)
     examples = [(name, line, key.decode()) for name, line, key in first]
     failures.add_counted("duplicate_ids", count, examples, TABLE_COLUMNS[Table.IDS])
     return failures.tallies()
 
 
-def prompt_id_failures(files: Iterable[tuple[str, Ids]]) -> dict[str, RuleTally]:
+def prompt_id_failures(
+    files: Iterable[tuple[str, Ids]], count: int | None = None
+) -> dict[str, RuleTally]:
     """The duplicate-prompt-id rule: a prompt id seen before in the dataset's prompts files,
-    in file order."""
-    count, first = _repeats((name, ids.keys(), ids.lines) for name, ids in files)
+    in file order (`count`: the number of repeats if found elsewhere, see `_counted`)."""
+    count, first = _counted(((name, ids.keys(), ids.lines) for name, ids in files), count)
     failures = Failures(Table.PROMPTS)
     examples = [(name, line, key.decode(), None) for name, line, key in first]
     failures.add_counted("duplicate_prompt_ids", count, examples, TABLE_COLUMNS[Table.PROMPTS])
@@ -119,13 +122,26 @@ def prompt_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
     return _dict_tallies(Table.PROMPTS, rows)
 
 
+def _counted(
+    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]], count: int | None
+) -> tuple[int, list[tuple[str, int, Any]]]:
+    """`_repeats`, given its count if it was found elsewhere (the keys less the distinct
+    keys, counted in C by `genledger.fast.repeats`, given by the refresh; None: not found).
+    With a count of 0 no set is built at all; with more, the definition's walk stops at the
+    examples (the files are taken lazily, so later files' keys are never made)."""
+    if count is None:
+        return _repeats(files)
+    return count, (_repeats(files, stop=True)[1] if count else [])
+
+
 def _repeats(
-    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]],
+    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]], stop: bool = False
 ) -> tuple[int, list[tuple[str, int, Any]]]:
     """How many keys (each file's keys with their lines) were seen before in an earlier
     line or file, in file order, and the first `MAX_EXAMPLES` of them as (file, line, key).
     Counted with set operations in C; only a file holding a repeat is walked line by line,
-    and only until the examples are found (a repeated corpus walked every key in Python)."""
+    and only until the examples are found (a repeated corpus walked every key in Python).
+    With `stop`, the files after the last example are not read (the count is then short)."""
     seen: set[Any] = set()
     count = 0
     first: list[tuple[str, int, Any]] = []
@@ -142,6 +158,8 @@ def _repeats(
                 else:
                     seen.add(key)
         count += repeats
+        if stop and len(first) == MAX_EXAMPLES:
+            break
         if seen:
             seen |= fresh  # in place: a new set per file made 50,000 shards quadratic
         else:
@@ -166,11 +184,15 @@ class Keys(Protocol):
     def __len__(self) -> int: ...
 
 
-def answer_failures(files: Iterable[tuple[str, Keys]]) -> dict[str, RuleTally]:
+def answer_failures(
+    files: Iterable[tuple[str, Keys]], count: int | None = None
+) -> dict[str, RuleTally]:
     """The duplicate-answer rule: an answer key seen before in the dataset's shards, in file
-    order; each example names where the answer was first seen."""
+    order; each example names where the answer was first seen (`count`: the number of
+    repeats if found elsewhere, see `_counted`)."""
     listed = list(files)
-    count, first = _repeats((name, found.keys, found.lines) for name, found in listed)
+    walked = ((name, found.keys, found.lines) for name, found in listed)
+    count, first = _counted(walked, count)
     if not count:
         return {}
     seen = _first_lines(listed, {key for _, _, key in first})
