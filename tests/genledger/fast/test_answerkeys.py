@@ -10,14 +10,9 @@ the keys right but lose the speed the benchmarks report.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import re
-import subprocess
-import sysconfig
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -28,6 +23,7 @@ from hypothesis import strategies as st
 from genledger.fast import answerkeys
 from genledger.parse.answer import Buffer, collapsed_escaped, escaped
 
+from .planted import planted as compiled
 from .realfiles import FILES, SHARED
 
 SOURCE = Path(answerkeys.__file__).with_name("_collapse.c")
@@ -162,30 +158,11 @@ def test_every_text_of_the_real_records_collapses_as_the_definition_does() -> No
     assert [b for b in bodies if _differs(native, b)] == []
 
 
-def _planted(tmp_path: Path) -> ModuleType:
-    """The extension compiled from its source with a bug planted: `\\f` is no whitespace."""
-    source = SOURCE.read_text()
-    right = "case 'n': case 't': case 'r': case 'f':"
-    assert source.count(right) == 1  # the bug is planted, not silently missed
-    (tmp_path / "_collapse.c").write_text(source.replace(right, "case 'n': case 't': case 'r':"))
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    target = tmp_path / f"_collapse{suffix}"
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()
-    include = sysconfig.get_paths()["include"]
-    subprocess.run(
-        [*compiler, "-shared", "-fPIC", "-O2", f"-I{include}", str(tmp_path / "_collapse.c"),
-         "-o", str(target)],
-        check=True,
-    )  # fmt: skip
-    spec = importlib.util.spec_from_file_location("_collapse", target)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_native_collapse_that_forgets_the_form_feed_is_caught(tmp_path: Path) -> None:
-    planted = _planted(tmp_path).collapsed_escaped
+    # `\f` is no whitespace
+    right = "case 'n': case 't': case 'r': case 'f':"
+    bug = (right, "case 'n': case 't': case 'r':")
+    planted = compiled(SOURCE, tmp_path, bug).collapsed_escaped
     assert not _differs(planted, escaped("a\nb"))  # the variant works but for its bug
     # the property above finds it from its own strategy, as its test run would
     found = find(

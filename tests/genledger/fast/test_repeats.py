@@ -10,10 +10,6 @@ tests FAIL, never skip, when it is missing: the rules would fall back to the def
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import subprocess
-import sysconfig
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +28,7 @@ from genledger.refresh.dataset import duplicate_failures
 from genledger.rules import rows
 from genledger.tail.lines import Block
 
+from .planted import planted as compiled
 from .realfiles import FILES, SHARED
 
 SOURCE = Path(repeats.__file__).with_name("_repeats.c")
@@ -153,28 +150,6 @@ def test_every_real_dataset_gets_the_same_duplicate_stats() -> None:
     assert sum(bool(_definition_rules(f)) for f in datasets.values()) > len(datasets) // 2
 
 
-def _planted(tmp_path: Path, *bugs: tuple[str, str]) -> ModuleType:
-    """The extension compiled from its source with bugs planted: each (right, wrong)."""
-    source = SOURCE.read_text()
-    for right, wrong in bugs:
-        assert source.count(right) == 1  # the bug is planted, not silently missed
-        source = source.replace(right, wrong)
-    (tmp_path / "_repeats.c").write_text(source)
-    target = tmp_path / f"_repeats{importlib.machinery.EXTENSION_SUFFIXES[0]}"
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()
-    include = sysconfig.get_paths()["include"]
-    subprocess.run(
-        [*compiler, "-shared", "-fPIC", "-O2", f"-I{include}", str(tmp_path / "_repeats.c"),
-         "-o", str(target)],
-        check=True,
-    )  # fmt: skip
-    spec = importlib.util.spec_from_file_location("_repeats", target)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _caught(strategy: st.SearchStrategy[Any], differs: Callable[[Any], bool]) -> Any:
     return find(strategy, differs, settings=settings(max_examples=3000, database=None))
 
@@ -182,7 +157,8 @@ def _caught(strategy: st.SearchStrategy[Any], differs: Callable[[Any], bool]) ->
 def test_a_table_that_ignores_the_ids_length_is_caught(tmp_path: Path) -> None:
     # the hash leaves the length out and the comparison reads the shorter key's bytes only:
     # `a` is then `a\x00` (the hash pads a key's last word with zeros)
-    planted = _planted(
+    planted = compiled(
+        SOURCE,
         tmp_path,
         ("0x9e3779b97f4a7c15ULL ^ (uint64_t)size;", "0x9e3779b97f4a7c15ULL;"),
         (
@@ -198,7 +174,8 @@ def test_a_table_that_ignores_the_ids_length_is_caught(tmp_path: Path) -> None:
 
 
 def test_a_table_that_drops_each_files_last_key_is_caught(tmp_path: Path) -> None:
-    planted = _planted(
+    planted = compiled(
+        SOURCE,
         tmp_path,
         (
             "Py_ssize_t n = view->len / 8, repeats = 0;",
