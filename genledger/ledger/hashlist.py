@@ -11,7 +11,9 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from genledger.ledger import segments
 from genledger.ledger.idlist import pack_ints, unpack_ints
+from genledger.ledger.segments import Stored
 
 BYTES_PER_RECORD = 16
 
@@ -19,11 +21,12 @@ BYTES_PER_RECORD = 16
 class HashList:
     """Keys in file order with their 1-based line numbers; appendable, addable, comparable."""
 
-    __slots__ = ("keys", "lines")
+    __slots__ = ("keys", "lines", "stored")
 
     def __init__(self) -> None:
         self.keys = array("q")
         self.lines = array("q")
+        self.stored: dict[str, Stored] = {}  # as `IdList.stored`
 
     def append(self, line: int, key: int) -> None:
         """One more key, found on `line`."""
@@ -54,12 +57,14 @@ class HashList:
         for p in parts:
             out.keys.extend(p.keys)
             out.lines.extend(p.lines)
+        out.stored = segments.leading(parts)
         return out
 
     def __add__(self, other: HashList) -> HashList:
         out = HashList()
         out.keys = self.keys + other.keys
         out.lines = self.lines + other.lines
+        out.stored = segments.leading([self, other])
         return out
 
     def __eq__(self, other: object) -> bool:
@@ -75,17 +80,28 @@ class HashList:
         out = HashList()
         out.keys = self.keys
         out.lines = array("q", (line + lines for line in self.lines))
+        out.stored = {k: v for k, v in self.stored.items() if k != "lines"}
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form: both arrays as base64 of int64s."""
-        return {"keys": pack_ints(self.keys), "lines": pack_ints(self.lines)}
+        """JSON-able form: in a record write, both arrays' extents in the segment file
+        (`genledger.ledger.segments`); else both as base64 of int64s."""
+        if segments.writer() is None:
+            return {"keys": pack_ints(self.keys), "lines": pack_ints(self.lines)}
+        return {
+            "keys": segments.put(self.keys, self.stored.get("keys")),
+            "lines": segments.put(self.lines, self.stored.get("lines")),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HashList:
         """Inverse of `to_dict`; raises ValueError on a damaged form."""
         out = cls()
-        out.keys, out.lines = unpack_ints(data["keys"]), unpack_ints(data["lines"])
+        if isinstance(data["keys"], str):
+            out.keys, out.lines = unpack_ints(data["keys"]), unpack_ints(data["lines"])
+        else:
+            out.keys = segments.get_ints(data["keys"], out.stored, "keys")
+            out.lines = segments.get_ints(data["lines"], out.stored, "lines")
         if len(out.keys) != len(out.lines):
             raise ValueError("damaged key list")
         return out

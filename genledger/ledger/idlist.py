@@ -14,16 +14,22 @@ from typing import Any
 
 import pybase64
 
+from genledger.ledger import segments
+from genledger.ledger.segments import Stored
+
 
 class IdList:
     """Ids in file order with their 1-based line numbers; appendable, addable, comparable."""
 
-    __slots__ = ("data", "lengths", "lines")
+    __slots__ = ("data", "lengths", "lines", "stored")
 
     def __init__(self) -> None:
         self.data = bytearray()  # the ids' UTF-8 bytes, one after another
         self.lengths = array("q")  # each id's length in `data`: lists add up in C
         self.lines = array("q")
+        # where each array's first bytes lie in the segment file it was loaded from
+        # (`genledger.ledger.segments`): a longer list made from it writes only the rest
+        self.stored: dict[str, Stored] = {}
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[int, str]]) -> IdList:
@@ -77,6 +83,7 @@ class IdList:
         for p in parts:
             out.lengths.extend(p.lengths)
             out.lines.extend(p.lines)
+        out.stored = segments.leading(parts)
         return out
 
     def __add__(self, other: IdList) -> IdList:
@@ -84,6 +91,7 @@ class IdList:
         out.data = self.data + other.data
         out.lengths = self.lengths + other.lengths
         out.lines = self.lines + other.lines
+        out.stored = segments.leading([self, other])
         return out
 
     def __eq__(self, other: object) -> bool:
@@ -99,22 +107,38 @@ class IdList:
         out = IdList()
         out.data, out.lengths = self.data, self.lengths
         out.lines = array("q", (line + lines for line in self.lines))
+        out.stored = {k: v for k, v in self.stored.items() if k != "lines"}
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form: the ids as one string, the integers as base64 of int64s."""
+        """JSON-able form: in a record write, each array's extents in the segment file
+        (`genledger.ledger.segments`); else the ids as one string, the integers as base64
+        of int64s."""
+        if segments.writer() is None:
+            return {
+                "text": self.data.decode(),
+                "lengths": pack_ints(self.lengths),
+                "lines": pack_ints(self.lines),
+            }
         return {
-            "text": self.data.decode(),
-            "lengths": pack_ints(self.lengths),
-            "lines": pack_ints(self.lines),
+            "data": segments.put(self.data, self.stored.get("data")),
+            "lengths": segments.put(self.lengths, self.stored.get("lengths")),
+            "lines": segments.put(self.lines, self.stored.get("lines")),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> IdList:
         """Inverse of `to_dict`; raises ValueError on a damaged form."""
         ids = cls()
-        ids.data = bytearray(str(data["text"]).encode())
-        ids.lengths, ids.lines = unpack_ints(data["lengths"]), unpack_ints(data["lines"])
+        if "text" in data:
+            ids.data = bytearray(str(data["text"]).encode())
+            ids.lengths, ids.lines = unpack_ints(data["lengths"]), unpack_ints(data["lines"])
+        else:
+            ids.data, ids.stored["data"] = segments.get(data["data"])
+            if not ids.data.isascii():
+                str(ids.data, "utf-8")  # the ids are text: UnicodeDecodeError is a ValueError
+            ids.lengths = segments.get_ints(data["lengths"], ids.stored, "lengths")
+            ids.lines = segments.get_ints(data["lines"], ids.stored, "lines")
         if len(ids.lengths) != len(ids.lines) or sum(ids.lengths) != len(ids.data):
             raise ValueError("damaged id list")
         if ids.lengths and min(ids.lengths) < 0:

@@ -6,8 +6,10 @@ them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +17,9 @@ import msgspec
 import msgspec.json
 import orjson
 
-from genledger.ledger import books, jsonio
+from genledger.ledger import books, jsonio, segments
 from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
+from genledger.ledger.segments import Blob, Bytes, SegmentsHead
 from genledger.ledger.tally import FileTally
 from genledger.ledger.window import Windows
 from genledger.parse import declarations, schema, streams
@@ -144,10 +147,14 @@ class DatasetRecord:
     # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
     kept_files: bytes | None = field(default=None, compare=False, repr=False)
     kept_crc: int | None = field(default=None, compare=False, repr=False)  # of `kept_files`
+    # the committed segment file its files' arrays lie in (`genledger.ledger.segments`)
+    segments: SegmentsHead | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field. A quiet block goes with a checksum of the
-        files' bytes and its own (`kept` trusts them undecoded only while it matches)."""
+        files' bytes and its own (`kept` trusts them undecoded only while it matches). In a
+        record write (`segments.writing`) the files' arrays go to its segment file, which
+        the record then names."""
         head = {
             "version": STATE_VERSION,
             "name": self.name,
@@ -164,10 +171,18 @@ class DatasetRecord:
                 files = orjson.dumps({k: v.to_dict() for k, v in self.files.items()})
             quiet = {} if self.quiet is None else {"quiet": orjson.Fragment(self.quiet)}
             crc = {} if self.quiet is None else {"kept_crc": _crc(files, self.quiet)}
+            head |= self._segments_head(kept=self.kept_files is not None)
             return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | crc)
         except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library's
             files_dict = {k: v.to_dict() for k, v in self.files.items()}
-            return jsonio.dumps(head | {"files": files_dict})
+            return jsonio.dumps(head | {"files": files_dict} | self._segments_head(False))
+
+    def _segments_head(self, kept: bool) -> dict[str, Any]:
+        """The segment file to name: the kept files' own, or the one written now (none
+        outside a record write: the arrays are then in the JSON)."""
+        writer = segments.writer()
+        found = self.segments if kept else None if writer is None else writer.new_head()
+        return {} if found is None else {"segments": found.to_dict()}
 
     @classmethod
     def kept(cls, raw: bytes, name: str, data_root: str, signature: str) -> DatasetRecord | None:
@@ -185,17 +200,25 @@ class DatasetRecord:
             return None  # no quiet block, or bytes changed since written: read it whole
         return cls(name, data_root, {}, head.rules, head.history, signature,
                    fleet_first=head.fleet_first, windows=head.windows.loaded(), quiet=quiet,
-                   kept_files=files, kept_crc=head.kept_crc)  # fmt: skip
+                   kept_files=files, kept_crc=head.kept_crc,
+                   segments=head.segments)  # fmt: skip
 
     @classmethod
     def from_bytes(
-        cls, raw: bytes, name: str, data_root: str, signature: str, history_only: bool = False
+        cls,
+        raw: bytes,
+        name: str,
+        data_root: str,
+        signature: str,
+        history_only: bool = False,
+        read_segments: Callable[[SegmentsHead], Bytes] | None = None,
     ) -> DatasetRecord:
         """Parse; a record of another version, dataset or data root is a fresh one. One counted
         under another `signature`, or read for a full re-read (`history_only`), keeps only the
         rate history, the fleet's first write and the names of its files (the counts would be
         dropped anyway, so they are not decoded); the former says why (`notice`). Raises
-        `DamagedRecord` naming what is wrong when a value has the wrong shape or type."""
+        `DamagedRecord` naming what is wrong when a value has the wrong shape or type.
+        `read_segments`: the committed bytes of the segment file a record names."""
         if history_only:
             known = _decode(raw, _Named, name, data_root, signature)
             if known is None:
@@ -206,14 +229,15 @@ class DatasetRecord:
             return cls(name, data_root, signature=signature)
         if whole.signature != signature:
             return cls._named(whole, signature)
-        files = {key: state.loaded(f"files.{key}") for key, state in whole.files.items()}
+        files = _loaded_files(whole, read_segments)
         for key, state in files.items():
             _sane(state, f"files.{key}")
         for rule, tally in whole.rules.failures.items():
             for example in tally.examples:
                 _example(example, f"rules.failures.{rule}")
         return cls(name, data_root, files, whole.rules, whole.history, signature,
-                   fleet_first=whole.fleet_first, windows=whole.windows.loaded())  # fmt: skip
+                   fleet_first=whole.fleet_first, windows=whole.windows.loaded(),
+                   segments=whole.segments)  # fmt: skip
 
     @classmethod
     def _named(cls, known: _Named | _Whole, signature: str) -> DatasetRecord:
@@ -225,7 +249,26 @@ class DatasetRecord:
         }
         notice = RECOUNT if known.signature != signature else None
         return cls(known.name, known.data_root, files, history=known.history, signature=signature,
-                   notice=notice, fleet_first=known.fleet_first, files_only_named=True)  # fmt: skip
+                   notice=notice, fleet_first=known.fleet_first, files_only_named=True,
+                   segments=known.segments)  # fmt: skip
+
+
+def _loaded_files(
+    whole: _Whole, read_segments: Callable[[SegmentsHead], Bytes] | None
+) -> dict[str, FileState]:
+    """The files' states of a record; their arrays read from its segment file, if it has one
+    (then closed, when it is a mapping)."""
+    data: Bytes = b""
+    if whole.segments is not None and whole.segments.length:
+        if read_segments is None:
+            raise DamagedRecord("a record whose arrays lie in a segment file, read without it")
+        data = read_segments(whole.segments)
+    try:
+        with segments.reading(Blob(data)):
+            return {key: state.loaded(f"files.{key}") for key, state in whole.files.items()}
+    finally:
+        with contextlib.suppress(BufferError):  # a view kept by a traceback: closed when freed
+            getattr(data, "close", lambda: None)()
 
 
 class Rates(msgspec.Struct, frozen=True):
@@ -278,6 +321,7 @@ class _Header:
     name: Any = None
     data_root: Any = None
     signature: Any = None
+    segments: SegmentsHead | None = None
 
     def ours(self, name: str, data_root: str) -> bool:
         """A record of this version, dataset and data root."""
@@ -414,6 +458,7 @@ class _Kept(msgspec.Struct, frozen=True):
     windows: _Windows = _Windows()
     quiet: msgspec.Raw = msgspec.Raw(b"null")
     kept_crc: Any = None
+    segments: SegmentsHead | None = None
 
     def ours(self, name: str, data_root: str) -> bool:
         """A record of this version, dataset and data root."""

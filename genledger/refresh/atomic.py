@@ -33,7 +33,7 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]], durable: bool = True)
     try:
         for current, data in files:
             _write_temp(current, data, temps, fds)
-        _sync_all(fds) if durable else _close_all(fds)
+        sync_all(fds) if durable else _close_all(fds)
         while temps:
             tmp, current = temps[0]
             os.replace(tmp, current)
@@ -90,7 +90,7 @@ def _new_temp(path: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(path))
 
 
-def _sync_all(fds: list[int]) -> None:
+def sync_all(fds: list[int]) -> None:
     """fsync and close every fd (emptying `fds`); several at once in threads (fsync releases
     the GIL, and the disk then takes them together)."""
     failures: list[OSError] = []

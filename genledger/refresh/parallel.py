@@ -252,6 +252,11 @@ def _run(
         ]
         for piece, future in futures:
             try:
+                # Once the pool broke, a piece not done is scanned here: one sent while the
+                # pool was breaking may never be answered (CPython 3.11's executor fails
+                # the pending pieces without its submit lock, so a submit racing it is lost).
+                if notices and not future.done():
+                    raise BrokenProcessPool
                 done = future.result()
                 if done is None:
                     raise BrokenProcessPool  # the pool broke before this piece was sent

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import math
+import mmap
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import IO
 
 from genledger.ledger import jsonio
-from genledger.ledger.records import DatasetRecord, Rates
-from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
+from genledger.ledger.records import DamagedRecord, DatasetRecord, Rates
+from genledger.ledger.segments import Bytes, Segments, SegmentsHead, writing
+from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many, sync_all
 
 LONGEST_PAUSE_S = 0.5  # between tries of a held lock
 
@@ -87,8 +90,9 @@ class StateStore:
         except OSError as exc:
             return self._discard(dataset, path, f"unreadable: {exc.strerror or exc}")
         try:
+            read = self._segment_reader(dataset)
             record = DatasetRecord.from_bytes(
-                raw, dataset, self.data_root, self.signature, history_only
+                raw, dataset, self.data_root, self.signature, history_only, read
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             # A damaged record only costs a full re-read; it never costs correctness.
@@ -109,6 +113,31 @@ class StateStore:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
         return None if record is None else self._with_rates(record, raw)
+
+    def segments_path(self, dataset: str, gen: int) -> Path:
+        """Where generation `gen` of the dataset's segment file lives (`ledger.segments`)."""
+        return self.state_dir / "datasets" / f"{self._stem(dataset)}-g{gen}.seg"
+
+    def _segment_reader(self, name: str) -> Callable[[SegmentsHead], Bytes]:
+        """Maps the committed bytes of `name`'s segment file (read-only: each array is then
+        copied once, straight from the page cache); `DamagedRecord` if it is missing or
+        shorter than its record says."""
+
+        def read(head: SegmentsHead) -> Bytes:
+            path = self.segments_path(name, head.gen)
+            if head.gen < 1 or head.length < 0:
+                raise DamagedRecord(f"segments: generation {head.gen}, length {head.length}")
+            try:
+                with path.open("rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    if size < head.length:
+                        why = f"segment file {path} holds {size} of {head.length} bytes"
+                        raise DamagedRecord(why)
+                    return mmap.mmap(handle.fileno(), head.length, access=mmap.ACCESS_READ)
+            except OSError as exc:
+                raise DamagedRecord(f"segment file {path}: {exc.strerror or exc}") from None
+
+        return read
 
     def rates_path(self, dataset: str) -> Path:
         """Where a quiet refresh keeps the dataset's rates (`ledger.records.Rates`)."""
@@ -168,12 +197,53 @@ class StateStore:
         for name in datasets:
             with contextlib.suppress(FileNotFoundError):
                 self.path(name).unlink()
+            self._drop_segments(name, keep=0)
         self._drop_rates(datasets)
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
-        atomic_write_bytes(self.path(record.name), record.to_bytes())
+        self._commit_whole([record])
         self._drop_rates([record.name])
+
+    def _encoded(self, record: DatasetRecord) -> tuple[bytes, Segments]:
+        """The record's bytes, its arrays put in its segment file's next write."""
+        head = record.segments
+        unused = 1 if head is not None else 1 + max(self._generations(record.name), default=0)
+        with writing(Segments.after(head, unused)) as added:
+            return record.to_bytes(), added
+
+    def _generations(self, dataset: str) -> list[int]:
+        """The generations of the dataset's segment files on disk."""
+        stem = self._stem(dataset)
+        found = (self.state_dir / "datasets").glob(f"{glob.escape(stem)}-g*.seg")
+        return [int(g) for p in found if (g := p.name[len(stem) + 2 : -4]).isdigit()]
+
+    def _write_segments(self, written: list[tuple[str, Segments]]) -> None:
+        """Append each record's new array bytes to its segment file (a new generation: a
+        new file), all fsynced together, before any record naming them is committed."""
+        fds: list[int] = []
+        try:
+            for name, added in written:
+                if not added.added:
+                    continue
+                path = self.segments_path(name, added.head.gen)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if added.fresh else 0)
+                fds.append(os.open(path, flags, 0o666))
+                # bytes past the committed length were left by a write never committed
+                _write_at(fds[-1], added.pieces, added.start)
+                os.ftruncate(fds[-1], added.start + added.added)
+            sync_all(fds)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _drop_segments(self, dataset: str, keep: int) -> None:
+        """Remove the dataset's segment files other than generation `keep`."""
+        for gen in self._generations(dataset):
+            if gen != keep:
+                self.segments_path(dataset, gen).unlink(missing_ok=True)
 
     def _drop_rates(self, datasets: Iterable[str]) -> None:
         """Remove the rates quiet refreshes kept beside records now written whole (their
@@ -221,19 +291,42 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
         of a quiet one only its rates (its files and quiet block stand as written)."""
-        writes, whole, rated = [], [], []
+        whole, rated = [], []
         for record in records:
             rates = Rates.of(record)
             if rates is None:
-                writes.append((self.path(record.name), record.to_bytes()))
-                whole.append(record.name)
+                whole.append(record)
             else:
                 rated.append((self.rates_path(record.name), rates.to_bytes()))
-        atomic_write_many(writes)
+        self._commit_whole(whole)
         # rates lost to a power cut cost a sample of the rate history, never a count: not
         # fsynced (a no-op of 69 quiet datasets spent a fifth of its time syncing them)
         atomic_write_many(rated, durable=False)
-        self._drop_rates(whole)
+        self._drop_rates([record.name for record in whole])
+
+    def _commit_whole(self, records: list[DatasetRecord]) -> None:
+        """Write records whole: their arrays' new bytes first, then the records naming them
+        (each atomically, syncs together), then drop segment files no record names."""
+        writes, added = [], []
+        for record in records:
+            data, arrays = self._encoded(record)
+            writes.append((self.path(record.name), data))
+            added.append((record.name, arrays))
+        self._write_segments(added)
+        atomic_write_many(writes)
+        for name, arrays in added:
+            if arrays.fresh:  # a new generation is committed: the old files are dead
+                self._drop_segments(name, keep=arrays.head.gen)
+
+
+def _write_at(fd: int, pieces: list[bytes | memoryview], offset: int) -> None:
+    """Write `pieces` one after another from `offset`, short writes retried."""
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:
+            done = os.pwrite(fd, view, offset)
+            offset += done
+            view = view[done:]
 
 
 @lru_cache(maxsize=65536)  # a refresh names each dataset's files ~7 times
