@@ -143,11 +143,20 @@ class DatasetRecord:
     # A quiet refresh's record: `files` stays empty and these stored bytes of it are written
     # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
     kept_files: bytes | None = field(default=None, compare=False, repr=False)
-    kept_crc: int | None = field(default=None, compare=False, repr=False)  # of `kept_files`
+    # the checksum of its files and quiet block as stored; a record read from its sidecar
+    # (`ledger.quietfile`) has this and no `kept_files`: only its rates are ever written
+    kept_crc: int | None = field(default=None, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field. A quiet block goes with a checksum of the
         files' bytes and its own (`kept` trusts them undecoded only while it matches)."""
+        return self.encoded()[0]
+
+    def encoded(self) -> tuple[bytes, int | None]:
+        """`to_bytes`, and the checksum written with its quiet block (None: it has none)."""
+        if self.kept_files is None and self.kept_crc is not None:
+            # read from its sidecar (`ledger.quietfile`): it holds no files to write
+            raise ValueError(f"the record of {self.name!r} was read without its files")
         head = {
             "version": STATE_VERSION,
             "name": self.name,
@@ -163,11 +172,12 @@ class DatasetRecord:
             if files is None:
                 files = orjson.dumps({k: v.to_dict() for k, v in self.files.items()})
             quiet = {} if self.quiet is None else {"quiet": orjson.Fragment(self.quiet)}
-            crc = {} if self.quiet is None else {"kept_crc": _crc(files, self.quiet)}
-            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | crc)
+            crc = None if self.quiet is None else _crc(files, self.quiet)
+            kept = {} if crc is None else {"kept_crc": crc}
+            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | kept), crc
         except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library's
             files_dict = {k: v.to_dict() for k, v in self.files.items()}
-            return jsonio.dumps(head | {"files": files_dict})
+            return jsonio.dumps(head | {"files": files_dict}), None
 
     @classmethod
     def kept(cls, raw: bytes, name: str, data_root: str, signature: str) -> DatasetRecord | None:
@@ -240,7 +250,7 @@ class Rates(msgspec.Struct, frozen=True):
     @classmethod
     def of(cls, record: DatasetRecord) -> Rates | None:
         """A quiet record's rates (None for a record written whole)."""
-        if record.kept_files is None or record.kept_crc is None:
+        if record.kept_crc is None:  # set only on a record read with its files kept
             return None
         return cls(record.kept_crc, record.history, record.fleet_first)
 
