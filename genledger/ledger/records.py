@@ -264,12 +264,19 @@ class Rates(msgspec.Struct, frozen=True):
         checksum); None when damaged or of another record (one written whole since)."""
         try:
             rates = msgspec.json.decode(raw, type=cls)
-            crc = record.kept_crc
-            if crc is None:
-                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
         except (msgspec.DecodeError, ValueError, TypeError):
             return None
-        return rates if crc == rates.kept_crc else None
+        return rates if rates.of_record(record, record_raw) else None
+
+    def of_record(self, record: DatasetRecord, record_raw: bytes) -> bool:
+        """These are the rates of `record` (read from `record_raw`): the same checksum."""
+        crc = record.kept_crc
+        if crc is None:
+            try:
+                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
+            except (msgspec.DecodeError, ValueError, TypeError):
+                return False
+        return bool(crc == self.kept_crc)
 
 
 class _Crc(msgspec.Struct):

@@ -8,7 +8,7 @@ import hashlib
 import math
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -16,8 +16,10 @@ from pathlib import Path
 from genledger.ledger import jsonio, quietfile
 from genledger.ledger.records import DatasetRecord, Rates
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
+from genledger.refresh.ratesfile import RatesFile
 
 LONGEST_PAUSE_S = 0.5  # between tries of a held lock
+RATES_FILE = "rates.json"  # every quiet dataset's rates (`refresh.ratesfile`), in the state dir
 
 
 class StateBusy(ValueError):
@@ -25,7 +27,8 @@ class StateBusy(ValueError):
 
 
 class StateStore:
-    """The state dir: one record file and one lock file per dataset.
+    """The state dir: per dataset a record file, a lock file and, for a record with a quiet
+    block, its sidecar (`ledger.quietfile`); the quiet datasets' rates (`refresh.ratesfile`).
 
     Records are replaced atomically; a per-dataset `flock` keeps two refreshes of the same
     dataset (a Dagster run and a CLI collect, say) from interleaving. A refresh waits for
@@ -40,6 +43,8 @@ class StateStore:
         self.data_root = data_root
         self.signature = signature  # the counting signature of this refresh
         self.lock_wait_s = lock_wait_s
+        self.rates = RatesFile(state_dir / RATES_FILE)
+        self._legacy: set[str] = set()  # datasets whose rates an older genledger kept apart
 
     def _stem(self, dataset: str) -> str:
         return _stem_of(dataset)
@@ -48,13 +53,17 @@ class StateStore:
         """Where the record of `dataset` lives."""
         return self.state_dir / "datasets" / f"{self._stem(dataset)}.json"
 
-    @contextmanager
-    def locked(self, dataset: str) -> Iterator[None]:
+    def locked(self, dataset: str) -> contextlib.AbstractContextManager[None]:
         """Hold the dataset's lock for the duration of a refresh."""
         lock = self.state_dir / "locks" / f"{self._stem(dataset)}.lock"
+        return self._holding(lock, f"dataset {dataset!r}")
+
+    @contextmanager
+    def _holding(self, lock: Path, what: str) -> Iterator[None]:
+        """Hold the lock file `lock` (of `what`, for people) while the block runs."""
         fd = _open_lock(lock)
         try:
-            self._acquire(fd, dataset, lock)
+            self._acquire(fd, what, lock)
             try:
                 _say_who_holds(fd)
                 yield
@@ -63,7 +72,7 @@ class StateStore:
         finally:
             os.close(fd)
 
-    def _acquire(self, fd: int, dataset: str, lock: Path) -> None:
+    def _acquire(self, fd: int, what: str, lock: Path) -> None:
         """Take the lock, trying until `lock_wait_s` is spent; then raise `StateBusy`."""
         deadline, pause = time.monotonic() + self.lock_wait_s, 0.01
         while True:
@@ -73,7 +82,7 @@ class StateStore:
             except BlockingIOError:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise StateBusy(_busy(dataset, lock, self.lock_wait_s)) from None
+                    raise StateBusy(_busy(what, lock, self.lock_wait_s)) from None
                 time.sleep(min(pause, left))
                 pause = min(2 * pause, LONGEST_PAUSE_S)
 
@@ -132,19 +141,28 @@ class StateStore:
         return self.state_dir / "datasets" / f"{self._stem(dataset)}.quiet"
 
     def rates_path(self, dataset: str) -> Path:
-        """Where a quiet refresh keeps the dataset's rates (`ledger.records.Rates`)."""
+        """Where an older genledger kept a quiet dataset's rates, beside its record (read
+        while the rates file has none of it; removed once it has)."""
         return self.state_dir / "datasets" / f"{self._stem(dataset)}.rates"
 
     def _with_rates(self, record: DatasetRecord, raw: bytes) -> DatasetRecord:
-        """`record` with the rates quiet refreshes kept beside it since it was written."""
+        """`record` with the rates quiet refreshes kept since it was written (`raw`: it as
+        read, for its checksum; b"" when read from its sidecar, which names it)."""
+        rates = self.rates.book().get(self._stem(record.name))
+        if rates is None:
+            rates = self._legacy_rates(record, raw)
+        if rates is not None and rates.of_record(record, raw):
+            record.history, record.fleet_first = rates.history, rates.fleet_first
+        return record
+
+    def _legacy_rates(self, record: DatasetRecord, raw: bytes) -> Rates | None:
+        """The rates an older genledger kept beside the record, if any."""
         try:
             kept = self.rates_path(record.name).read_bytes()
         except OSError:
-            return record
-        rates = Rates.read(kept, record, raw)
-        if rates is not None:
-            record.history, record.fleet_first = rates.history, rates.fleet_first
-        return record
+            return None
+        self._legacy.add(record.name)
+        return Rates.read(kept, record, raw)
 
     def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
         """A fresh record whose notice says which record was damaged, how, and what it costs."""
@@ -189,18 +207,33 @@ class StateStore:
         for name in datasets:
             with contextlib.suppress(FileNotFoundError):
                 self.path(name).unlink()
+        self._keep_rates({}, datasets)
         self._drop_beside(datasets)
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
         raw, crc = record.encoded()
         atomic_write_bytes(self.path(record.name), raw)
+        self._keep_rates({}, [record.name])
         self._drop_beside([record.name])
         self._write_sidecars([(record, crc)])
 
+    def _keep_rates(self, rates: Mapping[str, Rates], whole: Iterable[str]) -> None:
+        """Keep the `rates` of quiet datasets (by name) in the rates file, and drop those of
+        datasets just written `whole` (theirs are in their records now). Only a change is
+        written, under the file's own lock (refreshes of other datasets keep theirs)."""
+        book = self.rates.book()
+        kept = {self._stem(name): one for name, one in rates.items()}
+        drop = [stem for stem in map(self._stem, whole) if stem in book]
+        if not drop and all(book.get(stem) == one for stem, one in kept.items()):
+            return
+        with self._holding(self.state_dir / "locks" / "rates.lock", "the rates file"):
+            self.rates.update(kept, drop)
+
     def _drop_beside(self, datasets: Iterable[str]) -> None:
-        """Remove the rates quiet refreshes kept beside records now written whole, and their
-        sidecars (neither matches the new record; removed anyway, so none ever can again)."""
+        """Remove the files kept beside records now written whole or gone: an older
+        genledger's rates and the sidecars (neither matches the new record; removed anyway,
+        so none ever can again)."""
         for name in datasets:
             for path in (self.rates_path(name), self.quiet_path(name)):
                 with contextlib.suppress(FileNotFoundError):
@@ -260,7 +293,7 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
         of a quiet one only its rates (its files and quiet block stand as written)."""
-        writes, whole, rated = [], [], []
+        writes, whole, rated = [], [], {}
         for record in records:
             rates = Rates.of(record)
             if rates is None:
@@ -268,12 +301,12 @@ class StateStore:
                 writes.append((self.path(record.name), raw))
                 whole.append((record, crc))
             else:
-                rated.append((self.rates_path(record.name), rates.to_bytes()))
+                rated[record.name] = rates
         atomic_write_many(writes)
-        # rates lost to a power cut cost a sample of the rate history, never a count: not
-        # fsynced (a no-op of 69 quiet datasets spent a fifth of its time syncing them)
-        atomic_write_many(rated, durable=False)
-        self._drop_beside(record.name for record, _ in whole)
+        # rates lost to a power cut cost a sample of the rate history, never a count: one
+        # file for all, not fsynced (`refresh.ratesfile`)
+        self._keep_rates(rated, [record.name for record, _ in whole])
+        self._drop_beside([*(record.name for record, _ in whole), *self._legacy & set(rated)])
         self._write_sidecars(whole)
 
 
@@ -285,14 +318,14 @@ def _stem_of(dataset: str) -> str:
     return f"{safe}-{digest}"
 
 
-def _busy(dataset: str, lock: Path, waited_s: float) -> str:
-    """Why a refresh gave up: the dataset, the lock's holder, and the setting."""
+def _busy(what: str, lock: Path, waited_s: float) -> str:
+    """Why a refresh gave up: the dataset (or file), the lock's holder, and the setting."""
     try:
         holder = " ".join(lock.read_text(errors="replace").split())[:100]
     except OSError:
         holder = ""
     return (
-        f"dataset {dataset!r}: another refresh ({holder or 'a process that has not said who'}) "
+        f"{what}: another refresh ({holder or 'a process that has not said who'}) "
         f"still holds its lock ({lock}) after {waited_s:g} s of waiting; wait for it to end, or "
         "stop it if it is stuck ([files] lock_wait_seconds sets the wait)"
     )

@@ -311,7 +311,7 @@ def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: C
     refresh(settled_root, now=now + 1)
     refresh(settled_root, now=now + 2)
     assert store.path("ds").read_bytes() == written  # the 30 files' record stands as it was
-    assert store.rates_path("ds").exists()
+    assert list(store.rates.book()) == [store.path("ds").stem]  # its rates in the rates file
     assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
     assert len(store.load("ds").history) == samples + 2
     assert settled_root.data_root is not None
@@ -319,7 +319,7 @@ def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: C
     with shard.open("ab") as fh:
         fh.write(chat_line(31) + b"\n")
     refresh(settled_root, now=now + 3)  # counted: the record is written whole, rates in it
-    assert not store.rates_path("ds").exists()
+    assert store.rates.book() == {}
     assert [s[0] for s in store.load("ds").history][-3:] == [now + 1, now + 2, now + 3]
 
 
@@ -364,3 +364,18 @@ def test_a_sidecar_goes_with_its_record(settled_root: Config) -> None:
     assert store.load_quiet("ds", listing_of(store)) is not None
     store.forget(["ds"])
     assert not store.quiet_path("ds").exists()
+
+
+def test_rates_an_older_genledger_kept_beside_a_record_are_read_once(
+    settled_root: Config,
+) -> None:
+    store = collect._store(settled_root)
+    now = time.time()
+    refresh(settled_root, now=now + 1)
+    rates = store.rates.book()[store.path("ds").stem]
+    # as an older genledger left it: the rates beside the record, no rates file
+    store.rates_path("ds").write_bytes(rates.to_bytes())
+    (store.state_dir / "rates.json").unlink()
+    refresh(settled_root, now=now + 2)
+    assert not store.rates_path("ds").exists()
+    assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
