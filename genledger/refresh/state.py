@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
+import msgspec
+
 from genledger.ledger import jsonio, quietfile
 from genledger.ledger.records import DatasetRecord, Rates
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many
@@ -236,7 +238,7 @@ class StateStore:
         so none ever can again)."""
         for name in datasets:
             for path in (self.rates_path(name), self.quiet_path(name)):
-                with contextlib.suppress(FileNotFoundError):
+                with contextlib.suppress(OSError):  # left behind, it is never trusted
                     path.unlink()
 
     def _write_sidecars(self, written: Iterable[tuple[DatasetRecord, int | None]]) -> None:
@@ -247,7 +249,8 @@ class StateStore:
         for record, crc in written:
             if crc is None:
                 continue
-            with contextlib.suppress(OSError):
+            # a sidecar is only a saving: none at all when it cannot be made
+            with contextlib.suppress(OSError, ValueError, msgspec.EncodeError):
                 raw = quietfile.encode(record, crc, self.path(record.name).stat())
                 if raw is not None:
                     sidecars.append((self.quiet_path(record.name), raw))

@@ -379,3 +379,15 @@ def test_rates_an_older_genledger_kept_beside_a_record_are_read_once(
     refresh(settled_root, now=now + 2)
     assert not store.rates_path("ds").exists()
     assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
+
+
+def test_a_sidecar_that_cannot_be_written_costs_only_reading_the_record(
+    settled_root: Config,
+) -> None:
+    store = collect._store(settled_root)
+    store.quiet_path("ds").unlink()
+    store.quiet_path("ds").mkdir()  # in the way of the sidecar, as a folder would be
+    assert refresh(settled_root, full=True).stats["datasets"]["ds"]["n_done"] == 30
+    assert store.quiet_path("ds").is_dir()
+    assert store.load_quiet("ds", listing_of(store)) is not None  # from the record itself
+    assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
