@@ -232,12 +232,13 @@ class StateStore:
         with self._holding(self.state_dir / "locks" / "rates.lock", "the rates file"):
             self.rates.update(kept, drop)
 
-    def _drop_beside(self, datasets: Iterable[str]) -> None:
+    def _drop_beside(self, datasets: Iterable[str], sidecars: bool = True) -> None:
         """Remove the files kept beside records now written whole or gone: an older
         genledger's rates and the sidecars (neither matches the new record; removed anyway,
-        so none ever can again)."""
+        so none ever can again); without `sidecars`, the rates only."""
         for name in datasets:
-            for path in (self.rates_path(name), self.quiet_path(name)):
+            beside = (self.rates_path(name), self.quiet_path(name))
+            for path in beside if sidecars else beside[:1]:
                 with contextlib.suppress(OSError):  # left behind, it is never trusted
                     path.unlink()
 
@@ -296,7 +297,7 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
         of a quiet one only its rates (its files and quiet block stand as written)."""
-        writes, whole, rated = [], [], {}
+        writes, whole, rated, unsided = [], [], {}, []
         for record in records:
             rates = Rates.of(record)
             if rates is None:
@@ -305,12 +306,17 @@ class StateStore:
                 whole.append((record, crc))
             else:
                 rated[record.name] = rates
+                if record.kept_files is not None:  # its record read, checked: no sidecar
+                    unsided.append((record, record.kept_crc))
         atomic_write_many(writes)
         # rates lost to a power cut cost a sample of the rate history, never a count: one
         # file for all, not fsynced (`refresh.ratesfile`)
         self._keep_rates(rated, [record.name for record, _ in whole])
-        self._drop_beside([*(record.name for record, _ in whole), *self._legacy & set(rated)])
-        self._write_sidecars(whole)
+        self._drop_beside([record.name for record, _ in whole])
+        self._drop_beside(self._legacy & set(rated), sidecars=False)
+        # a quiet record read whole (written by an older genledger, or its sidecar lost or
+        # stale) gets one now, made for the record file as it stands and was checked
+        self._write_sidecars([*whole, *unsided])
 
 
 @lru_cache(maxsize=65536)  # a refresh names each dataset's files ~7 times

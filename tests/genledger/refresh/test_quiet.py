@@ -391,3 +391,23 @@ def test_a_sidecar_that_cannot_be_written_costs_only_reading_the_record(
     assert store.quiet_path("ds").is_dir()
     assert store.load_quiet("ds", listing_of(store)) is not None  # from the record itself
     assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
+
+
+def test_a_quiet_record_read_whole_gets_its_sidecar_again(
+    settled_root: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as an older genledger left the state dir: the record with its quiet block, no sidecar
+    store = collect._store(settled_root)
+    store.quiet_path("ds").unlink()
+    first = refresh(settled_root).stats["datasets"]["ds"]  # reads the record, checks it
+    assert store.quiet_path("ds").exists()
+    monkeypatch.setattr(StateStore, "load_kept", lambda *args: pytest.fail("record read"))
+    again = refresh(settled_root).stats["datasets"]["ds"]
+    assert (
+        (again["n_done"], again["files"])
+        == (first["n_done"], first["files"])
+        == (
+            30,
+            again["files"],
+        )
+    )
