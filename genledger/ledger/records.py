@@ -146,7 +146,9 @@ class DatasetRecord:
     # A quiet refresh's record: `files` stays empty and these stored bytes of it are written
     # back as they are (decoding 50,000 files' counts to write them unchanged was most of it).
     kept_files: bytes | None = field(default=None, compare=False, repr=False)
-    kept_crc: int | None = field(default=None, compare=False, repr=False)  # of `kept_files`
+    # the checksum of its files and quiet block as stored; a record read from its sidecar
+    # (`ledger.quietfile`) has this and no `kept_files`: only its rates are ever written
+    kept_crc: int | None = field(default=None, compare=False, repr=False)
     # the committed segment file its files' arrays lie in (`genledger.ledger.segments`)
     segments: SegmentsHead | None = field(default=None, compare=False, repr=False)
 
@@ -155,6 +157,13 @@ class DatasetRecord:
         files' bytes and its own (`kept` trusts them undecoded only while it matches). In a
         record write (`segments.writing`) the files' arrays go to its segment file, which
         the record then names."""
+        return self.encoded()[0]
+
+    def encoded(self) -> tuple[bytes, int | None]:
+        """`to_bytes`, and the checksum written with its quiet block (None: it has none)."""
+        if self.kept_files is None and self.kept_crc is not None:
+            # read from its sidecar (`ledger.quietfile`): it holds no files to write
+            raise ValueError(f"the record of {self.name!r} was read without its files")
         head = {
             "version": STATE_VERSION,
             "name": self.name,
@@ -170,12 +179,13 @@ class DatasetRecord:
             if files is None:
                 files = orjson.dumps({k: v.to_dict() for k, v in self.files.items()})
             quiet = {} if self.quiet is None else {"quiet": orjson.Fragment(self.quiet)}
-            crc = {} if self.quiet is None else {"kept_crc": _crc(files, self.quiet)}
+            crc = None if self.quiet is None else _crc(files, self.quiet)
+            kept = {} if crc is None else {"kept_crc": crc}
             head |= self._segments_head(kept=self.kept_files is not None)
-            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | crc)
+            return orjson.dumps(head | {"files": orjson.Fragment(files)} | quiet | kept), crc
         except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library's
             files_dict = {k: v.to_dict() for k, v in self.files.items()}
-            return jsonio.dumps(head | {"files": files_dict} | self._segments_head(False))
+            return jsonio.dumps(head | {"files": files_dict} | self._segments_head(False)), None
 
     def _segments_head(self, kept: bool) -> dict[str, Any]:
         """The segment file to name: the kept files' own, or the one written now (none
@@ -283,7 +293,7 @@ class Rates(msgspec.Struct, frozen=True):
     @classmethod
     def of(cls, record: DatasetRecord) -> Rates | None:
         """A quiet record's rates (None for a record written whole)."""
-        if record.kept_files is None or record.kept_crc is None:
+        if record.kept_crc is None:  # set only on a record read with its files kept
             return None
         return cls(record.kept_crc, record.history, record.fleet_first)
 
@@ -297,12 +307,19 @@ class Rates(msgspec.Struct, frozen=True):
         checksum); None when damaged or of another record (one written whole since)."""
         try:
             rates = msgspec.json.decode(raw, type=cls)
-            crc = record.kept_crc
-            if crc is None:
-                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
         except (msgspec.DecodeError, ValueError, TypeError):
             return None
-        return rates if crc == rates.kept_crc else None
+        return rates if rates.of_record(record, record_raw) else None
+
+    def of_record(self, record: DatasetRecord, record_raw: bytes) -> bool:
+        """These are the rates of `record` (read from `record_raw`): the same checksum."""
+        crc = record.kept_crc
+        if crc is None:
+            try:
+                crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
+            except (msgspec.DecodeError, ValueError, TypeError):
+                return False
+        return bool(crc == self.kept_crc)
 
 
 class _Crc(msgspec.Struct):

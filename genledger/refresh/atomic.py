@@ -63,16 +63,19 @@ def _write_temp(path: Path, data: bytes, temps: list[tuple[str, Path]], fds: lis
     """A new temp file beside `path` holding `data`, noted in `temps`, its fd left open. It
     gets the mode of the file it replaces, else 0666 less the umask, as a plain `open` would
     give (mkstemp's 0600 locked out a dashboard running as another user)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _new_temp(path)
+    try:
+        fd, tmp = _new_temp(path)
+    except FileNotFoundError:  # made once, not tried for each of a refresh's many files
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _new_temp(path)
     fds.append(fd)
     temps.append((tmp, path))
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         mode = None  # a new file: the umask applied by os.open decides
-    if mode is not None:
-        os.fchmod(fd, mode)
+    if mode is not None and mode != stat.S_IMODE(os.fstat(fd).st_mode):
+        os.fchmod(fd, mode)  # a metadata write, only when it changes something
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -392,7 +392,7 @@ def _quiet(
         key = keys[ds.name]
         if key is None:
             continue
-        record = store.load_kept(ds.name, key)
+        record = store.load_quiet(ds.name, key)
         settle = readings[ds.name].settle_seconds
         reused = None if record is None else reuse(record, ds, key, now, settle)
         if record is not None and reused is not None:
@@ -409,7 +409,7 @@ class KeptRecords(Mapping[str, DatasetRecord]):
 
     def __getitem__(self, name: str) -> DatasetRecord:
         record = self.records[name]
-        if record.kept_files is not None:
+        if record.kept_crc is not None:  # a quiet record: its files were not decoded
             record = self.records[name] = self.store.load(name)
         return record
 

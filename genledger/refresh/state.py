@@ -10,18 +10,21 @@ import math
 import mmap
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import IO
 
-from genledger.ledger import jsonio
+import msgspec
+
+from genledger.ledger import jsonio, quietfile
 from genledger.ledger.records import DamagedRecord, DatasetRecord, Rates
 from genledger.ledger.segments import Bytes, Segments, SegmentsHead, writing
 from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many, sync_all
+from genledger.refresh.ratesfile import RatesFile
 
 LONGEST_PAUSE_S = 0.5  # between tries of a held lock
+RATES_FILE = "rates.json"  # every quiet dataset's rates (`refresh.ratesfile`), in the state dir
 
 
 class StateBusy(ValueError):
@@ -29,7 +32,8 @@ class StateBusy(ValueError):
 
 
 class StateStore:
-    """The state dir: one record file and one lock file per dataset.
+    """The state dir: per dataset a record file, a lock file and, for a record with a quiet
+    block, its sidecar (`ledger.quietfile`); the quiet datasets' rates (`refresh.ratesfile`).
 
     Records are replaced atomically; a per-dataset `flock` keeps two refreshes of the same
     dataset (a Dagster run and a CLI collect, say) from interleaving. A refresh waits for
@@ -44,6 +48,8 @@ class StateStore:
         self.data_root = data_root
         self.signature = signature  # the counting signature of this refresh
         self.lock_wait_s = lock_wait_s
+        self.rates = RatesFile(state_dir / RATES_FILE)
+        self._legacy: set[str] = set()  # datasets whose rates an older genledger kept apart
 
     def _stem(self, dataset: str) -> str:
         return _stem_of(dataset)
@@ -52,20 +58,26 @@ class StateStore:
         """Where the record of `dataset` lives."""
         return self.state_dir / "datasets" / f"{self._stem(dataset)}.json"
 
-    @contextmanager
-    def locked(self, dataset: str) -> Iterator[None]:
+    def locked(self, dataset: str) -> contextlib.AbstractContextManager[None]:
         """Hold the dataset's lock for the duration of a refresh."""
         lock = self.state_dir / "locks" / f"{self._stem(dataset)}.lock"
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with lock.open("a") as handle:
-            self._acquire(handle.fileno(), dataset, lock)
+        return self._holding(lock, f"dataset {dataset!r}")
+
+    @contextmanager
+    def _holding(self, lock: Path, what: str) -> Iterator[None]:
+        """Hold the lock file `lock` (of `what`, for people) while the block runs."""
+        fd = _open_lock(lock)
+        try:
+            self._acquire(fd, what, lock)
             try:
-                _say_who_holds(handle)
+                _say_who_holds(fd)
                 yield
             finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
 
-    def _acquire(self, fd: int, dataset: str, lock: Path) -> None:
+    def _acquire(self, fd: int, what: str, lock: Path) -> None:
         """Take the lock, trying until `lock_wait_s` is spent; then raise `StateBusy`."""
         deadline, pause = time.monotonic() + self.lock_wait_s, 0.01
         while True:
@@ -75,7 +87,7 @@ class StateStore:
             except BlockingIOError:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise StateBusy(_busy(dataset, lock, self.lock_wait_s)) from None
+                    raise StateBusy(_busy(what, lock, self.lock_wait_s)) from None
                 time.sleep(min(pause, left))
                 pause = min(2 * pause, LONGEST_PAUSE_S)
 
@@ -139,20 +151,49 @@ class StateStore:
 
         return read
 
+    def load_quiet(self, dataset: str, listing: str) -> DatasetRecord | None:
+        """`load_kept`, from the record's sidecar (`ledger.quietfile`) while it is of the
+        record as it stands: the record itself is then not read at all."""
+        try:
+            stat = self.path(dataset).stat()
+            raw = self.quiet_path(dataset).read_bytes()
+        except OSError:
+            return self.load_kept(dataset, listing)
+        record = quietfile.decode(raw, dataset, self.data_root, self.signature, stat)
+        if record is None:  # absent, damaged, or of another record: the record decides
+            return self.load_kept(dataset, listing)
+        assert record.quiet is not None
+        if listing.encode() not in record.quiet:
+            return None  # the record's block is this very one: made under another listing
+        return self._with_rates(record, b"")
+
+    def quiet_path(self, dataset: str) -> Path:
+        """Where the sidecar of a record with a quiet block lives (`ledger.quietfile`)."""
+        return self.state_dir / "datasets" / f"{self._stem(dataset)}.quiet"
+
     def rates_path(self, dataset: str) -> Path:
-        """Where a quiet refresh keeps the dataset's rates (`ledger.records.Rates`)."""
+        """Where an older genledger kept a quiet dataset's rates, beside its record (read
+        while the rates file has none of it; removed once it has)."""
         return self.state_dir / "datasets" / f"{self._stem(dataset)}.rates"
 
     def _with_rates(self, record: DatasetRecord, raw: bytes) -> DatasetRecord:
-        """`record` with the rates quiet refreshes kept beside it since it was written."""
+        """`record` with the rates quiet refreshes kept since it was written (`raw`: it as
+        read, for its checksum; b"" when read from its sidecar, which names it)."""
+        rates = self.rates.book().get(self._stem(record.name))
+        if rates is None:
+            rates = self._legacy_rates(record, raw)
+        if rates is not None and rates.of_record(record, raw):
+            record.history, record.fleet_first = rates.history, rates.fleet_first
+        return record
+
+    def _legacy_rates(self, record: DatasetRecord, raw: bytes) -> Rates | None:
+        """The rates an older genledger kept beside the record, if any."""
         try:
             kept = self.rates_path(record.name).read_bytes()
         except OSError:
-            return record
-        rates = Rates.read(kept, record, raw)
-        if rates is not None:
-            record.history, record.fleet_first = rates.history, rates.fleet_first
-        return record
+            return None
+        self._legacy.add(record.name)
+        return Rates.read(kept, record, raw)
 
     def _discard(self, dataset: str, path: Path, why: str) -> DatasetRecord:
         """A fresh record whose notice says which record was damaged, how, and what it costs."""
@@ -198,19 +239,24 @@ class StateStore:
             with contextlib.suppress(FileNotFoundError):
                 self.path(name).unlink()
             self._drop_segments(name, keep=0)
-        self._drop_rates(datasets)
+        self._keep_rates({}, datasets)
+        self._drop_beside(datasets)
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
-        self._commit_whole([record])
-        self._drop_rates([record.name])
+        written = self._commit_whole([record])
+        self._keep_rates({}, [record.name])
+        self._drop_beside([record.name])
+        self._write_sidecars(written)
 
-    def _encoded(self, record: DatasetRecord) -> tuple[bytes, Segments]:
-        """The record's bytes, its arrays put in its segment file's next write."""
+    def _encoded(self, record: DatasetRecord) -> tuple[bytes, int | None, Segments]:
+        """The record's bytes and quiet checksum (`DatasetRecord.encoded`), its arrays put
+        in its segment file's next write."""
         head = record.segments
         unused = 1 if head is not None else 1 + max(self._generations(record.name), default=0)
         with writing(Segments.after(head, unused)) as added:
-            return record.to_bytes(), added
+            raw, crc = record.encoded()
+        return raw, crc, added
 
     def _generations(self, dataset: str) -> list[int]:
         """The generations of the dataset's segment files on disk."""
@@ -245,12 +291,43 @@ class StateStore:
             if gen != keep:
                 self.segments_path(dataset, gen).unlink(missing_ok=True)
 
-    def _drop_rates(self, datasets: Iterable[str]) -> None:
-        """Remove the rates quiet refreshes kept beside records now written whole (their
-        checksum no longer matches; removed anyway, so that none can ever match again)."""
+    def _keep_rates(self, rates: Mapping[str, Rates], whole: Iterable[str]) -> None:
+        """Keep the `rates` of quiet datasets (by name) in the rates file, and drop those of
+        datasets just written `whole` (theirs are in their records now). Only a change is
+        written, under the file's own lock (refreshes of other datasets keep theirs)."""
+        book = self.rates.book()
+        kept = {self._stem(name): one for name, one in rates.items()}
+        drop = [stem for stem in map(self._stem, whole) if stem in book]
+        if not drop and all(book.get(stem) == one for stem, one in kept.items()):
+            return
+        with self._holding(self.state_dir / "locks" / "rates.lock", "the rates file"):
+            self.rates.update(kept, drop)
+
+    def _drop_beside(self, datasets: Iterable[str], sidecars: bool = True) -> None:
+        """Remove the files kept beside records now written whole or gone: an older
+        genledger's rates and the sidecars (neither matches the new record; removed anyway,
+        so none ever can again); without `sidecars`, the rates only."""
         for name in datasets:
-            with contextlib.suppress(FileNotFoundError):
-                self.rates_path(name).unlink()
+            beside = (self.rates_path(name), self.quiet_path(name))
+            for path in beside if sidecars else beside[:1]:
+                with contextlib.suppress(OSError):  # left behind, it is never trusted
+                    path.unlink()
+
+    def _write_sidecars(self, written: Iterable[tuple[DatasetRecord, int | None]]) -> None:
+        """The sidecars of records just written whole with a quiet block (and checksum
+        `crc`), each made for the record file as it now stands. Not fsynced, and a failure
+        only costs reading the record: a sidecar lost, torn or stale is never trusted."""
+        sidecars = []
+        for record, crc in written:
+            if crc is None:
+                continue
+            # a sidecar is only a saving: none at all when it cannot be made
+            with contextlib.suppress(OSError, ValueError, msgspec.EncodeError):
+                raw = quietfile.encode(record, crc, self.path(record.name).stat())
+                if raw is not None:
+                    sidecars.append((self.quiet_path(record.name), raw))
+        with contextlib.suppress(OSError):
+            atomic_write_many(sidecars, durable=False)
 
     def read_extra(self, name: str) -> bytes | None:
         """A small file the refresh keeps beside the records (the prices found, a dataset's
@@ -291,32 +368,41 @@ class StateStore:
     def save_all(self, records: Iterable[DatasetRecord]) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
         of a quiet one only its rates (its files and quiet block stand as written)."""
-        whole, rated = [], []
+        whole_records, rated, unsided = [], {}, []
         for record in records:
             rates = Rates.of(record)
             if rates is None:
-                whole.append(record)
+                whole_records.append(record)
             else:
-                rated.append((self.rates_path(record.name), rates.to_bytes()))
-        self._commit_whole(whole)
-        # rates lost to a power cut cost a sample of the rate history, never a count: not
-        # fsynced (a no-op of 69 quiet datasets spent a fifth of its time syncing them)
-        atomic_write_many(rated, durable=False)
-        self._drop_rates([record.name for record in whole])
+                rated[record.name] = rates
+                if record.kept_files is not None:  # its record read, checked: no sidecar
+                    unsided.append((record, record.kept_crc))
+        whole = self._commit_whole(whole_records)
+        # rates lost to a power cut cost a sample of the rate history, never a count: one
+        # file for all, not fsynced (`refresh.ratesfile`)
+        self._keep_rates(rated, [record.name for record, _ in whole])
+        self._drop_beside([record.name for record, _ in whole])
+        self._drop_beside(self._legacy & set(rated), sidecars=False)
+        # a quiet record read whole (written by an older genledger, or its sidecar lost or
+        # stale) gets one now, made for the record file as it stands and was checked
+        self._write_sidecars([*whole, *unsided])
 
-    def _commit_whole(self, records: list[DatasetRecord]) -> None:
+    def _commit_whole(self, records: list[DatasetRecord]) -> list[tuple[DatasetRecord, int | None]]:
         """Write records whole: their arrays' new bytes first, then the records naming them
-        (each atomically, syncs together), then drop segment files no record names."""
-        writes, added = [], []
+        (each atomically, syncs together), then drop segment files no record names; each
+        record with its quiet checksum."""
+        writes, added, written = [], [], []
         for record in records:
-            data, arrays = self._encoded(record)
-            writes.append((self.path(record.name), data))
+            raw, crc, arrays = self._encoded(record)
+            writes.append((self.path(record.name), raw))
             added.append((record.name, arrays))
+            written.append((record, crc))
         self._write_segments(added)
         atomic_write_many(writes)
         for name, arrays in added:
             if arrays.fresh:  # a new generation is committed: the old files are dead
                 self._drop_segments(name, keep=arrays.head.gen)
+        return written
 
 
 def _write_at(fd: int, pieces: list[bytes | memoryview], offset: int) -> None:
@@ -337,24 +423,39 @@ def _stem_of(dataset: str) -> str:
     return f"{safe}-{digest}"
 
 
-def _busy(dataset: str, lock: Path, waited_s: float) -> str:
-    """Why a refresh gave up: the dataset, the lock's holder, and the setting."""
+def _busy(what: str, lock: Path, waited_s: float) -> str:
+    """Why a refresh gave up: the dataset (or file), the lock's holder, and the setting."""
     try:
         holder = " ".join(lock.read_text(errors="replace").split())[:100]
     except OSError:
         holder = ""
     return (
-        f"dataset {dataset!r}: another refresh ({holder or 'a process that has not said who'}) "
+        f"{what}: another refresh ({holder or 'a process that has not said who'}) "
         f"still holds its lock ({lock}) after {waited_s:g} s of waiting; wait for it to end, or "
         "stop it if it is stuck ([files] lock_wait_seconds sets the wait)"
     )
 
 
-def _say_who_holds(handle: IO[str]) -> None:
+def _open_lock(lock: Path) -> int:
+    """A new descriptor of the lock file (each its own `flock`), its folder made if need be."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+    try:
+        return os.open(lock, flags, 0o666)
+    except FileNotFoundError:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(lock, flags, 0o666)
+
+
+HOLDER_WIDTH = 64  # the holder's line, padded: written over the last one, never truncated
+
+
+def _say_who_holds(fd: int) -> None:
     """Write this process into its lock file, for a refresh that gives up waiting (best
-    effort: a full disk must not fail the refresh here)."""
+    effort: a full disk must not fail the refresh here). Written in place over the previous
+    holder's line of the same width: truncating the file cost ~0.1 ms a dataset."""
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"pid {os.getpid()} since {since}".ljust(HOLDER_WIDTH).encode()
     with contextlib.suppress(OSError):
-        handle.truncate(0)
-        handle.write(f"pid {os.getpid()} since {since}")
-        handle.flush()
+        os.pwrite(fd, line, 0)
+        if os.fstat(fd).st_size > len(line):  # a longer line of an older genledger
+            os.ftruncate(fd, len(line))

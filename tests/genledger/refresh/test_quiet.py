@@ -4,7 +4,9 @@ very stats and state a refresh that counts it would, and it is taken only when n
 The oracle is the same refresh at the same instant over a copy of the state dir, with the
 quiet path turned off (`collect._quiet` finding none): both stats JSONs must be equal byte
 for byte, and both records' files equal (bar why each file was last read, which the quiet
-path leaves as it was: it only restarts rates, and an unchanged file never does).
+path leaves as it was: it only restarts rates, and an unchanged file never does). A third
+state dir takes the quiet path without the records' sidecars (`ledger.quietfile`), reading
+each record: its stats must be the same bytes too.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Twins:
         (self.root / "ds").mkdir(parents=True)
         self.now = time.time()
         self.written = 0
+        self.kept_sidecar: tuple[Path, bytes] | None = None  # a sidecar's bytes, to put back
 
     def config(self, side: str) -> Config:
         where = self.base / side
@@ -64,14 +67,21 @@ class Twins:
                 fh.write(chat_line(self.written)[:20])
 
     def refresh_both(self, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
-        """Both refreshes at the same instant; their stats JSONs as written."""
+        """The three refreshes at the same instant; the stats JSONs of the one with the
+        quiet path and of the one without, as written (the one reading no sidecar is
+        asserted equal to the first here)."""
         refresh(self.config("quiet"), now=self.now)
+        with monkeypatch.context() as patch:
+            patch.setattr(StateStore, "load_quiet", StateStore.load_kept)
+            refresh(self.config("kept"), now=self.now)
         with monkeypatch.context() as patch:
             patch.setattr(collect, "_quiet", lambda *args: {})
             refresh(self.config("counted"), now=self.now)
-        return tuple(  # type: ignore[return-value]
-            (self.base / side / "s.json").read_bytes() for side in ("quiet", "counted")
+        quiet, kept, counted = (
+            (self.base / side / "s.json").read_bytes() for side in ("quiet", "kept", "counted")
         )
+        assert quiet == kept
+        return quiet, counted
 
     def records(self) -> tuple[DatasetRecord, DatasetRecord]:
         found = []
@@ -113,12 +123,44 @@ STEP = st.one_of(
         st.just("stray"),
     ),  # a file named like no pattern
     st.tuples(st.just("delete"), st.sampled_from(SHARDS)),
+    # the quiet side's sidecar damaged, dropped, kept and put back later, or its record
+    # replaced by a copy of itself (a new inode): never a different stats JSON
+    st.tuples(
+        st.just("sidecar"),
+        st.sampled_from(["truncate", "flip", "drop", "keep", "restore", "replace record"]),
+        st.integers(0, 1 << 20),
+    ),
 )
+
+
+def damage_state(twins: Twins, how: str, at: int) -> None:
+    """Do `how` to the quiet side's sidecar (`at`: where, in its bytes) or record."""
+    folder = twins.base / "quiet" / "st" / "datasets"
+    sidecars, records = list(folder.glob("*.quiet")), list(folder.glob("*.json"))
+    if how == "restore" and twins.kept_sidecar is not None:
+        twins.kept_sidecar[0].write_bytes(twins.kept_sidecar[1])
+    elif how == "replace record" and records:
+        copy = records[0].with_suffix(".copy")
+        shutil.copy2(records[0], copy)
+        os.replace(copy, records[0])
+    if not sidecars:
+        return
+    path, raw = sidecars[0], sidecars[0].read_bytes()
+    if how == "truncate":
+        path.write_bytes(raw[: at % max(len(raw), 1)])
+    elif how == "flip" and raw:
+        i = at % len(raw)
+        path.write_bytes(raw[:i] + bytes([raw[i] ^ (1 + at % 255)]) + raw[i + 1 :])
+    elif how == "drop":
+        path.unlink()
+    elif how == "keep":
+        twins.kept_sidecar = (path, raw)
 
 
 def apply(twins: Twins, step: tuple[Any, ...]) -> None:
     kind = step[0]
-    path = twins.root / "ds" / step[1] if len(step) > 1 and isinstance(step[1], str) else None
+    shard = len(step) > 1 and isinstance(step[1], str) and kind != "sidecar"
+    path = twins.root / "ds" / step[1] if shard else None
     if kind == "append":
         twins.write(step[1], step[2], newline=step[3])
     elif kind == "finish":
@@ -137,10 +179,12 @@ def apply(twins: Twins, step: tuple[Any, ...]) -> None:
         (twins.root / "ds" / "notes.txt").write_bytes(b"x")
     elif kind == "delete" and path is not None and path.exists():
         path.unlink()
+    elif kind == "sidecar":
+        damage_state(twins, step[1], step[2])
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -267,7 +311,7 @@ def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: C
     refresh(settled_root, now=now + 1)
     refresh(settled_root, now=now + 2)
     assert store.path("ds").read_bytes() == written  # the 30 files' record stands as it was
-    assert store.rates_path("ds").exists()
+    assert list(store.rates.book()) == [store.path("ds").stem]  # its rates in the rates file
     assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
     assert len(store.load("ds").history) == samples + 2
     assert settled_root.data_root is not None
@@ -275,5 +319,95 @@ def test_a_quiet_refresh_writes_only_its_rates_beside_the_record(settled_root: C
     with shard.open("ab") as fh:
         fh.write(chat_line(31) + b"\n")
     refresh(settled_root, now=now + 3)  # counted: the record is written whole, rates in it
-    assert not store.rates_path("ds").exists()
+    assert store.rates.book() == {}
     assert [s[0] for s in store.load("ds").history][-3:] == [now + 1, now + 2, now + 3]
+
+
+def test_a_no_op_reads_each_sidecar_and_no_record(
+    settled_root: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = collect._store(settled_root)
+    assert store.quiet_path("ds").exists()
+
+    def no_record(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a quiet dataset's record was read")
+
+    monkeypatch.setattr(StateStore, "load_kept", no_record)
+    monkeypatch.setattr(StateStore, "load", no_record)
+    block = refresh(settled_root).stats["datasets"]["ds"]
+    assert block["n_done"] == 30 and block["total_comp"] == sum(30 + i % 7 for i in range(30))
+
+
+def test_a_record_changed_under_its_sidecar_is_read_itself(settled_root: Config) -> None:
+    store = collect._store(settled_root)
+    path, listing = store.path("ds"), listing_of(store)
+    assert store.load_quiet("ds", listing) is not None
+    raw = path.read_bytes()
+    # edited in place, same size, its mtime put back: the sidecar's record no longer (its
+    # ctime moved; a tick later than the write, as the clock that stamps files is coarse)
+    time.sleep(0.05)
+    stat = path.stat()
+    at = raw.index(b'"n_done":') + len(b'"n_done":')
+    with path.open("r+b") as fh:
+        fh.seek(at)
+        fh.write(b"8" if raw[at : at + 1] != b"8" else b"9")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_ino == stat.st_ino
+    assert store.load_quiet("ds", listing) is None  # the record's own checksum fails it
+    assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
+
+
+def test_a_sidecar_goes_with_its_record(settled_root: Config) -> None:
+    store = collect._store(settled_root)
+    assert store.quiet_path("ds").exists()
+    refresh(settled_root, full=True)  # written whole again: a new sidecar for it
+    assert store.load_quiet("ds", listing_of(store)) is not None
+    store.forget(["ds"])
+    assert not store.quiet_path("ds").exists()
+
+
+def test_rates_an_older_genledger_kept_beside_a_record_are_read_once(
+    settled_root: Config,
+) -> None:
+    store = collect._store(settled_root)
+    now = time.time()
+    refresh(settled_root, now=now + 1)
+    rates = store.rates.book()[store.path("ds").stem]
+    # as an older genledger left it: the rates beside the record, no rates file
+    store.rates_path("ds").write_bytes(rates.to_bytes())
+    (store.state_dir / "rates.json").unlink()
+    refresh(settled_root, now=now + 2)
+    assert not store.rates_path("ds").exists()
+    assert [s[0] for s in store.load("ds").history][-2:] == [now + 1, now + 2]
+
+
+def test_a_sidecar_that_cannot_be_written_costs_only_reading_the_record(
+    settled_root: Config,
+) -> None:
+    store = collect._store(settled_root)
+    store.quiet_path("ds").unlink()
+    store.quiet_path("ds").mkdir()  # in the way of the sidecar, as a folder would be
+    assert refresh(settled_root, full=True).stats["datasets"]["ds"]["n_done"] == 30
+    assert store.quiet_path("ds").is_dir()
+    assert store.load_quiet("ds", listing_of(store)) is not None  # from the record itself
+    assert refresh(settled_root).stats["datasets"]["ds"]["n_done"] == 30
+
+
+def test_a_quiet_record_read_whole_gets_its_sidecar_again(
+    settled_root: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as an older genledger left the state dir: the record with its quiet block, no sidecar
+    store = collect._store(settled_root)
+    store.quiet_path("ds").unlink()
+    first = refresh(settled_root).stats["datasets"]["ds"]  # reads the record, checks it
+    assert store.quiet_path("ds").exists()
+    monkeypatch.setattr(StateStore, "load_kept", lambda *args: pytest.fail("record read"))
+    again = refresh(settled_root).stats["datasets"]["ds"]
+    assert (
+        (again["n_done"], again["files"])
+        == (first["n_done"], first["files"])
+        == (
+            30,
+            again["files"],
+        )
+    )

@@ -399,3 +399,15 @@ def test_the_counting_signature_is_the_same_in_every_process_and_moves_with_a_de
     first = _signature_in_a_new_process(1, False)
     assert _signature_in_a_new_process(2, False) == first
     assert _signature_in_a_new_process(1, True) != first  # any field of a declaration counts
+
+
+def test_the_holder_is_written_over_the_last_one(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "/data")
+    with store.locked("ds"):
+        pass
+    lock = next((tmp_path / "locks").glob("*.lock"))
+    lock.write_text("pid 1 since long ago " + "x" * 500)  # an older genledger's longer line
+    with store.locked("ds"):
+        held = lock.read_text()
+    assert held.split() == ["pid", str(os.getpid()), "since", held.split()[3]]
+    assert held.split()[3].endswith("Z") and len(held) == 64
