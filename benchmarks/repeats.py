@@ -5,9 +5,10 @@
 
 For each number of keys, a dataset of `--files` files: record ids like the providers' own
 (`chatcmpl-` and 29 random characters) in `IdList`s and answer keys (random int64s) in
-`HashList`s, once all distinct (a clean dataset: the usual refresh) and once with 1 % of them
-repeated (the rules then find examples: the first repeats, and for answers where each was
-first seen). Prints the milliseconds of the duplicate-id and duplicate-answer rules by the
+`HashList`s, once all distinct (a clean dataset: the usual refresh) and twice with 1 % of
+them repeated (the rules then find examples: the first repeats, and for answers where each
+was first seen): anywhere, and late (in the last file, of keys first seen in the one
+before). Prints the milliseconds of the duplicate-id and duplicate-answer rules by the
 definition alone (`rules.rows`) and with the walk in C (`genledger.fast.repeats`: the count
 and the examples' places in one pass), best of `--repeats`; the two results are checked
 equal first.
@@ -34,15 +35,20 @@ from genledger.tail.lines import Block
 ALPHABET = string.ascii_letters + string.digits
 
 
-def dataset(keys: int, files: int, repeated: float, rng: random.Random) -> dict[str, list[Any]]:
+def dataset(
+    keys: int, files: int, repeated: float, rng: random.Random, late: bool = False
+) -> dict[str, list[Any]]:
     """`files` files of ids and of answer keys, `keys` of each in all, `repeated` of them
-    copies of an earlier one."""
+    copies of an earlier one (`late`: copies in the last file of keys of the one before, so
+    where they were first seen is found far into the dataset)."""
     ids = ["chatcmpl-" + "".join(rng.choices(ALPHABET, k=29)) for _ in range(keys)]
     answers = [rng.getrandbits(64) - 2**63 for _ in range(keys)]
-    for at in rng.sample(range(1, keys), int(keys * repeated)):
-        source = rng.randrange(at)
-        ids[at], answers[at] = ids[source], answers[source]
     per = -(-keys // files)
+    last = (files - 1) * per
+    places = range(last, keys) if late else range(1, keys)
+    for at in rng.sample(places, min(len(places), int(keys * repeated))):
+        source = rng.randrange(last - per, last) if late else rng.randrange(at)
+        ids[at], answers[at] = ids[source], answers[source]
     id_files, answer_files = [], []
     for f in range(files):
         span = range(f * per, min(keys, (f + 1) * per))
@@ -118,9 +124,12 @@ def main() -> None:
         sets = [(f.name, corpus(f)) for f in sorted(args.corpus.iterdir()) if f.is_dir()]
     else:
         sets = [
-            (f"{keys:,} {repeated:.0%}", dataset(keys, args.files, repeated, random.Random(keys)))
+            (
+                f"{keys:,} {repeated:.0%}{' late' if late else ''}",
+                dataset(keys, args.files, repeated, random.Random(keys), late),
+            )
             for keys in args.keys
-            for repeated in (0.0, 0.01)
+            for repeated, late in ((0.0, False), (0.01, False), (0.01, True))
         ]
     for name, data in sets:
         timings: dict[str, list[float]] = {"ids": [], "answers": []}

@@ -4,17 +4,19 @@
  *
  * The keys are walked in the definition's order: file after file, each file in line order
  * (its keys' indices stably sorted by line where its lines go down: a streamed request is
- * listed when its stream settles). A key found already in the table repeats; the first
- * `wanted` repeats are noted with the file and index where their key was inserted, which is
- * the first file holding it and, the walk being in line order, its earliest line there. The
- * count is the keys less the distinct keys, whatever the order.
+ * listed when its stream settles). A key found already in the table repeats, and the first
+ * `wanted` repeats are noted; the count is the keys less the distinct keys, whatever the
+ * order. Where each noted key was first seen (the first file holding it, its earliest line
+ * there) is found after the walk by a scan that stops at the last such file: a table that
+ * kept every key's place was twice the size, and filling it cost more than the scan
+ * (`benchmarks/repeats.py`).
  *
  * No Python object is made per key: the ids' bytes and the answer keys' int64s are read in
  * place from the caller's buffers. The table is open addressing (linear probing) sized to
- * the keys, allocated once per call: for answer keys a slot holds the key and where it was
- * first seen; for ids, half the id's hash and its index in an array of (start, length, where
- * first seen), so no id is copied. The buffers are held (and so cannot be resized) for the
- * whole walk, which runs without the GIL; every buffer is released on every path.
+ * the keys, allocated once per call, 8 bytes a slot: an answer key itself, or half an id's
+ * hash and the id's index in an array of (start in the caller's buffer, length), so no key
+ * is copied. The buffers are held (and so cannot be resized) for the whole walk, which runs
+ * without the GIL; every buffer is released on every path.
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -78,10 +80,12 @@ typedef struct {
     uint32_t file, index;
 } Place;
 
-/* A repeat noted: where it is, where its key was first seen, and the key (an id's bytes in
- * the caller's buffer, or an answer key). */
+/* A repeat noted: where it is, where its key was first seen (with that place's line, while
+ * the scan looks), and the key (an id's bytes in the caller's buffer, or an answer key). */
 typedef struct {
     Place at, first;
+    int64_t first_line;
+    int found_first;
     const byte *start;
     Py_ssize_t size;
     uint64_t key;
@@ -94,11 +98,11 @@ typedef struct {
 } Walk;
 
 static void
-note(Walk *w, Place at, Place first, const byte *start, Py_ssize_t size, uint64_t key)
+note(Walk *w, Place at, const byte *start, Py_ssize_t size, uint64_t key)
 {
     w->count++;
     if (w->n_found < w->wanted)
-        w->found[w->n_found++] = (Repeat){at, first, start, size, key};
+        w->found[w->n_found++] = (Repeat){at, {0, 0}, 0, 0, start, size, key};
 }
 
 /* A key's line, its index in the file, and for ids where its bytes start: a file's keys are
@@ -235,12 +239,10 @@ no_keys:
     return -1;
 }
 
-/* An id: where its bytes start in the caller's buffer, how many there are, and where it was
- * first seen. */
+/* An id: where its bytes start in the caller's buffer, and how many there are. */
 typedef struct {
     const byte *start;
     Py_ssize_t size;
-    Place first;
 } Id;
 
 /* Ids seen so far, at most 2**32 - 2 of them: each slot of the table is 8 bytes, the high
@@ -253,8 +255,8 @@ typedef struct {
     uint32_t count;
 } IdTable;
 
-/* The id ids[count] (just written) as seen before, or NULL if it was not (it is kept). */
-static const Id *
+/* Whether ids[count] (just written) was seen before; if not, it is kept. */
+static int
 seen_id(IdTable *t, uint64_t hash)
 {
     const Id *id = &t->ids[t->count];
@@ -265,13 +267,13 @@ seen_id(IdTable *t, uint64_t hash)
         if (held == 0) {
             t->table[slot] = (tag << 32) | (uint64_t)(t->count + 1);
             t->count++;
-            return NULL;
+            return 0;
         }
         if ((held >> 32) == tag) {
             const Id *other = &t->ids[(uint32_t)held - 1];
             if (other->size == id->size
                 && memcmp(other->start, id->start, (size_t)id->size) == 0)
-                return other;
+                return 1;
         }
         slot = (slot + 1) & t->mask;
     }
@@ -303,69 +305,95 @@ walk_ids(const File *file, uint32_t f, const Sorted *order, IdTable *t, Walk *w)
         }
         for (Py_ssize_t k = 0; k < block; k++) {
             Id *id = &t->ids[t->count];
-            *id = (Id){data + starts[k], (Py_ssize_t)lengths[indices[k]], {f, indices[k]}};
-            const Id *before = seen_id(t, hashes[k]);
-            if (before != NULL)
-                note(w, id->first, before->first, id->start, id->size, 0);
+            *id = (Id){data + starts[k], (Py_ssize_t)lengths[indices[k]]};
+            if (seen_id(t, hashes[k]))
+                note(w, (Place){f, indices[k]}, id->start, id->size, 0);
         }
     }
 }
 
-/* An answer key's slot: the key (0: empty, so the key 0 is kept aside) and where it was
- * first seen. */
-typedef struct {
-    uint64_t key;
-    Place first;
-} Slot;
-
-typedef struct {
-    Slot *table;
-    size_t mask;
-    Slot zero; /* the key 0's first place, if `has_zero` */
-    int has_zero;
-} IntTable;
-
-/* The slot of `key` as seen before, or NULL if it was not (it is kept, first at `at`). */
-static const Slot *
-seen_int(IntTable *t, uint64_t key, Place at)
+/* Whether `key` was seen before; if not, it is kept (8-byte slots holding the keys
+ * themselves: 0 marks an empty slot, so the key 0 is kept aside in `zero`). */
+static int
+seen_int(uint64_t *table, size_t mask, int *zero, uint64_t key)
 {
     if (key == 0) {
-        if (t->has_zero)
-            return &t->zero;
-        t->has_zero = 1;
-        t->zero.first = at;
-        return NULL;
+        int seen = *zero;
+        *zero = 1;
+        return seen;
     }
-    size_t slot = (size_t)mix64(key) & t->mask;
+    size_t slot = (size_t)mix64(key) & mask;
     for (;;) {
-        Slot *held = &t->table[slot];
-        if (held->key == 0) {
-            *held = (Slot){key, at};
-            return NULL;
+        uint64_t held = table[slot];
+        if (held == 0) {
+            table[slot] = key;
+            return 0;
         }
-        if (held->key == key)
-            return held;
-        slot = (slot + 1) & t->mask;
+        if (held == key)
+            return 1;
+        slot = (slot + 1) & mask;
     }
 }
 
 /* Walk the answer keys of file number `f` in `order` (NULL: index order). */
 static void
-walk_ints(const File *file, uint32_t f, const Sorted *order, IntTable *t, Walk *w)
+walk_ints(const File *file, uint32_t f, const Sorted *order, uint64_t *table, size_t mask,
+          int *zero, Walk *w)
 {
     const uint64_t *keys = (const uint64_t *)file->keys.buf;
     Py_ssize_t n = file->keys.len / 8;
     for (Py_ssize_t k = 0; k < n; k++) {
         if (k + AHEAD < n) {
             uint64_t ahead = keys[order ? order[k + AHEAD].index : (uint32_t)(k + AHEAD)];
-            __builtin_prefetch(&t->table[(size_t)mix64(ahead) & t->mask]);
+            __builtin_prefetch(&table[(size_t)mix64(ahead) & mask]);
         }
-        Place at = {f, order ? order[k].index : (uint32_t)k};
-        uint64_t key = keys[at.index];
-        const Slot *before = seen_int(t, key, at);
-        if (before != NULL)
-            note(w, at, before->first, NULL, 0, key);
+        uint32_t index = order ? order[k].index : (uint32_t)k;
+        if (seen_int(table, mask, zero, keys[index]))
+            note(w, (Place){f, index}, NULL, 0, keys[index]);
     }
+}
+
+/* Whether the key at `index` of `file` is the repeat `r`'s key. */
+static inline int
+same_key(const File *file, Py_ssize_t index, Py_ssize_t start, const Repeat *r, int ids)
+{
+    if (!ids)
+        return ((const uint64_t *)file->keys.buf)[index] == r->key;
+    Py_ssize_t size = (Py_ssize_t)((const int64_t *)file->keys.buf)[index];
+    return size == r->size
+           && memcmp((const byte *)file->data.buf + start, r->start, (size_t)size) == 0;
+}
+
+/* Note in each of `w`'s repeats the place of its key in `file` (number `f`) with the
+ * earliest line, the first such index on ties (the walk's stable order). Returns how many
+ * repeats' keys it holds. */
+static Py_ssize_t
+places_in(const File *file, uint32_t f, Walk *w, int ids)
+{
+    const int64_t *lines = (const int64_t *)file->lines.buf;
+    const int64_t *lengths = (const int64_t *)file->keys.buf;
+    Py_ssize_t n = file->keys.len / 8, start = 0, held = 0;
+    for (Py_ssize_t k = 0; k < n; start += ids ? (Py_ssize_t)lengths[k] : 0, k++)
+        for (Py_ssize_t e = 0; e < w->n_found; e++) {
+            Repeat *r = &w->found[e];
+            if (r->found_first && (r->first.file != f || lines[k] >= r->first_line))
+                continue;
+            if (same_key(file, k, start, r, ids)) {
+                held += !r->found_first;
+                *r = (Repeat){r->at, {f, (uint32_t)k}, lines[k], 1, r->start, r->size, r->key};
+            }
+        }
+    return held;
+}
+
+/* Where each noted repeat's key was first seen: the first file holding it (which the walk
+ * reached before the repeat), its earliest line there: `rows._first_lines`. */
+static void
+first_places(const File *files, Py_ssize_t n_files, Walk *w, int ids)
+{
+    Py_ssize_t placed = 0;
+    for (uint32_t f = 0; placed < w->n_found && f < n_files; f++)
+        placed += places_in(&files[f], f, w, ids);
 }
 
 /* The walk over every file, without the GIL: 0, or -1 if memory was lacking. */
@@ -373,16 +401,11 @@ static int
 walk(File *files, Py_ssize_t n_files, Py_ssize_t keys, int ids, Walk *w)
 {
     size_t capacity = capacity_for(keys);
-    IdTable it = {NULL, capacity - 1, NULL, 0};
-    IntTable nt = {NULL, capacity - 1, {0, {0, 0}}, 0};
-    int failed = 0;
-    if (ids) {
-        it.table = calloc(capacity, sizeof(uint64_t));
+    IdTable it = {calloc(capacity, sizeof(uint64_t)), capacity - 1, NULL, 0};
+    int zero = 0, failed = it.table == NULL;
+    if (ids && !failed) {
         it.ids = malloc((size_t)(keys ? keys : 1) * sizeof(Id));
-        failed = it.table == NULL || it.ids == NULL;
-    } else {
-        nt.table = calloc(capacity, sizeof(Slot));
-        failed = nt.table == NULL;
+        failed = it.ids == NULL;
     }
     for (Py_ssize_t f = 0; !failed && f < n_files; f++) {
         const File *file = &files[f];
@@ -392,12 +415,13 @@ walk(File *files, Py_ssize_t n_files, Py_ssize_t keys, int ids, Walk *w)
         if (ids && !failed)
             walk_ids(file, (uint32_t)f, order, &it, w);
         else if (!failed)
-            walk_ints(file, (uint32_t)f, order, &nt, w);
+            walk_ints(file, (uint32_t)f, order, it.table, it.mask, &zero, w);
         free(order);
     }
     free(it.table);
     free(it.ids);
-    free(nt.table);
+    if (!failed)
+        first_places(files, n_files, w, ids);
     return failed ? -1 : 0;
 }
 
