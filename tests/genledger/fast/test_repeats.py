@@ -13,6 +13,7 @@ tests FAIL, never skip, when it is missing: the rules would fall back to the def
 
 from __future__ import annotations
 
+import copy
 from array import array
 from collections.abc import Callable, Iterator
 from itertools import pairwise
@@ -257,16 +258,30 @@ def test_every_real_dataset_gets_the_same_duplicate_stats() -> None:
     for path in FILES:
         data = path.read_bytes()
         # each file twice: every id and answer repeats, and the examples are reached
-        for copy in ("a", "b"):
+        for twin in ("a", "b"):
             tally = tally_blocks([Block(data, 0, 0, len(data))], path.name, "responses")
             tally.hashes.setdefault("answers", HashList())
-            datasets.setdefault(path.parent, []).append((f"{copy}-{path.name}", tally))
+            datasets.setdefault(path.parent, []).append((f"{twin}-{path.name}", tally))
     assert repeats.NATIVE
     for folder, files in datasets.items():
         once = files[::2]  # each file once: the usual dataset, ids mostly distinct
         assert _refresh_rules(once) == _definition_rules(once), folder
         assert _refresh_rules(files) == _definition_rules(files), folder
+        # the recorded files' lines are in order; a stream that settles late reorders them
+        backwards = [(name, _lines_reversed(t)) for name, t in files]
+        assert _refresh_rules(backwards) == _definition_rules(backwards), folder
     assert sum(bool(_definition_rules(f)) for f in datasets.values()) > len(datasets) // 2
+
+
+def _lines_reversed(tally: FileTally) -> FileTally:
+    """`tally` with the lines of its ids and answer keys in reverse (the keys in order)."""
+    out = copy.copy(tally)
+    out.ids = copy.copy(tally.ids)
+    out.ids.lines = array("q", reversed(tally.ids.lines))
+    answers = copy.copy(tally.hashes["answers"])
+    answers.lines = array("q", reversed(answers.lines))
+    out.hashes = {**tally.hashes, "answers": answers}
+    return out
 
 
 def _caught(strategy: st.SearchStrategy[Any], differs: Callable[[Any], bool]) -> Any:
