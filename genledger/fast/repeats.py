@@ -3,10 +3,10 @@
 `genledger.rules.rows._repeats` defines the rules: how many keys of a dataset's files were
 seen before, walked file after file and each file in line order, and the first of them (for
 answers, `_first_lines` adds where each one's key was first seen). `_repeats.c` makes the
-same walk in one pass over the files' buffers (the ids' bytes and the answer keys' int64s
-read in place): a hash table that keeps each key's first place, the count, and the first
-`wanted` repeats with their keys' first places, so the rules look up only those few
-lines (`benchmarks/repeats.py`). The refresh gives the result to the rules
+same walk over the files' buffers (the ids' bytes and the answer keys' int64s read in
+place): one hash table gives the count and the first `wanted` repeats, then a scan that stops
+early finds where their keys were first seen, so the rules look up only those few lines
+(`benchmarks/repeats.py`). The refresh gives the result to the rules
 (`refresh/dataset.py`). Where the extension was not built (a machine without a compiler)
 these return None and the rules walk with their own sets (slower, the same stats; the tests
 fail there).
@@ -18,7 +18,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-# the count, and the first repeats as (file, index, key, first file, first index)
+# the count, and the first repeats as (file, index, key, first file, first index): the
+# rules' `genledger.rules.result.Repeats` (the speed wing imports no rules)
 Repeats = tuple[int, list[tuple[int, int, Any, int, int]]]
 Walk = Callable[[Any, int], Repeats]
 
