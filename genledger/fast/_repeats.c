@@ -387,7 +387,9 @@ places_in(const File *file, uint32_t f, Walk *w, int ids)
 }
 
 /* Where each noted repeat's key was first seen: the first file holding it (which the walk
- * reached before the repeat), its earliest line there: `rows._first_lines`. */
+ * reached before the repeat), its earliest line there: `rows._first_lines`. Each key of the
+ * files scanned is compared with every repeat not yet placed, so `wanted` stays small (the
+ * rules want 5). */
 static void
 first_places(const File *files, Py_ssize_t n_files, Walk *w, int ids)
 {
