@@ -263,6 +263,12 @@ def test_every_real_dataset_gets_the_same_duplicate_stats() -> None:
             tally.hashes.setdefault("answers", HashList())
             datasets.setdefault(path.parent, []).append((f"{twin}-{path.name}", tally))
     assert repeats.NATIVE
+    # the lists a refresh holds are the arrays the C walk reads (else it would fall back)
+    _, tally = datasets[FILES[0].parent][0]
+    ids = tally.ids
+    assert repeats.repeated_ids([(ids.data, ids.lengths, ids.lines)], 5) is not None
+    answers = tally.hashes["answers"]
+    assert repeats.repeated_ints([(answers.keys, answers.lines)], 5) is not None
     for folder, files in datasets.items():
         once = files[::2]  # each file once: the usual dataset, ids mostly distinct
         assert _refresh_rules(once) == _definition_rules(once), folder
