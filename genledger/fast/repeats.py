@@ -1,14 +1,15 @@
-"""The duplicate rules' count without a Python object per key.
+"""The duplicate rules' count and first examples without a Python object per key.
 
 `genledger.rules.rows._repeats` defines the rules: how many keys of a dataset's files were
-seen before, in file order, and the first of them. The count alone is the number of keys less
-the number of distinct keys, whatever the order, so one hash table over the files' buffers
-gives it (`_repeats.c`: the ids' bytes and the answer keys' int64s read in place, 5 to 36x the
-definition's pace on 100k to 1M keys, `benchmarks/repeats.py`). The refresh gives it to the
-rules (`refresh/dataset.py`), whose ordered walk for the examples then runs only when it is
-not 0, which a refresh of a clean dataset never reaches. Where the extension was not built (a
-machine without a compiler) these return None and the rules count with their own sets
-(slower, the same stats; the tests fail there).
+seen before, walked file after file and each file in line order, and the first of them (for
+answers, `_first_lines` adds where each one's key was first seen). `_repeats.c` makes the
+same walk over the files' buffers (the ids' bytes and the answer keys' int64s read in
+place): one hash table gives the count and the first `wanted` repeats, then a scan that stops
+early finds where their keys were first seen, so the rules look up only those few lines
+(`benchmarks/repeats.py`). The refresh gives the result to the rules
+(`refresh/dataset.py`). Where the extension was not built (a machine without a compiler)
+these return None and the rules walk with their own sets (slower, the same stats; the tests
+fail there).
 """
 
 from __future__ import annotations
@@ -17,36 +18,47 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# the count, and the first repeats as (file, index, key, first file, first index): the
+# rules' `genledger.rules.result.Repeats` (the speed wing imports no rules)
+Repeats = tuple[int, list[tuple[int, int, Any, int, int]]]
+Walk = Callable[[Any, int], Repeats]
 
-def _built() -> tuple[Callable[[Any], int], Callable[[Any], int]] | None:
-    """The C counts, or None if the extension was not built."""
+
+def _built() -> tuple[Walk, Walk] | None:
+    """The C walks, or None if the extension was not built."""
     try:
-        from genledger.fast._repeats import repeated_ids, repeated_ints
+        from genledger.fast._repeats import first_ids, first_ints
     except ImportError:  # installed without a compiler (the build is optional)
         return None
-    return repeated_ids, repeated_ints
+    return first_ids, first_ints
 
 
 _NATIVE = _built()
-NATIVE = _NATIVE is not None  # whether the C count is in use (tests need it)
+NATIVE = _NATIVE is not None  # whether the C walk is in use (tests need it)
 
 
-def _int64s(values: object) -> bool:
-    return isinstance(values, array) and values.typecode == "q"
+def _int64s(*values: object) -> bool:
+    return all(isinstance(v, array) and v.typecode == "q" for v in values)
 
 
-def repeated_ids(files: Sequence[tuple[bytes | bytearray, Sequence[int]]]) -> int | None:
-    """How many ids of `files` (a dataset's files in order, each as its ids' UTF-8 bytes one
-    after another and their lengths, `IdList.data` and `.lengths`) were seen before; None if
-    the extension was not built or the lengths are not int64 arrays."""
-    if _NATIVE is None or not all(_int64s(lengths) for _, lengths in files):
+def repeated_ids(
+    files: Sequence[tuple[bytes | bytearray, Sequence[int], Sequence[int]]], wanted: int
+) -> Repeats | None:
+    """The duplicate-id walk over `files` (a dataset's files in order, each as its ids' UTF-8
+    bytes one after another, their lengths and their lines: `IdList.data`, `.lengths`,
+    `.lines`), with its first `wanted` repeats; None if the extension was not built or the
+    lists are not int64 arrays."""
+    if _NATIVE is None or not all(_int64s(lengths, lines) for _, lengths, lines in files):
         return None
-    return _NATIVE[0](files)
+    return _NATIVE[0](files, wanted)
 
 
-def repeated_ints(keys: Sequence[Sequence[int]]) -> int | None:
-    """How many of `keys` (a dataset's files' answer keys in order, `HashList.keys`) were
-    seen before; None if the extension was not built or they are not int64 arrays."""
-    if _NATIVE is None or not all(map(_int64s, keys)):
+def repeated_ints(
+    files: Sequence[tuple[Sequence[int], Sequence[int]]], wanted: int
+) -> Repeats | None:
+    """The duplicate-answer walk over `files` (a dataset's files' answer keys and their lines
+    in order, `HashList.keys` and `.lines`), with its first `wanted` repeats; None if the
+    extension was not built or they are not int64 arrays."""
+    if _NATIVE is None or not all(_int64s(keys, lines) for keys, lines in files):
         return None
-    return _NATIVE[1](keys)
+    return _NATIVE[1](files, wanted)

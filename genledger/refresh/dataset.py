@@ -39,7 +39,7 @@ from genledger.refresh.filescan import FileScan
 from genledger.refresh.gone import gone_files, is_gone
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.rules import rows as rule_rows
-from genledger.rules.result import RuleTally
+from genledger.rules.result import MAX_EXAMPLES, RuleTally
 from genledger.tail.checkpoint import Checkpoint, seen_since, unchanged_as_listed
 from genledger.tail.discovery import DataFile, Dataset
 from genledger.tail.reader import ReadResult
@@ -308,18 +308,18 @@ def duplicate_failures(
     answers: list[tuple[str, HashList]],
 ) -> dict[str, RuleTally]:
     """The duplicate-id, duplicate-prompt-id and duplicate-answer rules of a dataset's files,
-    each counted in C where it was built (`genledger.fast.repeats`): the rules' own sets
+    each walked in C where it was built (`genledger.fast.repeats`): the rules' own sets
     cost a Python object a key on every refresh, however few keys were new."""
-    failures = rule_rows.id_failures(ids, repeats.repeated_ids(_id_buffers(ids)))
-    count = repeats.repeated_ids(_id_buffers(prompt_ids))
-    failures.update(rule_rows.prompt_id_failures(prompt_ids, count))
-    count = repeats.repeated_ints([found.keys for _, found in answers])
-    failures.update(rule_rows.answer_failures(answers, count))
+    failures = rule_rows.id_failures(ids, repeats.repeated_ids(_id_buffers(ids), MAX_EXAMPLES))
+    found = repeats.repeated_ids(_id_buffers(prompt_ids), MAX_EXAMPLES)
+    failures.update(rule_rows.prompt_id_failures(prompt_ids, found))
+    found = repeats.repeated_ints([(k.keys, k.lines) for _, k in answers], MAX_EXAMPLES)
+    failures.update(rule_rows.answer_failures(answers, found))
     return failures
 
 
-def _id_buffers(files: list[tuple[str, IdList]]) -> list[tuple[bytearray, Any]]:
-    return [(ids.data, ids.lengths) for _, ids in files]
+def _id_buffers(files: list[tuple[str, IdList]]) -> list[tuple[bytearray, Any, Any]]:
+    return [(ids.data, ids.lengths, ids.lines) for _, ids in files]
 
 
 def dataset_rules(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,11 +48,18 @@ def merge_failures(
     return out
 
 
+# The duplicate rules' walk done elsewhere (`genledger.fast.repeats`): how many keys were seen
+# before, and the first `MAX_EXAMPLES` of them in the rules' order, each as (file, index, key,
+# first file, first index): indices into the files given and their arrays, the first pair
+# where the key was first seen.
+Repeats = tuple[int, list[tuple[int, int, Any, int, int]]]
+
+
 class Ids(Protocol):
     """A file's record ids with their line numbers (`genledger.ledger.idlist.IdList`)."""
 
     @property
-    def lines(self) -> Iterable[int]:
+    def lines(self) -> Sequence[int]:
         """Each id's line, in order."""
         ...
 

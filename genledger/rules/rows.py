@@ -23,7 +23,7 @@ from genledger.rules.catalogue import (
     rules_of,
 )
 from genledger.rules.expr import RowFunction, row_function
-from genledger.rules.result import MAX_EXAMPLES, Ids, RuleTally
+from genledger.rules.result import MAX_EXAMPLES, Ids, Repeats, RuleTally
 
 Row = dict[str, Any]
 Values = tuple[Any, ...]
@@ -94,10 +94,12 @@ def _dict_tallies(table: Table, rows: Iterable[Mapping[str, Any]]) -> dict[str, 
     return failures.tallies()
 
 
-def id_failures(files: Iterable[tuple[str, Ids]], count: int | None = None) -> dict[str, RuleTally]:
+def id_failures(
+    files: Iterable[tuple[str, Ids]], found: Repeats | None = None
+) -> dict[str, RuleTally]:
     """The duplicate-id rule: an id seen before in the dataset's shards, in file order
-    (`count`: the number of repeats if found elsewhere, see `_counted`)."""
-    count, first = _counted(((name, ids.keys(), ids.lines) for name, ids in files), count)
+    (`found`: the walk if it was made elsewhere, see `_counted`)."""
+    count, first = _counted(list(files), found)
     failures = Failures(Table.IDS)
     examples = [(name, line, key.decode()) for name, line, key in first]
     failures.add_counted("duplicate_ids", count, examples, TABLE_COLUMNS[Table.IDS])
@@ -105,11 +107,11 @@ def id_failures(files: Iterable[tuple[str, Ids]], count: int | None = None) -> d
 
 
 def prompt_id_failures(
-    files: Iterable[tuple[str, Ids]], count: int | None = None
+    files: Iterable[tuple[str, Ids]], found: Repeats | None = None
 ) -> dict[str, RuleTally]:
     """The duplicate-prompt-id rule: a prompt id seen before in the dataset's prompts files,
-    in file order (`count`: the number of repeats if found elsewhere, see `_counted`)."""
-    count, first = _counted(((name, ids.keys(), ids.lines) for name, ids in files), count)
+    in file order (`found`: the walk if it was made elsewhere, see `_counted`)."""
+    count, first = _counted(list(files), found)
     failures = Failures(Table.PROMPTS)
     examples = [(name, line, key.decode(), None) for name, line, key in first]
     failures.add_counted("duplicate_prompt_ids", count, examples, TABLE_COLUMNS[Table.PROMPTS])
@@ -123,25 +125,28 @@ def prompt_failures(rows: list[dict[str, Any]]) -> dict[str, RuleTally]:
 
 
 def _counted(
-    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]], count: int | None
+    files: list[tuple[str, Ids]], found: Repeats | None
 ) -> tuple[int, list[tuple[str, int, Any]]]:
-    """`_repeats`, given its count if it was found elsewhere (the keys less the distinct
-    keys, counted in C by `genledger.fast.repeats`, given by the refresh; None: not found).
-    With a count of 0 no set is built at all; with more, the definition's walk stops at the
-    examples (the files are taken lazily, so later files' keys are never made)."""
-    if count is None:
-        return _repeats(files)
-    return count, (_repeats(files, stop=True)[1] if count else [])
+    """`_repeats` over `files`' ids, or its result read from `found` if the walk was made
+    elsewhere (in C by `genledger.fast.repeats`, given by the refresh; None: not made): then
+    only the examples' lines are looked up."""
+    if found is None:
+        return _repeats((name, ids.keys(), ids.lines) for name, ids in files)
+    return found[0], _examples(files, found)
+
+
+def _examples(files: Sequence[tuple[str, Lined]], found: Repeats) -> list[tuple[str, int, Any]]:
+    """`found`'s first repeats as (file, line, key)."""
+    return [(files[f][0], files[f][1].lines[at], key) for f, at, key, _, _ in found[1]]
 
 
 def _repeats(
-    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]], stop: bool = False
+    files: Iterable[tuple[str, Sequence[Any], Iterable[int]]],
 ) -> tuple[int, list[tuple[str, int, Any]]]:
     """How many keys (each file's keys with their lines) were seen before in an earlier
     line or file, in file order, and the first `MAX_EXAMPLES` of them as (file, line, key).
     Counted with set operations in C; only a file holding a repeat is walked line by line,
-    and only until the examples are found (a repeated corpus walked every key in Python).
-    With `stop`, the files after the last example are not read (the count is then short)."""
+    and only until the examples are found (a repeated corpus walked every key in Python)."""
     seen: set[Any] = set()
     count = 0
     first: list[tuple[str, int, Any]] = []
@@ -158,14 +163,21 @@ def _repeats(
                 else:
                     seen.add(key)
         count += repeats
-        if stop and len(first) == MAX_EXAMPLES:
-            break
         if seen:
             seen |= fresh  # in place: a new set per file made 50,000 shards quadratic
         else:
             seen = fresh  # the first file's keys as they are: no copy (a dataset of one big
             # file held its keys twice: ~30 MB a million)
     return count, first
+
+
+class Lined(Protocol):
+    """A file's keys' lines (`Ids` and `Keys`)."""
+
+    @property
+    def lines(self) -> Sequence[int]:
+        """Each key's line."""
+        ...
 
 
 class Keys(Protocol):
@@ -185,17 +197,20 @@ class Keys(Protocol):
 
 
 def answer_failures(
-    files: Iterable[tuple[str, Keys]], count: int | None = None
+    files: Iterable[tuple[str, Keys]], found: Repeats | None = None
 ) -> dict[str, RuleTally]:
     """The duplicate-answer rule: an answer key seen before in the dataset's shards, in file
-    order; each example names where the answer was first seen (`count`: the number of
-    repeats if found elsewhere, see `_counted`)."""
+    order; each example names where the answer was first seen (`found`: the walk if it was
+    made elsewhere, see `_counted`)."""
     listed = list(files)
-    walked = ((name, found.keys, found.lines) for name, found in listed)
-    count, first = _counted(walked, count)
+    if found is None:
+        count, first = _repeats((name, keys.keys, keys.lines) for name, keys in listed)
+        seen = _first_lines(listed, {key for _, _, key in first}) if count else {}
+    else:
+        count, first = found[0], _examples(listed, found)
+        seen = {key: (listed[f][0], listed[f][1].lines[at]) for _, _, key, f, at in found[1]}
     if not count:
         return {}
-    seen = _first_lines(listed, {key for _, _, key in first})
     examples = [
         {"file": name, "line": line, "reason": _first_seen(seen.get(key), name)}
         for name, line, key in first
