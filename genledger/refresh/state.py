@@ -253,8 +253,12 @@ class StateStore:
         """The record's bytes and quiet checksum (`DatasetRecord.encoded`), its arrays put
         in its segment file's next write."""
         head = record.segments
-        unused = 1 if head is not None else 1 + max(self._generations(record.name), default=0)
-        with writing(Segments.after(head, unused)) as added:
+        if record.kept_files is not None:  # its files written back as they are: same file
+            added = Segments(head or SegmentsHead())
+        else:
+            unused = 1 if head is not None else 1 + max(self._generations(record.name), default=0)
+            added = Segments.after(head, unused)
+        with writing(added):
             raw, crc = record.encoded()
         return raw, crc, added
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 from array import array
+from dataclasses import replace
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -244,3 +246,21 @@ def test_int_arrays_keep_their_values() -> None:
     with segments.reading(disk.blob()):
         back = HashList.from_dict(form)
     assert back.keys == array("q", [-(2**63), 2**63 - 1, 0, -1])
+
+
+def test_a_record_written_back_with_its_files_as_stored_keeps_its_segment_file(
+    tmp_path: Path,
+) -> None:
+    """A quiet record's files are written back as the bytes they were (`kept_files`): they
+    name the committed file, which must survive even when that file is due a new generation."""
+    store = StateStore(tmp_path, "/data", "s")
+    store.save(_record(tmp_path, IdList.of((n, "x" * 40 + str(n)) for n in range(1, 120_001))))
+    loaded = store.load("ds")
+    assert loaded.segments is not None
+    files = orjson.dumps(orjson.loads(store.path("ds").read_bytes())["files"])
+    due = SegmentsHead(loaded.segments.gen, loaded.segments.length, live=0)  # all "dead"
+    assert due.compacts()
+    kept = replace(loaded, files={}, kept_files=files, segments=due)
+    store.save(kept)
+    assert store.segments_path("ds", loaded.segments.gen).exists()
+    assert store.load("ds").files == loaded.files
