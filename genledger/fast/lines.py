@@ -117,7 +117,7 @@ class _Decoder:
         first = content.lstrip(WHITESPACE)[:1]
         if first not in (b"{", b"["):
             raise _Unusual
-        if not any(key in content for key in self.markers):
+        if not any(map(content.__contains__, self.markers)):  # no generator frame a line
             return self._whole(content)  # no id array to stand in for: one orjson call
         small = lift(content, self.lift_keys) if self.lift_keys else None
         if small is not None:

@@ -559,13 +559,39 @@ def _called_answer(choices: list[_Choice]) -> tuple[int | None, bool]:
     rules (`formats.answer_key`, `formats.empty_output`) on the answer values in path order
     (tool calls are objects: no raw-text shortcut); `choices` is never null, so the record
     has a place for its answer."""
+    if len(choices) == 1:
+        message = choices[0].message
+        if not (_given(message.content) or _given(message.function_call)) and not _given(
+            message.refusal
+        ):
+            return _sole_call(message.tool_calls)
     raws = [getattr(choice.message, key) for key in ANSWER_KEYS for choice in choices]
     # absent and null hold no answer: only the others are decoded
     values = [
         value for raw in raws if raw and raw != RAW_NULL and (value := _raw_value(raw)) is not None
     ]
     texts = [text for value in values if (text := part_text(value)) is not None]
-    return (key_of_texts(texts) if texts else None), not any(map(visible, values))
+    return (key_of_texts(texts) if texts else None), not any(map(_shows, values))
+
+
+def _sole_call(raw: msgspec.Raw) -> tuple[int | None, bool]:
+    """`_called_answer` of a sole message whose only answer value is its tool calls (the
+    usual call: content and refusal null): one value, so one text and no lists between."""
+    value = _raw_value(raw)
+    text = part_text(value)  # None only for null, which `_given` ruled out
+    if text is None:
+        return None, True
+    return key_of_texts((text,)), not _shows(value)
+
+
+def _shows(value: Any) -> bool:
+    """`formats._visible` of an answer value, the usual tool calls' list decided at its first
+    call (an object with neither `text` nor `"thought": true` shows itself)."""
+    if value.__class__ is list and value:
+        first = value[0]
+        if first.__class__ is dict and "text" not in first and first.get("thought") is not True:
+            return True
+    return visible(value)
 
 
 def _chat_answer(choices: list[_Choice], plain: int) -> int | None:

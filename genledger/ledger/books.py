@@ -351,11 +351,13 @@ def account(role: str, params: Params = ()) -> Pass:
         lists = {e.key: IdList() for e in entries if isinstance(e, Ids) and e.key != IDS_KEY}
         hashes = {e.key: HashList() for e in entries if isinstance(e, Hashes)}
         values = {e.key: array("q") for e in entries if isinstance(e, Quantile)}
-        sinks: dict[str, Callable[..., None]] = {IDS_KEY: ids.sink()}
-        sinks.update({k: v.sink() for k, v in lists.items()})
-        sinks.update({k: v.sink() for k, v in hashes.items()})
+        pending = {IDS_KEY: ids.sinks(), **{k: v.sinks() for k, v in lists.items()}}
+        sinks: dict[str, Any] = {k: (lines, more) for k, (lines, more, _) in pending.items()}
+        sinks.update({k: (v.lines.append, v.keys.append) for k, v in hashes.items()})
         sinks.update({k: v.append for k, v in values.items()})
         sums, counters, groups = run(rows, failures.add, names, sinks)
+        for _, _, settle in pending.values():
+            settle()
         ends = {e.key: read(rows) for e, read in trails}
         return Accounted(
             sums, counters, ids, failures.tallies(), groups, lists, hashes, values, ends
@@ -410,7 +412,8 @@ class _Writer:
 
     def function(self, rules: list[Any], entries: list[Any]) -> list[str]:
         """`def account(rows, add, names, sinks)` returning (sums, counters, groups); `sinks`:
-        the append functions of the id lists, key lists and values, by key."""
+        by key, the appends of the values' arrays, and of the id and key lists a pair (lines,
+        values): each a C method, so a record's entry calls no Python function."""
         self.sums = list(dict.fromkeys(k for e in entries for k in _keys(e)))
         self.counters = list(dict.fromkeys(e.key for e in entries if isinstance(e, Tally)))
         self.groups = list(dict.fromkeys(e.key for e in entries if isinstance(e, Priced)))
@@ -418,7 +421,11 @@ class _Writer:
             dict.fromkeys(e.key for e in entries if isinstance(e, Ids | Hashes | Quantile))
         )
         body = ["def account(rows, add, names, sinks):"]
-        body += [f"    a{i} = sinks[{key!r}]" for i, key in enumerate(self.sinks)]
+        paired = {e.key for e in entries if isinstance(e, Ids | Hashes)}
+        body += [
+            f"    a{i}l, a{i}v = sinks[{key!r}]" if key in paired else f"    a{i} = sinks[{key!r}]"
+            for i, key in enumerate(self.sinks)
+        ]
         body += [f"    s{i} = 0" for i in range(len(self.sums))]
         body += [f"    c{i} = {{}}" for i in range(len(self.counters))]
         priced = [e for e in entries if isinstance(e, Priced)]
@@ -494,7 +501,7 @@ class _Writer:
             return lines
         if isinstance(entry, Ids | Hashes):
             line, sink = self.source.value(col("line")), f"a{self.sinks.index(entry.key)}"
-            return [f"if {value} is not None:", f"    {sink}({line}, {value})"]
+            return [f"if {value} is not None:", f"    {sink}l({line})", f"    {sink}v({value})"]
         if isinstance(entry, Quantile):
             return [f"a{self.sinks.index(entry.key)}({value})"]
         counter = f"c{self.counters.index(entry.key)}"

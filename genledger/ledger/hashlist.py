@@ -8,7 +8,7 @@ the records, never with the texts.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from genledger.ledger import segments
@@ -32,16 +32,6 @@ class HashList:
         """One more key, found on `line`."""
         self.keys.append(key)
         self.lines.append(line)
-
-    def sink(self) -> Callable[[int, int], None]:
-        """`append` with the arrays' own appends bound (the books' pass calls it a record)."""
-        keys, lines = self.keys.append, self.lines.append
-
-        def add(line: int, key: int) -> None:
-            keys(key)
-            lines(line)
-
-        return add
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -46,17 +46,19 @@ class IdList:
         self.lengths.append(len(encoded))
         self.lines.append(line)
 
-    def sink(self) -> Callable[[int, str], None]:
-        """`append` with the arrays' own methods bound (the books' pass calls it a record)."""
-        extend, lengths, lines = self.data.extend, self.lengths.append, self.lines.append
+    def sinks(self) -> tuple[Callable[[int], None], Callable[[str], None], Callable[[], None]]:
+        """`append` split for the books' pass: the appends of a record's line and of its id
+        (C methods: no Python call a record), and `settle`, which encodes the ids gathered
+        into the list once the pass is done (every id in one `join`)."""
+        gathered: list[str] = []
 
-        def add(line: int, rid: str) -> None:
-            encoded = rid.encode()
-            extend(encoded)
-            lengths(len(encoded))
-            lines(line)
+        def settle() -> None:
+            encoded = list(map(str.encode, gathered))
+            self.data += b"".join(encoded)
+            self.lengths.extend(map(len, encoded))
+            gathered.clear()
 
-        return add
+        return self.lines.append, gathered.append, settle
 
     def __len__(self) -> int:
         return len(self.lines)

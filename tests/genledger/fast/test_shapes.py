@@ -26,10 +26,26 @@ TEXTS = st.one_of(
     st.text(max_size=8),
 )
 VALUES = st.one_of(st.just(ABSENT), st.none(), TEXTS, st.integers(0, 3))
+CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": " x  y"}'}}
+# what a message's `tool_calls` may hold: real calls, parts with text or thoughts (shown or
+# not by `formats._visible`), and values no provider writes (the general path still reads them)
+PARTS = st.one_of(
+    st.just(CALL),
+    st.fixed_dictionaries({"text": VALUES.filter(lambda v: v is not ABSENT)}),
+    st.fixed_dictionaries({"thought": st.sampled_from([True, False, 1]), "text": TEXTS}),
+    st.dictionaries(st.sampled_from(["id", "type", "thought"]), st.one_of(st.booleans(), TEXTS)),
+    st.lists(st.fixed_dictionaries({"text": TEXTS}), max_size=2),
+    TEXTS,
+    st.none(),
+)
 CALLS = st.one_of(
     st.just(ABSENT),
     st.none(),
-    st.just([{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]),
+    st.just([CALL]),
+    st.lists(PARTS, max_size=3),
+    st.fixed_dictionaries({"thought": st.booleans()}),
+    TEXTS,
+    st.integers(0, 3),
 )
 MESSAGES = st.fixed_dictionaries(
     {"content": VALUES, "refusal": VALUES, "reasoning_content": VALUES, "tool_calls": CALLS}
@@ -76,3 +92,21 @@ def test_a_sole_answer_that_ignores_the_refusal_is_caught(monkeypatch: pytest.Mo
     refused = {"content": "4", "refusal": "no", "reasoning_content": ABSENT, "tool_calls": None}
     assert differs(refused)
     assert not differs({**refused, "refusal": None})
+
+
+@settings(max_examples=400, deadline=None)
+@given(CALLS.filter(lambda v: v not in (ABSENT, None)), st.sampled_from([ABSENT, None]))
+def test_a_message_of_calls_alone_gives_the_general_facts(calls: Any, empty: Any) -> None:
+    # the usual call (`fast.shapes._sole_call`): content and refusal absent or null
+    assert not differs({"content": empty, "refusal": empty, "reasoning_content": ABSENT,
+                        "tool_calls": calls})  # fmt: skip
+
+
+def test_a_sole_call_shown_unlooked_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # planted bug: a list of calls taken as shown without looking at its first part
+    monkeypatch.setattr(shapes, "_shows", lambda value: True)
+    thought = {"content": None, "refusal": None, "reasoning_content": ABSENT,
+               "tool_calls": [{"thought": True, "text": "hm"}]}  # fmt: skip
+    assert differs(thought)
+    monkeypatch.undo()
+    assert not differs(thought)
