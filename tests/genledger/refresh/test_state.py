@@ -292,6 +292,28 @@ def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
     assert _temps(tmp_path) == []
 
 
+def test_a_refresh_appends_to_the_segment_file_and_a_full_one_starts_a_new_generation(
+    tmp_path: Path,
+) -> None:
+    ledger = Ledger(tmp_path)
+    lines = b"".join(b'{"id": "id-%d", "completion_tokens": 3}\n' % i for i in range(200))
+    ledger.append(lines)
+    ledger.refresh()
+    (first,) = (ledger.state_dir / "datasets").glob("*.seg")
+    before = first.read_bytes()
+    ledger.append(b'{"id": "one-more", "completion_tokens": 4}\n')
+    ledger.refresh()
+    (grown,) = (ledger.state_dir / "datasets").glob("*.seg")
+    after = grown.read_bytes()
+    # the same file, its committed bytes kept, and only what the arrays gained added after
+    assert grown == first and after.startswith(before)
+    assert 0 < len(after) - len(before) < len(before) // 4
+    stats = ledger.refresh(full=True)
+    (renewed,) = (ledger.state_dir / "datasets").glob("*.seg")
+    assert renewed != first  # a full re-read loaded no array: the old bytes are all dead
+    assert comparable(stats) == comparable(ledger.fresh_scan())
+
+
 def test_a_refresh_syncs_once_then_renames_the_stats_before_any_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
