@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 # Sealed files' scans, cutting reads into pieces, Parquet row groups and the remote
 # transport are imported where they are used: a small refresh of plain local files reads in
-# place and never needs them (~5 ms of its start-up)
+# place and never needs them (with those of `genledger/refresh/scan.py`, ~3.5 ms of its start-up)
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 # Stored bytes of a Parquet piece at most: one file (HF `datasets` writes one) keeps 2 cores

@@ -37,7 +37,8 @@ def scan_file(
     on bad data. Sealed files (by the name's form) are read whole when new or changed; `now`
     says whether an early end of their stream has settled."""
     if form_of(name) != "jsonl":
-        # imported here: a refresh of plain JSONL files never needs it (~3 ms of start-up)
+        # imported here: a refresh of plain JSONL files never needs it (nor its Parquet and
+        # decompression readers)
         from genledger.refresh.sealed import scan_sealed
 
         when = time.time() if now is None else now
