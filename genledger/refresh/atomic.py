@@ -27,17 +27,42 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]], durable: bool = True)
     leaves that path as it was, and no temp file behind. `durable=False`: no fsync (a reader
     still sees the old file or the new one; after a power cut the new one may be lost or
     empty), for files whose loss costs only a saving."""
+    _write_groups([files], durable)
+
+
+def atomic_write_in_turn(
+    groups: Sequence[Sequence[tuple[Path, bytes]]], synced: Sequence[int] = ()
+) -> None:
+    """`atomic_write_many` of each group in turn, durably, with one sync for them all: every
+    temp file is written, then all are fsynced at once together with the open files `synced`
+    (the caller's, left open), then each group's files are renamed and their folders fsynced
+    before the next group's are renamed in. So a group's renames are durable before any of the
+    next group's happens, at the cost of one round of data syncs, not one a group. A failure
+    leaves the paths not yet renamed as they were, and no temp file behind."""
+    _write_groups(groups, True, synced)
+
+
+def _write_groups(
+    groups: Sequence[Sequence[tuple[Path, bytes]]], durable: bool, synced: Sequence[int] = ()
+) -> None:
+    """Write every group's temp files, sync them (and `synced`) once, then rename group by
+    group, each group's folders fsynced before the next group's renames."""
     temps: list[tuple[str, Path]] = []  # written, not yet renamed
     fds: list[int] = []
-    current = files[0][0] if files else Path()
+    current = Path()
     try:
-        for current, data in files:
-            _write_temp(current, data, temps, fds)
-        sync_all(fds) if durable else _close_all(fds)
-        while temps:
-            tmp, current = temps[0]
-            os.replace(tmp, current)
-            temps.pop(0)
+        for group in groups:
+            for current, data in group:
+                _write_temp(current, data, temps, fds)
+        if durable:
+            _sync([*fds, *synced])
+        _close_all(fds)
+        for group in groups:
+            for _ in group:
+                tmp, current = temps[0]
+                os.replace(tmp, current)
+                temps.pop(0)
+            _settle_folders(group, durable)
     except BaseException as exc:
         for fd in fds:
             with contextlib.suppress(OSError):
@@ -50,6 +75,11 @@ def atomic_write_many(files: Sequence[tuple[Path, bytes]], durable: bool = True)
             # Name the file the caller asked for, not our temp file.
             raise OSError(exc.errno, exc.strerror, str(current)) from exc
         raise
+
+
+def _settle_folders(files: Sequence[tuple[Path, bytes]], durable: bool) -> None:
+    """Fsync once each folder the files were renamed into (`durable`), and sweep its stale
+    temp files."""
     folders: dict[Path, list[str]] = {}
     for path, _ in files:
         folders.setdefault(path.parent, []).append(path.name)
@@ -96,6 +126,13 @@ def _new_temp(path: Path) -> tuple[int, str]:
 def sync_all(fds: list[int]) -> None:
     """fsync and close every fd (emptying `fds`); several at once in threads (fsync releases
     the GIL, and the disk then takes them together)."""
+    _sync(fds)
+    _close_all(fds)
+
+
+def _sync(fds: Sequence[int]) -> None:
+    """fsync every fd, several at once in threads; the first failure is raised once all
+    have ended."""
     failures: list[OSError] = []
 
     def sync(fd: int) -> None:
@@ -114,7 +151,6 @@ def sync_all(fds: list[int]) -> None:
         thread.join()
     if failures:
         raise failures[0]
-    _close_all(fds)
 
 
 def _close_all(fds: list[int]) -> None:

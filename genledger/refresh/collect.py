@@ -29,7 +29,6 @@ from genledger.ledger.cost import (
 from genledger.ledger.rates import total_rate, update_rates
 from genledger.ledger.records import DatasetRecord, DatasetState, FileState, counting_signature
 from genledger.ledger.stats import dataset_block, dataset_sections, document, totals
-from genledger.refresh.atomic import atomic_write_many
 from genledger.refresh.dataset import (
     Counted,
     as_listed,
@@ -198,9 +197,9 @@ def refresh(
             ),
         )
         stats = document(store.data_root, blocks, run, now, found.unrecognised, found.problems)
-        atomic_write_many(_outputs(config, stats))
-        # Checkpoints move only once the stats that include them are durable.
-        store.save_all(one.record for one in counted.values())
+        # Checkpoints move only once the stats that include them are durable: written first,
+        # in the records' round of syncs
+        store.save_all((one.record for one in counted.values()), first=_outputs(config, stats))
         if forget_missing:
             store.forget(missing)
     notices = [*_notices(previous), *scan_notices]

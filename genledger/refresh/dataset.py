@@ -104,6 +104,10 @@ def refresh_record(
         signature=old.signature,
         fleet_first=old.fleet_first,
         windows=windows,
+        # the segment file its arrays were loaded from: the write appends only what they
+        # gained (without it each refresh wrote them all again, in a new generation); a
+        # full re-read loaded none, and starts a new one
+        segments=None if old.files_only_named else old.segments,
     )
     statuses, not_statuses = read_statuses(ds)
     unrecognised = tuple(sorted((*ds.unrecognised, *not_statuses)))

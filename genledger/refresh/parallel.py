@@ -33,17 +33,19 @@ from genledger.ledger.tally import FileTally
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.scan import scan_file
-from genledger.refresh.sealed import scan_sealed
-from genledger.refresh.split import PIECE_BYTES, Plan, join, plan
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
-from genledger.tail.parquet import group_bytes
 from genledger.tail.reader import Span
-from genledger.tail.remote import transport_thread
 from genledger.tail.roots import RemoteFile, Source, stat_source
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
+
+    from genledger.refresh.split import Plan
+
+# Sealed files' scans, cutting reads into pieces, Parquet row groups and the remote
+# transport are imported where they are used: a small refresh of plain local files reads in
+# place and never needs them (with those of `genledger/refresh/scan.py`, ~3.5 ms of its start-up)
 
 MIN_PARALLEL_BYTES = 32 << 20  # below this, fork + pickling cost more than they save
 # Stored bytes of a Parquet piece at most: one file (HF `datasets` writes one) keeps 2 cores
@@ -90,6 +92,8 @@ def scan_job(job: ScanJob, span: Span | None = None, groups: range | None = None
     """Scan one job: the whole read, a `span` of it, or some row `groups` of a Parquet file
     (rows numbered as in the whole file, the checkpoint the whole file's)."""
     if groups is not None:
+        from genledger.refresh.sealed import scan_sealed
+
         now = job.now if job.now is not None else 0.0
         return scan_sealed(job.path, job.name, job.role, job.checkpoint, now, job.reading, groups)
     return scan_file(job.path, job.name, job.role, job.checkpoint, span, job.reading, job.now)
@@ -117,7 +121,12 @@ def _only_idle_threads() -> bool:
     """No thread but this one, or else only a remote root's transport threads, which sit idle
     while this (the only caller of the transport) forks; a worker opens its own connection."""
     main = threading.current_thread()
-    return all(t is main or transport_thread(t) for t in threading.enumerate())
+    others = [t for t in threading.enumerate() if t is not main]
+    if not others:
+        return True
+    from genledger.tail.remote import transport_thread
+
+    return all(transport_thread(t) for t in others)
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,8 @@ class Piece:
             return self.stored * SEALED_WEIGHT
         if self.span is None:
             return self.job.new_bytes()
+        from genledger.refresh.split import PIECE_BYTES
+
         stop = self.span.stop if self.span.stop is not None else self.span.start + PIECE_BYTES
         return stop - self.span.start
 
@@ -184,6 +195,8 @@ class Cut:
 
     def joined(self, parts: dict[str, dict[int, FileScan]]) -> dict[str, FileScan]:
         """Each job's scan from its pieces' (by index); a job whose join failed is left out."""
+        from genledger.refresh.split import join
+
         scans: dict[str, FileScan] = {}
         for key, done in parts.items():
             ordered = [done[index] for index in sorted(done)]
@@ -199,6 +212,8 @@ class Cut:
 
 def cut_jobs(jobs: list[ScanJob], workers: int) -> Cut:
     """The pieces of `jobs` as the local pool hands them to `workers` cores."""
+    from genledger.refresh.split import plan
+
     plans = {job.key: None if _whole(job) else plan(job.path, job.checkpoint) for job in jobs}
     total = sum(job.new_bytes() for job in jobs) // SEALED_WEIGHT
     cut = max(1, min(PARQUET_PIECE_BYTES, total // (4 * workers)))
@@ -329,6 +344,8 @@ def _group_pieces(job: ScanJob, cut: int) -> list[tuple[range, int]] | None:
         return None
     if isinstance(job.path, RemoteFile):
         return None  # read whole: each piece would fetch the footer and its pages again
+    from genledger.tail.parquet import group_bytes
+
     sizes = group_bytes(job.path)
     if sizes is None or len(sizes) < 2 or sum(sizes) < 2 * cut:
         return None

@@ -13,7 +13,6 @@ from genledger.ledger.tally import FileTally
 from genledger.refresh.count import prompt_tally, tally_blocks
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
-from genledger.refresh.sealed import scan_sealed
 from genledger.tail.checkpoint import Checkpoint
 from genledger.tail.discovery import form_of
 from genledger.tail.reader import FileReader, FileUnreadable, Span
@@ -38,6 +37,10 @@ def scan_file(
     on bad data. Sealed files (by the name's form) are read whole when new or changed; `now`
     says whether an early end of their stream has settled."""
     if form_of(name) != "jsonl":
+        # imported here: a refresh of plain JSONL files never needs it (nor its Parquet and
+        # decompression readers)
+        from genledger.refresh.sealed import scan_sealed
+
         when = time.time() if now is None else now
         return scan_sealed(path, name, role, checkpoint, when, reading)
     try:

@@ -10,7 +10,7 @@ import math
 import mmap
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +20,7 @@ import msgspec
 from genledger.ledger import jsonio, quietfile
 from genledger.ledger.records import DamagedRecord, DatasetRecord, Rates
 from genledger.ledger.segments import Bytes, Segments, SegmentsHead, writing
-from genledger.refresh.atomic import atomic_write_bytes, atomic_write_many, sync_all
+from genledger.refresh.atomic import atomic_write_bytes, atomic_write_in_turn, atomic_write_many
 from genledger.refresh.ratesfile import RatesFile
 
 LONGEST_PAUSE_S = 0.5  # between tries of a held lock
@@ -244,7 +244,7 @@ class StateStore:
 
     def save(self, record: DatasetRecord) -> None:
         """Commit one dataset's record atomically."""
-        written = self._commit_whole([record])
+        written = self._commit_whole([record], ())
         self._keep_rates({}, [record.name])
         self._drop_beside([record.name])
         self._write_sidecars(written)
@@ -268,26 +268,36 @@ class StateStore:
         found = (self.state_dir / "datasets").glob(f"{glob.escape(stem)}-g*.seg")
         return [int(g) for p in found if (g := p.name[len(stem) + 2 : -4]).isdigit()]
 
-    def _write_segments(self, written: list[tuple[str, Segments]]) -> None:
+    def _write_segments(self, written: list[tuple[str, Segments]], fds: list[int]) -> None:
         """Append each record's new array bytes to its segment file (a new generation: a
-        new file), all fsynced together, before any record naming them is committed."""
-        fds: list[int] = []
-        try:
-            for name, added in written:
-                if not added.added:
+        new file), each file left open in `fds` for the caller to sync before any record
+        naming them is committed (and to close)."""
+        for name, added in written:
+            if not added.added:
+                continue
+            path = self.segments_path(name, added.head.gen)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if added.fresh else 0)
+            fds.append(os.open(path, flags, 0o666))
+            # bytes past the committed length were left by a write never committed
+            _write_at(fds[-1], added.pieces, added.start)
+            os.ftruncate(fds[-1], added.start + added.added)
+
+    def _undo_segments(
+        self, writes: list[tuple[Path, bytes]], added: list[tuple[str, Segments]]
+    ) -> None:
+        """After a failed commit, remove the new generations no renamed-in record names (the
+        stats failed, or a record did), and the records' folder if that left it empty."""
+        for (path, raw), (name, arrays) in zip(writes, added, strict=True):
+            if not (arrays.fresh and arrays.added):
+                continue
+            with contextlib.suppress(OSError):
+                if path.read_bytes() == raw:  # this record is committed: its file stays
                     continue
-                path = self.segments_path(name, added.head.gen)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if added.fresh else 0)
-                fds.append(os.open(path, flags, 0o666))
-                # bytes past the committed length were left by a write never committed
-                _write_at(fds[-1], added.pieces, added.start)
-                os.ftruncate(fds[-1], added.start + added.added)
-            sync_all(fds)
-        finally:
-            for fd in fds:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            with contextlib.suppress(OSError):
+                self.segments_path(name, arrays.head.gen).unlink()
+        with contextlib.suppress(OSError):
+            (self.state_dir / "datasets").rmdir()  # only when empty: a first refresh's
 
     def _drop_segments(self, dataset: str, keep: int) -> None:
         """Remove the dataset's segment files other than generation `keep`."""
@@ -369,9 +379,13 @@ class StateStore:
                 continue
         return found
 
-    def save_all(self, records: Iterable[DatasetRecord]) -> None:
+    def save_all(
+        self, records: Iterable[DatasetRecord], first: Sequence[tuple[Path, bytes]] = ()
+    ) -> None:
         """Commit several datasets' records, each atomically, with their syncs done together;
-        of a quiet one only its rates (its files and quiet block stand as written)."""
+        of a quiet one only its rates (its files and quiet block stand as written). `first`:
+        files (the stats JSON) written atomically in the same sync, durable before any record
+        is renamed in (a checkpoint moves only once the stats that count it are)."""
         whole_records, rated, unsided = [], {}, []
         for record in records:
             rates = Rates.of(record)
@@ -381,7 +395,7 @@ class StateStore:
                 rated[record.name] = rates
                 if record.kept_files is not None:  # its record read, checked: no sidecar
                     unsided.append((record, record.kept_crc))
-        whole = self._commit_whole(whole_records)
+        whole = self._commit_whole(whole_records, first)
         # rates lost to a power cut cost a sample of the rate history, never a count: one
         # file for all, not fsynced (`refresh.ratesfile`)
         self._keep_rates(rated, [record.name for record, _ in whole])
@@ -391,18 +405,30 @@ class StateStore:
         # stale) gets one now, made for the record file as it stands and was checked
         self._write_sidecars([*whole, *unsided])
 
-    def _commit_whole(self, records: list[DatasetRecord]) -> list[tuple[DatasetRecord, int | None]]:
-        """Write records whole: their arrays' new bytes first, then the records naming them
-        (each atomically, syncs together), then drop segment files no record names; each
-        record with its quiet checksum."""
+    def _commit_whole(
+        self, records: list[DatasetRecord], first: Sequence[tuple[Path, bytes]]
+    ) -> list[tuple[DatasetRecord, int | None]]:
+        """Write `first`, then records whole, in one round of syncs: the records' new array
+        bytes, `first`'s temp files and the records' are all fsynced at once; then `first` is
+        renamed in, then the records naming those bytes; then segment files no record names
+        are dropped. Each record with its quiet checksum."""
         writes, added, written = [], [], []
         for record in records:
             raw, crc, arrays = self._encoded(record)
             writes.append((self.path(record.name), raw))
             added.append((record.name, arrays))
             written.append((record, crc))
-        self._write_segments(added)
-        atomic_write_many(writes)
+        fds: list[int] = []
+        try:
+            self._write_segments(added, fds)
+            atomic_write_in_turn([first, writes], synced=fds)
+        except BaseException:
+            self._undo_segments(writes, added)
+            raise
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         for name, arrays in added:
             if arrays.fresh:  # a new generation is committed: the old files are dead
                 self._drop_segments(name, keep=arrays.head.gen)

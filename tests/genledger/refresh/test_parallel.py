@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -138,6 +139,31 @@ def test_small_reads_stay_in_process(root: Path) -> None:
     jobs = [ScanJob(str(p), p, p.name, "responses", None) for p in root.glob("*/raw*.jsonl")]
     assert not scan_all(jobs, workers=2).done  # under MIN_PARALLEL_BYTES: not worth a fork
     assert not scan_all(jobs, workers=1).done
+
+
+# what only sealed files, reads cut in pieces, Parquet row groups or a remote root need
+UNUSED_BY_SMALL_LOCAL_READS = (
+    "genledger.refresh.sealed",
+    "genledger.refresh.split",
+    "genledger.tail.parquet",
+    "genledger.tail.remote",
+)
+
+
+def test_a_small_refresh_of_local_jsonl_never_imports_the_sealed_cut_or_remote_readers(
+    root: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    script = (
+        "import sys\nfrom genledger.cli import main\ncode = main(sys.argv[1:])\n"
+        f"print(code, sorted(set(sys.modules) & set({UNUSED_BY_SMALL_LOCAL_READS!r})))\n"
+    )
+    args = ["collect", str(root), "-o", f"{out}/s.json", "--state", f"{out}/st", "-q"]
+    run = [sys.executable, "-c", script, *args]
+    done = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[1:] == ["[]"]  # the files were read: the scan half ran
+    assert json.loads((out / "s.json").read_text())["totals"]["n_done"] > 0
 
 
 TOKENS = [

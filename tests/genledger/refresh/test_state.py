@@ -48,6 +48,23 @@ def test_a_saved_record_loads_back_equal(tmp_path: Path) -> None:
     assert orjson.loads(store.path(record.name).read_bytes())["version"] == STATE_VERSION
 
 
+def test_stats_that_cannot_be_written_commit_no_record_and_leave_no_new_segment_file(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path / "state", "/data", "old")
+    kept = a_record("kept")
+    store.save(kept)
+    before = sorted(p.name for p in (tmp_path / "state" / "datasets").iterdir())
+    grown, new = a_record("kept"), a_record("new")
+    grown.files["raw_responses.jsonl"].tally.ids = IdList.of([(1, "a"), (2, "b"), (3, "c")])
+    (tmp_path / "stats.json").mkdir()  # the stats' rename fails
+    with pytest.raises(OSError):
+        store.save_all([grown, new], first=[(tmp_path / "stats.json", b"{}")])
+    assert sorted(p.name for p in (tmp_path / "state" / "datasets").iterdir()) == before
+    assert store.load("kept") == kept  # bytes appended past its committed length are ignored
+    assert store.load("new").files == {}
+
+
 def test_a_full_reread_keeps_only_the_rate_history_and_the_names_of_the_files(
     tmp_path: Path,
 ) -> None:
@@ -273,6 +290,66 @@ def test_a_failed_sync_in_any_thread_fails_the_write_and_renames_nothing(
     assert caught.value.errno == 5
     assert not any(path.exists() for path, _ in files)
     assert _temps(tmp_path) == []
+
+
+def test_a_refresh_appends_to_the_segment_file_and_a_full_one_starts_a_new_generation(
+    tmp_path: Path,
+) -> None:
+    ledger = Ledger(tmp_path)
+    lines = b"".join(b'{"id": "id-%d", "completion_tokens": 3}\n' % i for i in range(200))
+    ledger.append(lines)
+    ledger.refresh()
+    (first,) = (ledger.state_dir / "datasets").glob("*.seg")
+    before = first.read_bytes()
+    ledger.append(b'{"id": "one-more", "completion_tokens": 4}\n')
+    ledger.refresh()
+    (grown,) = (ledger.state_dir / "datasets").glob("*.seg")
+    after = grown.read_bytes()
+    # the same file, its committed bytes kept, and only what the arrays gained added after
+    assert grown == first and after.startswith(before)
+    assert 0 < len(after) - len(before) < len(before) // 4
+    stats = ledger.refresh(full=True)
+    (renewed,) = (ledger.state_dir / "datasets").glob("*.seg")
+    assert renewed != first  # a full re-read loaded no array: the old bytes are all dead
+    assert comparable(stats) == comparable(ledger.fresh_scan())
+
+
+def test_a_refresh_syncs_once_then_renames_the_stats_before_any_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One round of data syncs for the stats, the records and their segment files' new bytes;
+    # then the stats renamed in and their folder synced before a record moves a checkpoint.
+    ledger = Ledger(tmp_path)
+    ledger.append(b'{"id": "a", "completion_tokens": 3}\n')
+    ledger.refresh()
+    ledger.append(b'{"id": "b", "completion_tokens": 4}\n')
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("sync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str | Path) -> None:
+        events.append(("rename", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    stats = ledger.refresh()
+    assert stats["totals"]["total_comp"] == 7
+    (record,) = (ledger.state_dir / "datasets").glob("*.json")
+    (segments,) = (ledger.state_dir / "datasets").glob("*.seg")
+    stats_at = events.index(("rename", str(ledger.stats_path)))
+    record_at = events.index(("rename", str(record)))
+    assert stats_at < events.index(("sync", str(ledger.stats_path.parent))) < record_at
+    data_syncs = [
+        i
+        for i, (what, path) in enumerate(events)
+        if what == "sync" and path.endswith((".tmp", ".seg"))
+    ]
+    assert ("sync", str(segments)) in events
+    assert max(data_syncs) < stats_at  # every file's bytes durable before the first rename
 
 
 # --- damaged records: a notice and a re-read, never a traceback -------------------------------
