@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from mmap import mmap
@@ -152,23 +152,22 @@ _READING: ContextVar[Blob | None] = ContextVar("segments_reading", default=None)
 
 
 @contextmanager
-def writing(segments: Segments) -> Iterator[Segments]:
+def _set(var: ContextVar[Any], value: Any) -> Iterator[Any]:
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
+def writing(segments: Segments) -> AbstractContextManager[Segments]:
     """Arrays serialised in this block go to `segments` (`idlist`, `hashlist`)."""
-    token = _WRITING.set(segments)
-    try:
-        yield segments
-    finally:
-        _WRITING.reset(token)
+    return _set(_WRITING, segments)
 
 
-@contextmanager
-def reading(blob: Blob) -> Iterator[Blob]:
+def reading(blob: Blob) -> AbstractContextManager[Blob]:
     """Arrays deserialised in this block are read from `blob`."""
-    token = _READING.set(blob)
-    try:
-        yield blob
-    finally:
-        _READING.reset(token)
+    return _set(_READING, blob)
 
 
 def writer() -> Segments | None:

@@ -10,26 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.refresh import atomic
 from genledger.refresh.atomic import atomic_write_in_turn
+
+from .syncs import recorded
 
 
 def _events(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """Every fsync (of a file or a folder, by the path its fd names) and rename, in order."""
-    events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
-
-    def fsync(fd: int) -> None:
-        events.append(("sync", os.readlink(f"/proc/self/fd/{fd}")))
-        real_fsync(fd)
-
-    def replace(src: str, dst: str | Path) -> None:
-        events.append(("rename", str(dst)))
-        real_replace(src, dst)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(atomic.os, "replace", replace)
-    return events
+    return recorded(monkeypatch)
 
 
 def _temps(folder: Path) -> list[str]:

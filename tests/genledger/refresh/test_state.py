@@ -28,6 +28,7 @@ from genledger.tail.checkpoint import Checkpoint
 
 from ..conftest import Ledger, comparable
 from ..lock_holder import hold
+from .syncs import recorded
 
 
 def a_record(name: str = "ds ü/1", root: str = "/data") -> DatasetRecord:
@@ -323,19 +324,7 @@ def test_a_refresh_syncs_once_then_renames_the_stats_before_any_record(
     ledger.append(b'{"id": "a", "completion_tokens": 3}\n')
     ledger.refresh()
     ledger.append(b'{"id": "b", "completion_tokens": 4}\n')
-    events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
-
-    def fsync(fd: int) -> None:
-        events.append(("sync", os.readlink(f"/proc/self/fd/{fd}")))
-        real_fsync(fd)
-
-    def replace(src: str, dst: str | Path) -> None:
-        events.append(("rename", str(dst)))
-        real_replace(src, dst)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
+    events = recorded(monkeypatch)
     stats = ledger.refresh()
     assert stats["totals"]["total_comp"] == 7
     (record,) = (ledger.state_dir / "datasets").glob("*.json")
