@@ -91,9 +91,9 @@ class Segments:
         """The head to commit with the record."""
         return SegmentsHead(self.head.gen, self.start + self.added, self.live)
 
-    def put(self, data: Any, stored: Stored | None) -> tuple[dict[str, Any], Stored]:
-        """The stored form of array bytes `data` and where they now lie, appending only what
-        `stored` (where its first bytes were loaded from) does not cover."""
+    def put(self, data: Any, stored: Stored | None) -> dict[str, Any]:
+        """The stored form of array bytes `data` (its extents), appending only what `stored`
+        (where its first bytes were loaded from) does not cover."""
         view = memoryview(data).cast("B")
         n = len(view)
         extents: list[tuple[int, int]] = []
@@ -107,8 +107,7 @@ class Segments:
         if n > covered:
             extents.append((self._append(view[covered:]), n - covered))
         self.live += n
-        kept = tuple(extents)
-        return {"at": [list(e) for e in kept], "n": n}, Stored(kept, n)
+        return {"at": [list(e) for e in extents], "n": n}
 
     def _append(self, view: memoryview) -> int:
         offset = self.start + self.added
@@ -175,18 +174,13 @@ def writer() -> Segments | None:
     return _WRITING.get()
 
 
-def blob() -> Blob | None:
-    """The active `Blob`, if a record read is under way."""
-    return _READING.get()
-
-
-class _Kept(Protocol):
+class _Segmented(Protocol):
     stored: dict[str, Stored]
 
     def __len__(self) -> int: ...
 
 
-def leading(parts: Sequence[_Kept]) -> dict[str, Stored]:
+def leading(parts: Sequence[_Segmented]) -> dict[str, Stored]:
     """Where the arrays of `parts` joined in order begin in a segment file: the stored
     extents of the first part holding anything, when every part before it is empty."""
     for part in parts:
@@ -200,15 +194,20 @@ def put(data: Any, stored: Stored | None) -> dict[str, Any]:
     segments = _WRITING.get()
     if segments is None:
         raise RuntimeError("no record write under way")
-    return segments.put(data, stored)[0]
+    return segments.put(data, stored)
+
+
+def _pieces(ref: Any) -> tuple[list[memoryview], Stored]:
+    """`Blob.get` in the active record read; ValueError outside one."""
+    found = _READING.get()
+    if found is None:
+        raise ValueError("an array kept in a segment file, read without it")
+    return found.get(ref)
 
 
 def get(ref: Any) -> tuple[bytearray, Stored]:
     """The bytes `ref` names in the active record read (copied once), and where they lie."""
-    found = _READING.get()
-    if found is None:
-        raise ValueError("an array kept in a segment file, read without it")
-    pieces, stored = found.get(ref)
+    pieces, stored = _pieces(ref)
     data = bytearray()
     for piece in pieces:
         data += piece
@@ -217,10 +216,7 @@ def get(ref: Any) -> tuple[bytearray, Stored]:
 
 def get_ints(ref: Any, stored: dict[str, Stored], name: str) -> array[int]:
     """The int64 array `ref` names (`get`), noting where it lies in `stored[name]`."""
-    found = _READING.get()
-    if found is None:
-        raise ValueError("an array kept in a segment file, read without it")
-    pieces, stored[name] = found.get(ref)
+    pieces, stored[name] = _pieces(ref)
     values = array("q")
     for piece in pieces:
         values.frombytes(piece)  # ValueError unless a whole number of int64s

@@ -123,13 +123,6 @@ def _new_temp(path: Path) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temp file name", str(path))
 
 
-def sync_all(fds: list[int]) -> None:
-    """fsync and close every fd (emptying `fds`); several at once in threads (fsync releases
-    the GIL, and the disk then takes them together)."""
-    _sync(fds)
-    _close_all(fds)
-
-
 def _sync(fds: Sequence[int]) -> None:
     """fsync every fd, several at once in threads; the first failure is raised once all
     have ended."""
