@@ -28,6 +28,8 @@ anywhere else (or a line whose small form does not decode) as a line for the slo
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import lru_cache
 
 import stringzilla as sz
 
@@ -104,13 +106,47 @@ def raw_counts(raw: bytes) -> tuple[int, int | None] | None:
     return int(length), int(ones) if ones else None
 
 
+def _built() -> Callable[[bytes, tuple[bytes, ...], int, int], bytes | None] | None:
+    """The lift of keys' arrays in C (`_lift.c`), or None if it was not built."""
+    try:
+        from genledger.fast._lift import lift_keys
+    except ImportError:  # installed without a compiler (the build is optional)
+        return None
+    return lift_keys
+
+
+# `defined_lift` of keys' arrays in C, the same bytes (tests/genledger/fast/test_lift.py);
+# None where the extension was not built
+NATIVE = _built()
+MAX_NATIVE_KEYS = 16
+
+
+@lru_cache(maxsize=64)
+def _native_keys(keys: tuple[bytes, ...]) -> bool:
+    """Whether the C lift takes `keys`: a few keys of 6 bytes or more, ending alike."""
+    ending = keys[0][-5:] if keys else b""
+    return 0 < len(keys) <= MAX_NATIVE_KEYS and all(
+        len(key) > len(ending) == 5 and key.endswith(ending) for key in keys
+    )
+
+
 def lift(
     content: bytes, keys: tuple[bytes, ...] | None = None, start: int = 0, stop: int = -1
 ) -> bytes | None:
     """`content` (or its line `content[start:stop]`, not copied) with each long flat integer
     array that is an object's value (or a row of one, when `keys` is None) replaced by its
     stand-in; None when no array was lifted (or the line spells `\\u0001` itself). `keys`: lift
-    only the values of these keys (spelled `"key"`, all ending alike, as `_ids"`)."""
+    only the values of these keys (spelled `"key"`, all ending alike, as `_ids"`). The values
+    of keys are lifted in C where it was built (one pass an array, no Python step in it)."""
+    if keys is not None and NATIVE is not None and not start and stop < 0 and _native_keys(keys):
+        return NATIVE(content, keys, MIN_SPAN, MAX_BRACKETS)
+    return defined_lift(content, keys, start, stop)
+
+
+def defined_lift(
+    content: bytes, keys: tuple[bytes, ...] | None = None, start: int = 0, stop: int = -1
+) -> bytes | None:
+    """`lift` by the definition: Python over stringzilla's byte scans."""
     stop = len(content) if stop < 0 else stop
     if keys is None:
         pieces = _any_arrays(content, start, stop)
