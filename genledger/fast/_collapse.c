@@ -351,10 +351,93 @@ collapsed_escaped(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* The key of the text at data[0:size] (its inside, without quotes) that needs no stripping:
+ * `hash` (xxh3_64_intdigest) of its collapse, less 2^63; None when the collapse is empty;
+ * NULL with `*undecided` set when only the definition can tell (the caller's fallback). */
+static PyObject *
+inner_key(PyObject *hash, const byte *data, Py_ssize_t size, int *undecided)
+{
+    int found = holds(data, size);
+    Py_ssize_t from = -1;
+    if (found != 0) {
+        if ((found & ESCAPED_BACKSLASH) && !orjson_spelled(data, size)) {
+            *undecided = 1;
+            return NULL;
+        }
+        from = first_change(data, size);
+    }
+    PyObject *text;
+    if (from < 0) /* nothing to collapse: hashed in place, through a view of the caller's bytes */
+        text = PyMemoryView_FromMemory((char *)data, size, PyBUF_READ);
+    else {
+        text = PyBytes_FromStringAndSize(NULL, size);
+        if (text == NULL)
+            return NULL;
+        byte *out = (byte *)PyBytes_AS_STRING(text);
+        memcpy(out, data, (size_t)from);
+        Py_ssize_t length = collapse_from(data, size, from, out, from);
+        if (length == 0) {
+            Py_DECREF(text);
+            Py_RETURN_NONE;
+        }
+        if (_PyBytes_Resize(&text, length) < 0)
+            return NULL;
+    }
+    if (text == NULL)
+        return NULL;
+    PyObject *digest = PyObject_CallOneArg(hash, text);
+    Py_DECREF(text);
+    if (digest == NULL)
+        return NULL;
+    unsigned long long unsigned_key = PyLong_AsUnsignedLongLong(digest);
+    Py_DECREF(digest);
+    if (unsigned_key == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    /* less 2^63: the signed value an Int64 column holds (`genledger.parse.answer.SIGN`) */
+    return PyLong_FromLongLong((long long)(unsigned_key - (1ULL << 63)));
+}
+
+/* spelled_key(fallback, hash, data): `genledger.fast.answerkeys.key_of_spelled` in one
+ * call, for a JSON string's bytes (quotes included) as orjson spells them: when neither end
+ * of its inside is whitespace, its collapse is hashed without a slice, a Python step or a
+ * bytes object where nothing collapses; `fallback` (the Python steps) takes the rest. */
+static PyObject *
+spelled_key(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "spelled_key(fallback, hash, data) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *fallback = args[0], *hash = args[1], *data = args[2];
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        return PyObject_CallOneArg(fallback, data);
+    }
+    const byte *bytes = (const byte *)view.buf;
+    Py_ssize_t size = view.len;
+    int undecided = 1;
+    PyObject *key = NULL;
+    /* as the definition: no space or backslash first, no space last, no escape ending it */
+    if (size > 3 && bytes[1] != ' ' && bytes[1] != '\\' && bytes[size - 2] != ' '
+        && bytes[size - 3] != '\\') {
+        undecided = 0;
+        key = inner_key(hash, bytes + 1, size - 2, &undecided);
+    }
+    PyBuffer_Release(&view);
+    if (undecided)
+        return PyObject_CallOneArg(fallback, data);
+    return key;
+}
+
 static PyMethodDef methods[] = {
     {"collapsed_escaped", (PyCFunction)(void (*)(void))collapsed_escaped, METH_FASTCALL,
      "collapsed_escaped(fallback, body): genledger.parse.answer._collapsed_escaped in C; "
      "`fallback` (the definition) decides texts outside orjson's spelling."},
+    {"spelled_key", (PyCFunction)(void (*)(void))spelled_key, METH_FASTCALL,
+     "spelled_key(fallback, hash, data): genledger.fast.answerkeys.key_of_spelled in C; "
+     "`fallback` (its Python steps) decides what the scan cannot."},
     {NULL, NULL, 0, NULL},
 };
 

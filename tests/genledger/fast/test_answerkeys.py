@@ -21,7 +21,7 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from genledger.fast import answerkeys
-from genledger.parse.answer import Buffer, collapsed_escaped, escaped
+from genledger.parse.answer import Buffer, collapsed_escaped, escaped, hash64
 
 from .planted import planted as compiled
 from .realfiles import FILES, SHARED
@@ -171,3 +171,73 @@ def test_a_native_collapse_that_forgets_the_form_feed_is_caught(tmp_path: Path) 
         settings=settings(max_examples=3000, database=None),
     )
     assert "\x0c" in found, found
+
+
+# --- the key of a spelled string in one call (`_collapse.spelled_key`) ----------------------
+
+Key = Callable[[Buffer], int | None]
+
+
+def _key_outcome(key: Key, data: Buffer) -> object:
+    """A key function's result, or its error's type."""
+    try:
+        return key(data)
+    except Exception as exc:
+        return type(exc)
+
+
+def _key_differs(native: Any, data: bytes) -> bool:
+    """Whether the native key of `data` (bytes, a view, a view inside a larger buffer)
+    differs from the Python steps' key or error."""
+    key = lambda given: native.spelled_key(answerkeys.spelled_steps, hash64, given)  # noqa: E731
+    for given_ in (data, memoryview(data), memoryview(b"<" + data + b">")[1:-1]):
+        if _key_outcome(key, given_) != _key_outcome(answerkeys.spelled_steps, given_):
+            return True
+    return False
+
+
+def _collapse_module() -> Any:
+    from genledger.fast import _collapse  # an ImportError here fails the test, never skips
+
+    return _collapse
+
+
+def test_the_answer_keys_take_the_native_key() -> None:
+    assert answerkeys.key_of_spelled is not answerkeys.spelled_steps
+    assert answerkeys.key_of_spelled_bytes is not answerkeys.spelled_bytes_steps
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.text(), SPACED))
+def test_the_native_key_of_any_spelled_text_is_the_steps_key(text: str) -> None:
+    data = b'"' + escaped(text) + b'"'
+    assert not _key_differs(_collapse_module(), data)
+    assert answerkeys.key_of_spelled_bytes(data) == answerkeys.spelled_bytes_steps(data)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(RAW)
+def test_the_native_key_of_bytes_orjson_never_writes_is_the_steps_key_or_error(body: bytes) -> None:
+    assert not _key_differs(_collapse_module(), b'"' + body + b'"')
+    assert not _key_differs(_collapse_module(), body)  # not even a string's quotes
+
+
+@pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
+def test_the_native_key_of_every_real_text_is_the_steps_key() -> None:
+    native = _collapse_module()
+    bodies = list(_real_bodies())
+    assert [b for b in bodies if _key_differs(native, b'"' + b + b'"')] == []
+
+
+def test_a_native_key_that_scans_texts_outside_orjsons_spelling_is_caught(tmp_path: Path) -> None:
+    # planted bug: a text with an escaped backslash scanned whatever else it spells (`\\/`)
+    right = "!orjson_spelled(data, size)) {\n            *undecided"
+    wrong = "0) {\n            *undecided"
+    planted = compiled(SOURCE, tmp_path, (right, wrong))
+    assert not _key_differs(planted, b'"a\\nb"')  # the variant works but for its bug
+    found = find(
+        RAW,
+        lambda body: _key_differs(planted, b'"x' + body + b'x"'),
+        settings=settings(max_examples=3000, database=None),
+    )
+    assert b"\\\\" in found, found
