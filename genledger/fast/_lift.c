@@ -286,27 +286,37 @@ stand_in(char *out, Py_ssize_t n, Py_ssize_t ones)
     return sprintf(out, "\"%s%zd:%zd\"", MARK, n, ones);
 }
 
-/* The line with each lifted span replaced by its stand-in. */
+/* The line data[first:stop] with each lifted span replaced by its stand-in. */
 static PyObject *
-joined(const byte *data, Py_ssize_t size, const Lifted *lifted, int count)
+joined(const byte *data, Py_ssize_t first, Py_ssize_t stop, const Lifted *lifted, int count)
 {
     char piece[64];
-    Py_ssize_t total = size;
+    Py_ssize_t total = stop - first;
     for (int k = 0; k < count; k++)
         total += stand_in(piece, lifted[k].n, lifted[k].ones) - (lifted[k].to - lifted[k].from);
     PyObject *result = PyBytes_FromStringAndSize(NULL, total);
     if (result == NULL)
         return NULL;
     char *out = PyBytes_AS_STRING(result);
-    Py_ssize_t start = 0;
+    Py_ssize_t start = first;
     for (int k = 0; k < count; k++) {
         memcpy(out, data + start, (size_t)(lifted[k].from - start));
         out += lifted[k].from - start;
         out += stand_in(out, lifted[k].n, lifted[k].ones);
         start = lifted[k].to;
     }
-    memcpy(out, data + start, (size_t)(size - start));
+    memcpy(out, data + start, (size_t)(stop - start));
     return result;
+}
+
+/* The lifted line, or None when nothing was lifted or the line data[first:stop] spells the
+ * mark (never inside a lifted array, so the whole line is searched). */
+static PyObject *
+lifted_line(const byte *data, Py_ssize_t first, Py_ssize_t stop, const Lifted *lifted, int count)
+{
+    if (count == 0 || find(data, first, stop, (const byte *)MARK, MARK_SIZE) >= 0)
+        Py_RETURN_NONE;
+    return joined(data, first, stop, lifted, count);
 }
 
 /* The lift proper over a line's bytes; None when nothing was lifted or the line spells the
@@ -335,9 +345,53 @@ lift_line(const byte *data, Py_ssize_t size, const Keys *keys, Py_ssize_t min_sp
         }
         at = find(data, key_end, size, ending, ENDING);
     }
-    if (count == 0 || find(data, 0, size, (const byte *)MARK, MARK_SIZE) >= 0)
-        Py_RETURN_NONE; /* the mark is never inside a lifted array: the line spells it */
-    return joined(data, size, lifted, count);
+    return lifted_line(data, 0, size, lifted, count);
+}
+
+/* `_opens_value`: whether the `[` at `at` follows `:`, `[` or `,` (one space allowed
+ * between) within the line that starts at `first`. */
+static int
+opens_value(const byte *data, Py_ssize_t at, Py_ssize_t first)
+{
+    Py_ssize_t before = at - 1;
+    if (before >= first && data[before] == ' ')
+        before--;
+    return before >= first && (data[before] == ':' || data[before] == '[' || data[before] == ',');
+}
+
+/* `_any_arrays`: the line data[first:stop] with each long flat integer array that is a
+ * value (or a row of one) lifted; None when nothing was lifted or the line spells the mark. */
+static PyObject *
+lift_rows(const byte *data, Py_ssize_t first, Py_ssize_t stop, Py_ssize_t min_span,
+          Py_ssize_t max_looked)
+{
+    Lifted lifted[MAX_LIFTED];
+    int count = 0;
+    Py_ssize_t looked = 0, n, ones;
+    const byte *found = memchr(data + first, '[', (size_t)(stop - first));
+    while (found != NULL && looked < max_looked) {
+        looked++;
+        Py_ssize_t at = found - data;
+        if (!opens_value(data, at, first)) {
+            found = memchr(data + at + 1, '[', (size_t)(stop - at - 1));
+            continue;
+        }
+        const byte *close = memchr(data + at, ']', (size_t)(stop - at));
+        if (close == NULL)
+            break;
+        Py_ssize_t end = close - data;
+        if (end - at > min_span && array_counts(data + at + 1, end - at - 1, &n, &ones))
+            lifted[count++] = (Lifted){at, end + 1, n, ones};
+        else {
+            const byte *inner = memchr(data + at + 1, '[', (size_t)(end - at - 1));
+            if (inner != NULL) { /* rows of a tensor: each row is looked at on its own */
+                found = inner;
+                continue;
+            }
+        }
+        found = memchr(data + end + 1, '[', (size_t)(stop - end - 1));
+    }
+    return lifted_line(data, first, stop, lifted, count);
 }
 
 /* lift_keys(content, keys, min_span, max_looked) -> bytes | None */
@@ -386,6 +440,37 @@ lift_keys(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* lift_any(content, first, stop, min_span, max_looked) -> bytes | None */
+static PyObject *
+lift_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "lift_any(content, first, stop, min_span, max_looked)");
+        return NULL;
+    }
+    Py_ssize_t first = PyLong_AsSsize_t(args[1]), stop = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t min_span = PyLong_AsSsize_t(args[3]), max_looked = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (max_looked > MAX_LIFTED) {
+        PyErr_SetString(PyExc_ValueError, "lift_any: max_looked is at most 256");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *result;
+    if (first < 0 || stop > view.len || first > stop) {
+        PyErr_SetString(PyExc_ValueError, "lift_any: 0 <= first <= stop <= len(content)");
+        result = NULL;
+    }
+    else
+        result = lift_rows((const byte *)view.buf, first, stop, min_span, max_looked);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* counts(span) -> (n, ones | None) | None: `_counts` of one whole array `[...]` (tests). */
 static PyObject *
 counts(PyObject *module, PyObject *span)
@@ -410,6 +495,9 @@ static PyMethodDef methods[] = {
     {"lift_keys", (PyCFunction)(void (*)(void))lift_keys, METH_FASTCALL,
      "lift_keys(content, keys, min_span, max_looked): genledger.fast.lift's lift of the "
      "values of `keys` in C; None when nothing was lifted."},
+    {"lift_any", (PyCFunction)(void (*)(void))lift_any, METH_FASTCALL,
+     "lift_any(content, first, stop, min_span, max_looked): genledger.fast.lift's lift of "
+     "every array that is a value in the line content[first:stop], in C."},
     {"counts", (PyCFunction)counts, METH_O,
      "counts(span): genledger.fast.lift._counts of one whole array in C."},
     {NULL, NULL, 0, NULL},

@@ -30,6 +30,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import stringzilla as sz
 
@@ -106,18 +107,24 @@ def raw_counts(raw: bytes) -> tuple[int, int | None] | None:
     return int(length), int(ones) if ones else None
 
 
-def _built() -> Callable[[bytes, tuple[bytes, ...], int, int], bytes | None] | None:
-    """The lift of keys' arrays in C (`_lift.c`), or None if it was not built."""
+def _built() -> Any:
+    """The lift in C (`_lift.c`), or None if it was not built."""
     try:
-        from genledger.fast._lift import lift_keys
+        from genledger.fast import _lift
     except ImportError:  # installed without a compiler (the build is optional)
         return None
-    return lift_keys
+    return _lift
 
 
-# `defined_lift` of keys' arrays in C, the same bytes (tests/genledger/fast/test_lift.py);
-# None where the extension was not built
-NATIVE = _built()
+# `defined_lift` in C, the same bytes (tests/genledger/fast/test_lift_native.py): of keys'
+# arrays, and of every array that is a value; None where the extension was not built
+_NATIVE = _built()
+NATIVE: Callable[[bytes, tuple[bytes, ...], int, int], bytes | None] | None = (
+    None if _NATIVE is None else _NATIVE.lift_keys
+)
+NATIVE_ANY: Callable[[bytes, int, int, int, int], bytes | None] | None = (
+    None if _NATIVE is None else _NATIVE.lift_any
+)
 MAX_NATIVE_KEYS = 16
 
 
@@ -136,9 +143,13 @@ def lift(
     """`content` (or its line `content[start:stop]`, not copied) with each long flat integer
     array that is an object's value (or a row of one, when `keys` is None) replaced by its
     stand-in; None when no array was lifted (or the line spells `\\u0001` itself). `keys`: lift
-    only the values of these keys (spelled `"key"`, all ending alike, as `_ids"`). The values
-    of keys are lifted in C where it was built (one pass an array, no Python step in it)."""
-    if keys is not None and NATIVE is not None and not start and stop < 0 and _native_keys(keys):
+    only the values of these keys (spelled `"key"`, all ending alike, as `_ids"`). Lifted in
+    C where it was built (one pass an array, no Python step in it)."""
+    if keys is None:
+        if NATIVE_ANY is not None:
+            end = len(content) if stop < 0 else stop
+            return NATIVE_ANY(content, start, end, MIN_SPAN, MAX_BRACKETS)
+    elif NATIVE is not None and not start and stop < 0 and _native_keys(keys):
         return NATIVE(content, keys, MIN_SPAN, MAX_BRACKETS)
     return defined_lift(content, keys, start, stop)
 
