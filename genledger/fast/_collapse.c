@@ -142,9 +142,11 @@ holds(const byte *data, Py_ssize_t size)
 
 /* Where the collapse first changes the text, -1 if it changes nothing: at a run of
  * whitespace other than one space between two words, or at a run at either end. Before
- * that point the result is the input, so nothing is allocated for the common text. */
+ * that point the result is the input, so nothing is allocated for the common text.
+ * `*pair` is set where an escaped backslash was stepped over (every pair of backslashes
+ * starts at a unit the scan steps over: no whitespace escape holds a second backslash). */
 static Py_ssize_t
-first_change(const byte *data, Py_ssize_t size)
+first_change(const byte *data, Py_ssize_t size, int *pair)
 {
     Py_ssize_t at = 0;
     while (at < size) {
@@ -162,7 +164,9 @@ first_change(const byte *data, Py_ssize_t size)
         }
         Py_ssize_t end = run_end(data, at, size);
         if (end == at) {
-            at += word_at(data, at, size);
+            Py_ssize_t step = word_at(data, at, size);
+            *pair |= step == 2;
+            at += step;
             continue;
         }
         if (at == 0 || end == size || end - at != 1 || c != ' ')
@@ -181,7 +185,7 @@ first_change(const byte *data, Py_ssize_t size)
  * only while 17 bytes are left. */
 static Py_ssize_t
 collapse_from(const byte *data, Py_ssize_t size, Py_ssize_t from, byte *out,
-              Py_ssize_t written)
+              Py_ssize_t written, int *pair)
 {
     Py_ssize_t at = from;
 #if defined(__SSE2__)
@@ -219,6 +223,7 @@ collapse_from(const byte *data, Py_ssize_t size, Py_ssize_t from, byte *out,
         Py_ssize_t end = run_end(data, at, size);
         if (end == at) {
             Py_ssize_t step = word_at(data, at, size);
+            *pair |= step == 2;
             out[written] = c;
             if (step == 2)
                 out[written + 1] = data[at + 1];
@@ -358,7 +363,8 @@ collapsed_escaped(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyBuffer_Release(&view);
         return PyObject_CallOneArg(fallback, body);
     }
-    Py_ssize_t from = first_change(data, size);
+    int pair = 0; /* known already: `found` */
+    Py_ssize_t from = first_change(data, size, &pair);
     if (from < 0) {
         PyBuffer_Release(&view);
         return Py_NewRef(body);
@@ -370,7 +376,7 @@ collapsed_escaped(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     byte *out = (byte *)PyBytes_AS_STRING(result);
     memcpy(out, data, (size_t)from);
-    Py_ssize_t length = collapse_from(data, size, from, out, from);
+    Py_ssize_t length = collapse_from(data, size, from, out, from, &pair);
     PyBuffer_Release(&view);
     if (_PyBytes_Resize(&result, length) < 0)
         return NULL; /* it has released `result` */
@@ -383,32 +389,33 @@ collapsed_escaped(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 inner_key(PyObject *hash, const byte *data, Py_ssize_t size, int *undecided)
 {
-    int found = holds(data, size);
-    Py_ssize_t from = -1;
-    if (found != 0) {
-        if ((found & ESCAPED_BACKSLASH) && !orjson_spelled(data, size)) {
-            *undecided = 1;
-            return NULL;
-        }
-        from = first_change(data, size);
-    }
-    PyObject *text;
-    if (from < 0) /* nothing to collapse: hashed in place, through a view of the caller's bytes */
-        text = PyMemoryView_FromMemory((char *)data, size, PyBUF_READ);
-    else {
+    /* No first pass for the case (`holds`): a text without a backslash or a double space,
+     * whose ends are no space, changes nowhere, and an escaped backslash, which asks for
+     * orjson's spelling, is noted by the scans themselves. */
+    int pair = 0;
+    Py_ssize_t from = first_change(data, size, &pair), length = size;
+    PyObject *text = NULL;
+    if (from >= 0) {
         text = PyBytes_FromStringAndSize(NULL, size);
         if (text == NULL)
             return NULL;
         byte *out = (byte *)PyBytes_AS_STRING(text);
         memcpy(out, data, (size_t)from);
-        Py_ssize_t length = collapse_from(data, size, from, out, from);
-        if (length == 0) {
-            Py_DECREF(text);
-            Py_RETURN_NONE;
-        }
-        if (_PyBytes_Resize(&text, length) < 0)
-            return NULL;
+        length = collapse_from(data, size, from, out, from, &pair);
     }
+    if (pair && !orjson_spelled(data, size)) {
+        Py_XDECREF(text);
+        *undecided = 1;
+        return NULL;
+    }
+    if (from < 0) /* nothing to collapse: hashed in place, through a view of the caller's bytes */
+        text = PyMemoryView_FromMemory((char *)data, size, PyBUF_READ);
+    else if (length == 0) {
+        Py_DECREF(text);
+        Py_RETURN_NONE;
+    }
+    else if (_PyBytes_Resize(&text, length) < 0)
+        return NULL;
     if (text == NULL)
         return NULL;
     PyObject *digest = PyObject_CallOneArg(hash, text);
