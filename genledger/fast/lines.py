@@ -248,7 +248,7 @@ class _Typed:
         self.lift_keys = lift_keys  # lift the arrays of these keys first (None: none)
         self.shapes = shapes
         # a shape's decoders are made the first time it is tried (`decoder`): all at once cost
-        # a small refresh ~3 ms, most of it for shapes its files never hold
+        # a small refresh ~2 ms, most of it for shapes its files never hold
         self.decoders: list[Decoders | None] = [None] * len(shapes)
         self.decoder(0)
         # per shape, worked out when a line first decodes into it (inspecting every shape
