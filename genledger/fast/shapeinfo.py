@@ -11,7 +11,6 @@ msgspec. Tested equal to `msgspec.inspect.type_info` on every shape.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import types
 from typing import Annotated, Any, Literal, Union, get_origin
@@ -39,23 +38,22 @@ by_msgspec = mi.type_info  # the definition, and what reads the types translated
 
 
 class _Translator:
-    """Translations of annotations, each made once a process (`done`: the shapes share
-    most of theirs: `Int64`, `Text`, usage structs); a struct's tree is read, never changed."""
+    """Translations of classes, each made once a process (`done`: the shapes share many of
+    their structs); a struct's tree is read, never changed."""
 
-    done: dict[Any, mi.Type] = {}
+    done: dict[type[Any], mi.Type] = {}
 
     def __init__(self) -> None:
         self.inside: set[type[Any]] = set()  # the structs being translated
 
     def translate(self, typ: Any) -> mi.Type:
         """The inspect type of `typ` (an annotation)."""
-        try:
-            return self.done[typ]
-        except (KeyError, TypeError):  # TypeError: an annotation that cannot be hashed
-            pass
-        found = self._translated(typ)
-        with contextlib.suppress(TypeError):
-            self.done[typ] = found
+        if not isinstance(typ, type):
+            # an alias is not kept: `A | B` equals `B | A`, and msgspec keeps each one's order
+            return self._translated(typ)
+        found = self.done.get(typ)
+        if found is None:
+            found = self.done[typ] = self._translated(typ)
         return found
 
     def _translated(self, typ: Any) -> mi.Type:

@@ -56,6 +56,21 @@ class _Odd(msgspec.Struct, rename="camel", tag=True):
     flag: bool | None = msgspec.UNSET  # type: ignore[assignment]
 
 
+class _OneWay(msgspec.Struct):
+    value: int | str | None = None
+    values: list[int | str] = []
+
+
+class _OtherWay(msgspec.Struct):
+    value: str | int | None = None  # equal to `_OneWay`'s as a union: msgspec keeps the order
+    values: list[str | int] = []
+
+
+def test_unions_written_in_two_orders_keep_each_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    for shape in (_OneWay, _OtherWay, _OneWay):
+        assert _translated(shape, monkeypatch) == msgspec.inspect.type_info(shape)
+
+
 class _Described(msgspec.Struct):
     text: Annotated[str, msgspec.Meta(description="a text")] = ""
 
