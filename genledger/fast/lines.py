@@ -34,7 +34,7 @@ import msgspec
 import orjson
 
 from genledger.config import Switches
-from genledger.fast import shapes
+from genledger.fast import shapeinfo, shapes
 from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
@@ -61,6 +61,7 @@ LIFTED_RESPONSE_KEYS = (b'"output_ids"', b'"input_ids"', b'"prompt_token_ids"', 
 LIFTED_FIELDS = frozenset(key.strip(b'"') for key in LIFTED_RESPONSE_KEYS)
 WHITESPACE = b" \t\r\n"
 Values = dict[str, msgspec.Raw]
+Decoders = tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]  # an object, an array
 
 
 def raw_keys(role: str, formats: FormatSet) -> frozenset[str]:
@@ -229,10 +230,10 @@ _INSPECTED: dict[type[Any], tuple[Guard | None, bool]] = {}
 
 
 def _inspected(shape: type[Any]) -> tuple[Guard | None, bool]:
-    """A shape's guard and whether it has id arrays: worked out once a process (msgspec's
-    inspection costs ~1 ms a shape, and every file's decoder asks)."""
+    """A shape's guard and whether it has id arrays: worked out once a process from its
+    inspected type (`fast.shapeinfo`: msgspec's own inspection cost ~0.4 ms a shape)."""
     if shape not in _INSPECTED:
-        info = msgspec.inspect.type_info(shape)
+        info = shapeinfo.type_info(shape)
         guard = unstated_guard(shape, states_of(shape.MAKER), shape.FORMATS, info)
         _INSPECTED[shape] = guard, _has_ids(info)
     return _INSPECTED[shape]
@@ -245,11 +246,11 @@ class _Typed:
         self, shapes: tuple[type[Any], ...], lift_keys: tuple[bytes, ...] | None = None
     ) -> None:
         self.lift_keys = lift_keys  # lift the arrays of these keys first (None: none)
-        self.decoders: list[tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = [
-            (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
-            for shape in shapes
-        ]
         self.shapes = shapes
+        # a shape's decoders are made the first time it is tried (`decoder`): all at once cost
+        # a small refresh ~2 ms, most of it for shapes its files never hold
+        self.decoders: list[Decoders | None] = [None] * len(shapes)
+        self.decoder(0)
         # per shape, worked out when a line first decodes into it (inspecting every shape
         # up front costs a small refresh ~20 ms): a guard (a record carrying a declared count
         # the shape does not state goes on), and whether the shape has id arrays (lift a
@@ -259,6 +260,15 @@ class _Typed:
         self.inspected = [False] * len(shapes)
         self.last = 0  # files run in one shape for long stretches: try the last one first
         self._inspect(0)
+
+    def decoder(self, index: int) -> Decoders:
+        """Shape `index`'s decoders (of an object, of an array of objects), made once."""
+        made = self.decoders[index]
+        if made is None:
+            shape = self.shapes[index]
+            made = (msgspec.json.Decoder(shape), msgspec.json.Decoder(list[shape]))  # type: ignore[valid-type]
+            self.decoders[index] = made
+        return made
 
     def _inspect(self, index: int) -> None:
         """Work out shape `index`'s guard and whether it has id arrays, once."""
@@ -283,7 +293,7 @@ class _Typed:
         shapes.LINE.lifted = small is not None  # else a stand-in's look-alike is no stand-in
         text = content if small is None else small
         try:
-            structs = self.decoders[self.last][many].decode(text)
+            structs = self.decoder(self.last)[many].decode(text)
         except msgspec.ValidationError:
             structs = self._other_shape(text, many)
         except msgspec.DecodeError:
@@ -302,11 +312,11 @@ class _Typed:
             return None
 
     def _other_shape(self, content: bytes, many: bool) -> Any:
-        for index, decoders in enumerate(self.decoders):
+        for index in range(len(self.shapes)):
             if index == self.last:
                 continue
             try:
-                structs = decoders[many].decode(content)
+                structs = self.decoder(index)[many].decode(content)
             except msgspec.ValidationError:
                 continue
             except msgspec.DecodeError:
@@ -460,7 +470,7 @@ class FastDecoder:
         last = typed.last
         if typed.guards[last] is not None:
             return None
-        decode = typed.decoders[last][0].decode
+        decode = typed.decoder(last)[0].decode
         keys = typed.lift_keys if typed.with_ids[last] else None
         line = shapes.LINE
         line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
 import secrets
 import stat
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -124,24 +124,35 @@ def _new_temp(path: Path) -> tuple[int, str]:
 
 
 def _sync(fds: Sequence[int]) -> None:
-    """fsync every fd, several at once in threads; the first failure is raised once all
-    have ended."""
-    failures: list[OSError] = []
+    """fsync every fd, all at once in helper threads (the file system commits concurrent
+    fsyncs together); the first failure is raised once all have ended."""
+    failures: list[BaseException] = []
 
-    def sync(fd: int) -> None:
+    def sync(fd: int, done: _thread.LockType | None = None) -> None:
         try:
             os.fsync(fd)
-        except OSError as exc:
+        except BaseException as exc:  # raised in this caller's thread, below
             failures.append(exc)
+        finally:
+            if done is not None:
+                done.release()
 
-    # Plain threads: concurrent.futures would cost every start 4 ms of imports (logging).
-    threads = [threading.Thread(target=sync, args=(fd,)) for fd in fds[1:]]
-    for thread in threads:
-        thread.start()
+    # `_thread`, not `threading.Thread`: its `start` waits until the new thread runs, one
+    # thread after another, which on a busy machine cost more than the fsyncs themselves
+    # (13 of them: 6-12 ms against 1.5-2 ms, benchmarks in docs/performance-log.md)
+    waits = []
+    for fd in fds[1:]:
+        done = _thread.allocate_lock()
+        done.acquire()
+        try:
+            _thread.start_new_thread(sync, (fd, done))
+        except RuntimeError:  # no thread to be had: this one syncs it
+            sync(fd, done)
+        waits.append(done)
     if fds:
         sync(fds[0])
-    for thread in threads:
-        thread.join()
+    for done in waits:
+        done.acquire()
     if failures:
         raise failures[0]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -13,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
+from genledger.cli import COLLECT_GC_THRESHOLD, short_lived
 from genledger.rules.catalogue import COUNTER_NAMES
 from genledger.synth.records import flat, no_tokens, sglang_generate
 
@@ -354,6 +356,16 @@ def test_quick_exit_flushes_and_skips_teardown_only_when_nothing_runs(
     assert done.stdout == "x" * 200_000 and done.stderr == "summary"
     assert (tmp_path / "thread").exists() == thread
     assert (tmp_path / "teardown").exists() == thread
+
+
+def test_a_collect_process_lets_the_garbage_collector_run_seldom() -> None:
+    before = gc.get_threshold()
+    try:
+        short_lived()
+        assert gc.get_threshold() == (COLLECT_GC_THRESHOLD, *before[1:])
+        assert before[0] < COLLECT_GC_THRESHOLD
+    finally:
+        gc.set_threshold(*before)
 
 
 def test_a_bad_price_stops_collect_with_one_line_naming_the_file_and_key(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def _assert_fast_tiers(
         for lifted in lifting if role == "responses" else (False,):
             typed = _typed(role, lifted)
             for flags in all_flags[::2] if every_array else all_flags:
-                for last in range(len(typed.decoders)):  # whichever shape is tried first
+                for last in range(len(typed.shapes)):  # whichever shape is tried first
                     typed.last = last
                     facts = typed.decode(line, flags)
                     if facts is not None:
@@ -253,6 +253,24 @@ def test_every_typed_shape_is_tried_by_the_fast_path() -> None:
             assert facts == general_facts(line, "responses")
 
 
+def test_a_shapes_decoders_are_made_only_once_it_is_tried() -> None:
+    # Guards the lever: a line of the Nth shape makes the decoders of the shapes up to it,
+    # none after it; a decode with all of them made gives the same facts.
+    rng = np.random.default_rng(5)
+    shapes = fastparse.RESPONSE_SHAPES
+    for maker in (corpus.sglang, corpus.batch, corpus.anthropic):
+        line = corpus.REFERENCE.dumps(maker("r", rng))
+        typed = fastparse._Typed(shapes)
+        facts = typed.decode(line, NOTHING)
+        assert facts is not None, maker.__name__
+        made = [d is not None for d in typed.decoders]
+        assert made == [i <= typed.last for i in range(len(shapes))], maker.__name__
+        whole = fastparse._Typed(shapes)
+        for index in range(len(shapes)):
+            whole.decoder(index)
+        assert whole.decode(line, NOTHING) == facts == general_facts(line, "responses")
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
@@ -382,9 +400,9 @@ def test_decoded_shapes_are_not_tracked_by_the_garbage_collector() -> None:
     )
     typed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
     decoded = None
-    for decoders in typed.decoders:
+    for index in range(len(typed.shapes)):
         with contextlib.suppress(msgspec.ValidationError):
-            decoded = decoders[0].decode(line)
+            decoded = typed.decoder(index)[0].decode(line)
             break
     assert decoded is not None
     assert not gc.is_tracked(decoded)

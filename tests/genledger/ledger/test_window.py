@@ -4,6 +4,9 @@ first window freezes once full, and drift names what moved from what to what."""
 from __future__ import annotations
 
 import itertools
+from collections import Counter
+from statistics import median_low
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,6 +14,30 @@ from hypothesis import strategies as st
 from genledger.ledger.window import Ends, Windows, drift, window_block
 
 ITEM = st.tuples(st.integers(0, 15), st.integers(-1, 50), st.sampled_from([None, "stop", "length"]))
+# reasons as records write them, the name of a missing one among them
+REASON = st.sampled_from([None, "stop", "length", "no finish reason", "tool_calls"])
+
+
+def walked_block(items: list[Any]) -> dict[str, Any] | None:
+    """The window block by its definition (docs/stats-json.md): each share a count of the
+    records whose flag bit is set, the low median of the valid output counts, the reasons'
+    shares, a missing reason named "no finish reason"."""
+    if not items:
+        return None
+    n = len(items)
+    block: dict[str, Any] = {"records": n}
+    for bit, name in enumerate(("truncated", "empty", "failed", "refusal")):
+        block[f"{name}_share"] = sum(1 for f, _, _ in items if f >> bit & 1) / n
+    outputs = [v for _, v, _ in items if v >= 0]
+    block["median_output_tokens"] = median_low(outputs) if outputs else None
+    reasons = Counter("no finish reason" if r is None else r for _, _, r in items)
+    block["finish_reasons"] = {r: c / n for r, c in sorted(reasons.items())}
+    return block
+
+
+@given(st.lists(st.tuples(st.integers(0, 15), st.integers(-1, 10**6), REASON), max_size=60))
+def test_a_windows_block_is_its_definitions(items: list[Any]) -> None:
+    assert window_block(items) == walked_block(items)
 
 
 def ends_of(items: list, limit: int) -> Ends:
