@@ -36,6 +36,7 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
+from genledger.fast.chatline import native_reader
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
@@ -464,6 +465,7 @@ class FastDecoder:
         keys = typed.lift_keys if typed.with_ids[last] else None
         line = shapes.LINE
         line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
+        native = native_reader(typed.shapes[last], plain)
 
         def one(content: bytes) -> Facts | None:
             if content[:1] != b"{":
@@ -480,7 +482,18 @@ class FastDecoder:
             self.misses = 0
             return facts
 
-        return one
+        if native is None:
+            return one
+
+        def first_native(content: bytes) -> Facts | None:
+            # the usual chat line in one C call (fast.chatline); any other line as `one`
+            facts = native(content)
+            if facts is None:
+                return one(content)
+            self.misses = 0
+            return facts
+
+        return first_native
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""

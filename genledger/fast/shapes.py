@@ -426,6 +426,7 @@ _CHAT = RESPONSES.positional(
     "n_samples", "finish_reason", "more_finishes", "model", "created", "answer_hash",
     "empty_output", count_type="int",
 )  # fmt: skip
+CHAT_FACTS = _CHAT  # the chat facts' constructor, also called by the native tier (fast.chatline)
 
 
 class Chat(_Shape):
