@@ -530,6 +530,31 @@ text_object(const Span *s, int has)
     return PyUnicode_DecodeUTF8((const char *)s->start, s->size, NULL);
 }
 
+/* The texts the facts hold (id, finish reason, model) as str; 0 when one is not valid
+ * UTF-8 (the caller promised it is: the line is then left to the typed shapes, which
+ * decide), -1 on another error. */
+static int
+texts_of(const Record *r, PyObject **texts)
+{
+    const Span *spans[3] = {&r->id, &r->choice.finish, &r->model};
+    int has[3] = {r->has_id, r->choice.has_finish, r->has_model};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && has[i] && spans[i]->size == 0) /* "" is a finish reason, not none */
+            texts[i] = PyUnicode_FromStringAndSize("", 0);
+        else
+            texts[i] = text_object(spans[i], has[i]);
+        if (texts[i])
+            continue;
+        for (int j = 0; j < i; j++)
+            Py_CLEAR(texts[j]);
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
 /* formats.time_value of an int: epoch seconds, or milliseconds above MILLISECONDS */
 static PyObject *
 time_object(const Count *n)
@@ -542,7 +567,8 @@ time_object(const Count *n)
     return PyLong_FromLongLong(v >= 0 ? v / 1000 : -((-v + 999) / 1000));
 }
 
-/* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer. */
+/* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer;
+ * None when a text is not valid UTF-8 (the typed shapes decide that line). */
 static PyObject *
 facts_of(const Record *r, PyObject *context)
 {
@@ -563,8 +589,11 @@ facts_of(const Record *r, PyObject *context)
     PyObject *counts[6] = {NULL};
     const Count *given[6] = {&u->prompt, &u->completion, &u->total, &reasoning, &cached, &write};
     PyObject *settled = NULL, *result = NULL, *answer = NULL, *text = NULL;
-    PyObject *args[19] = {NULL};
+    PyObject *args[19] = {NULL}, *texts[3] = {NULL};
     int made = 0; /* args[0 .. made) are owned */
+    int valid = texts_of(r, texts);
+    if (valid <= 0)
+        return valid < 0 ? NULL : Py_NewRef(Py_None);
     for (int i = 0; i < 6; i++)
         if (!(counts[i] = count_object(given[i])))
             goto done;
@@ -579,8 +608,7 @@ facts_of(const Record *r, PyObject *context)
                                      r->choice.content.size + 2);
     if (!text || !(answer = PyObject_CallOneArg(key, text)))
         goto done;
-    if (!(args[made++] = text_object(&r->id, r->has_id)))
-        goto done;
+    args[made++] = Py_NewRef(texts[0]);
     args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, completion ? 4 : 3));
     for (int i = 0; i < 6; i++)
         args[made++] = Py_NewRef(PyTuple_GET_ITEM(settled, i));
@@ -589,17 +617,9 @@ facts_of(const Record *r, PyObject *context)
     args[made++] = Py_NewRef(counts[2]);      /* total */
     if (!(args[made++] = PyLong_FromLong(1))) /* n_samples: one choice */
         goto done;
-    if (!(args[made++] = text_object(&r->choice.finish, r->choice.has_finish ? 1 : 0)))
-        goto done;
-    if (r->choice.has_finish && r->choice.finish.size == 0) { /* "" is a reason, not none */
-        Py_DECREF(args[made - 1]);
-        args[made - 1] = PyUnicode_FromStringAndSize("", 0);
-        if (!args[made - 1])
-            goto done;
-    }
+    args[made++] = Py_NewRef(texts[1]);
     args[made++] = Py_NewRef(Py_None); /* more finishes */
-    if (!(args[made++] = text_object(&r->model, r->has_model)))
-        goto done;
+    args[made++] = Py_NewRef(texts[2]);
     if (!(args[made++] = time_object(&r->created)))
         goto done;
     args[made++] = Py_NewRef(answer);
@@ -610,6 +630,8 @@ done:
         Py_XDECREF(args[i]);
     for (int i = 0; i < 6; i++)
         Py_XDECREF(counts[i]);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(texts[i]);
     Py_XDECREF(settled);
     Py_XDECREF(answer);
     Py_XDECREF(text);
@@ -727,6 +749,10 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             || (r.has_object && spelled(&r.object, "text_completion")))
             break;
         PyObject *facts = facts_of(&r, args[0]);
+        if (facts == Py_None) {
+            Py_DECREF(facts);
+            break;
+        }
         PyObject *row = facts ? row_of(args[6], number + 1, offset + start, facts) : NULL;
         Py_XDECREF(facts);
         if (!row || PyList_Append(args[7], row) < 0) {

@@ -25,17 +25,23 @@ from genledger.parse.usage import settle
 LineFacts = Callable[[bytes], Facts | None]
 
 
-def _built() -> LineFacts | None:
-    """The C reader with its context bound, or None if the extension was not built."""
+RowsWalk = Callable[[bytes, int, int, int, int, str, list[Any]], tuple[int, int]]
+
+
+def _built() -> tuple[LineFacts, RowsWalk] | None:
+    """The C reader and walk with their context bound, or None if the extension was not
+    built."""
     try:
-        from genledger.fast._chatline import chat_facts
+        from genledger.fast._chatline import chat_facts, chat_rows
     except ImportError:  # installed without a compiler (the build is optional)
         return None
     context = (CHAT_FACTS, settle, key_of_spelled_bytes, "openai_chat", "openai_completion")
-    return partial(chat_facts, context)
+    return partial(chat_facts, context), partial(chat_rows, context)
 
 
-NATIVE: LineFacts | None = _built()
+_BUILT = _built()
+NATIVE: LineFacts | None = None if _BUILT is None else _BUILT[0]
+WALK: RowsWalk | None = None if _BUILT is None else _BUILT[1]
 
 
 def native_reader(shape: type[Any], plain: int | None) -> LineFacts | None:
@@ -44,3 +50,11 @@ def native_reader(shape: type[Any], plain: int | None) -> LineFacts | None:
     if NATIVE is None or shape is not Chat or plain != SPELLED:
         return None
     return NATIVE
+
+
+def native_walk(shape: type[Any], plain: int | None) -> RowsWalk | None:
+    """`native_reader`'s walk over a run of lines: `walk(data, start, end, before, offset,
+    file, rows)` appends the rows of the usual chat lines from `data[start]` on (each as
+    `TableBuilder.add` makes it) and returns where it stopped and the lines before that;
+    None where the native tier does not apply."""
+    return WALK if native_reader(shape, plain) is not None else None

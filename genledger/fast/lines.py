@@ -36,7 +36,7 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapes
 from genledger.fast.apishapes import API_SHAPES
-from genledger.fast.chatline import native_reader
+from genledger.fast.chatline import RowsWalk, native_reader, native_walk
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
@@ -494,6 +494,14 @@ class FastDecoder:
             return facts
 
         return first_native
+
+    def native_walk(self, flags: ReadFlags) -> RowsWalk | None:
+        """The native tier's walk over a run of lines of a read (`flags`) in the chat shape
+        (`fast.chatline.native_walk`), when the run reader would be native; else None."""
+        typed = self.typed
+        if typed is None or self.skip or self.lifted or typed.guards[typed.last] is not None:
+            return None
+        return native_walk(typed.shapes[typed.last], read_plain(flags))
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line
 
+from ..refresh.test_count import FAST, GENERAL
+from ..refresh.test_count import tally as count_tally
 from .planted import planted
 from .realfiles import FILES, SHARED
 
@@ -402,3 +405,60 @@ def test_a_native_tier_reading_a_refusal_as_no_refusal_is_caught(tmp_path: Path)
     change = st.tuples(st.just("message"), keys, st.one_of(TEXT, VALUE))
     found = _caught(tmp_path, right, wrong, change)
     assert b"refusal" in found or b"tool_calls" in found
+
+
+# --- the walk over a run of lines ------------------------------------------------------------
+
+
+def _walked_lines() -> list[bytes]:
+    """Usual chat lines with a call, a blank line, a CRLF line and another shape between."""
+    usual = [_dumps(_record(id=f"chatcmpl-{i}")) for i in range(40)]
+    call = usual[3].replace(
+        b'"content":"Hello there."', b'"content":null,"tool_calls":[{"id":"c","type":"x"}]'
+    )
+    return [*usual[:10], call, b"", usual[10] + b"\r", b'{"x": 1}', *usual[11:], b" "]
+
+
+def test_the_walk_counts_a_run_of_lines_as_the_general_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = _walked_lines()
+    walked: list[int] = []
+    real = chatline.WALK
+    assert real is not None
+
+    def counting(*args: Any) -> tuple[int, int]:
+        before = len(args[-1])
+        found = real(*args)
+        walked.append(len(args[-1]) - before)
+        return found
+
+    monkeypatch.setattr(chatline, "WALK", counting)
+    fastparse.fast_decoder.cache_clear()
+    try:
+        for cuts in ([], [5], [13, 20]):
+            assert count_tally(lines, cuts, FAST) == count_tally(lines, cuts, GENERAL)
+    finally:
+        fastparse.fast_decoder.cache_clear()
+    assert sum(walked) > 40  # many lines were walked (not only read one by one)
+
+
+def test_a_walk_that_drops_the_lines_it_is_not_sure_of_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right = """            || (r.has_object && spelled(&r.object, "text_completion")))
+            break;"""
+    wrong = """            || (r.has_object && spelled(&r.object, "text_completion"))) {
+            number++;
+            start = stop + 1;
+            continue;
+        }"""
+    module = planted(SOURCE, tmp_path, (right, wrong))
+    context = chatline.NATIVE.args[0]  # type: ignore[union-attr]
+    lines = _walked_lines()
+    monkeypatch.setattr(chatline, "WALK", partial(module.chat_rows, context))
+    fastparse.fast_decoder.cache_clear()
+    try:
+        assert count_tally(lines, [], FAST) != count_tally(lines, [], GENERAL)
+    finally:
+        fastparse.fast_decoder.cache_clear()
