@@ -1,12 +1,12 @@
 /* The usual OpenAI chat completion line read in C: its facts as `fast.shapes.Chat.facts`
  * makes them for a line of a spelled read (`fast.rawtext.SPELLED`) whose sole message is the
- * usual answer (`fast.shapes._sole_answer`), without a msgspec Struct or a Python step
- * between the bytes and the facts' constructor.
+ * usual answer (`fast.shapes._sole_answer`) or the usual call (`fast.shapes._sole_call`),
+ * without a msgspec Struct or a Python step between the bytes and the facts' constructor.
  *
  * The scan accepts a strict subset of what the `Chat` shape accepts: one object, keys without
  * escapes and each at most once, every key one the shape states, one choice whose message
- * has a non-empty string content, no tool or function call (absent or null) and no refusal
- * (absent or null), integer counts without fraction or exponent of at most 18 digits, the
+ * has either a non-empty string content or tool calls (content absent or null), no function
+ * call and no refusal (absent or null), integer counts without fraction or exponent of at most 18 digits, the
  * id and the model without escapes (the model at most 100 bytes: `formats.text_value` cuts
  * longer ones by characters). Values the shape keeps raw are checked as JSON (strings'
  * escapes among the simple ones; a `\u` escape, which a spelled read never holds, makes the
@@ -15,8 +15,9 @@
  *
  * The caller promises what a spelled read's flags say: the line is valid UTF-8 and holds no
  * think tag. The counts go through the caller's `settle` (`parse.usage.settle`), the answer
- * key through its `key` (`fast.answerkeys.key_of_spelled_bytes`) and the facts through its
- * constructor (`fast.shapes._CHAT`): each rule is stated once, in Python.
+ * key through its `key` (`fast.answerkeys.key_of_spelled_bytes`), the calls' answer through
+ * its `calls` (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the
+ * facts through its constructor (`fast.shapes._CHAT`): each rule is stated once, in Python.
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -386,8 +387,8 @@ usage_member(Cursor *c, int index, void *data)
 }
 
 typedef struct {
-    Span content, finish;
-    int has_content, has_finish, has_message;
+    Span content, finish, calls;
+    int has_content, has_finish, has_message, has_calls;
 } Choice;
 
 enum { M_CONTENT, M_ROLE, M_REASONING_CONTENT, M_REASONING, M_REFUSAL, M_TOOL_CALLS,
@@ -403,7 +404,9 @@ message_member(Cursor *c, int index, void *data)
 {
     Choice *choice = data;
     switch (index) {
-    case M_CONTENT: /* the usual answer: a string other than "" */
+    case M_CONTENT: /* the usual answer: a string other than "" (or null beside calls) */
+        if (null_next(c))
+            return SURE;
         if (string(c, &choice->content) || choice->content.size == 0)
             return UNSURE;
         choice->has_content = 1;
@@ -412,8 +415,17 @@ message_member(Cursor *c, int index, void *data)
     case M_REASONING_CONTENT:
     case M_REASONING:
         return text_or_null(c);
-    case M_REFUSAL: /* a refusal, a call: not the usual answer */
-    case M_TOOL_CALLS:
+    case M_TOOL_CALLS: /* the usual call: any JSON value, its answer read in Python */
+        if (null_next(c))
+            return SURE;
+        skip_space(c);
+        choice->calls.start = c->at;
+        if (skip_value(c, 3))
+            return UNSURE;
+        choice->calls.size = c->at - choice->calls.start;
+        choice->has_calls = 1;
+        return SURE;
+    case M_REFUSAL: /* a refusal, a function call: not the usual answer */
     case M_FUNCTION_CALL:
         return null_next(c) ? SURE : UNSURE;
     default:
@@ -588,12 +600,34 @@ facts_of(const Record *r, PyObject *context)
 
     PyObject *counts[6] = {NULL};
     const Count *given[6] = {&u->prompt, &u->completion, &u->total, &reasoning, &cached, &write};
-    PyObject *settled = NULL, *result = NULL, *answer = NULL, *text = NULL;
+    PyObject *settled = NULL, *result = NULL, *answer = NULL, *text = NULL, *pair = NULL;
+    PyObject *empty = Py_False; /* a text answer shows: no empty output */
     PyObject *args[19] = {NULL}, *texts[3] = {NULL};
     int made = 0; /* args[0 .. made) are owned */
     int valid = texts_of(r, texts);
     if (valid <= 0)
         return valid < 0 ? NULL : Py_NewRef(Py_None);
+    if (r->choice.has_calls) { /* (answer key, empty output) of the calls, or None */
+        text = PyBytes_FromStringAndSize((const char *)r->choice.calls.start,
+                                         r->choice.calls.size);
+        if (!text || !(pair = PyObject_CallOneArg(PyTuple_GET_ITEM(context, 5), text)))
+            goto done;
+        if (pair == Py_None) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "the calls' answer must be (key, empty)");
+            goto done;
+        }
+        answer = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+        empty = PyTuple_GET_ITEM(pair, 1);
+    } else {
+        text = PyBytes_FromStringAndSize((const char *)r->choice.content.start - 1,
+                                         r->choice.content.size + 2);
+        if (!text || !(answer = PyObject_CallOneArg(key, text)))
+            goto done;
+    }
     for (int i = 0; i < 6; i++)
         if (!(counts[i] = count_object(given[i])))
             goto done;
@@ -604,10 +638,6 @@ facts_of(const Record *r, PyObject *context)
         PyErr_SetString(PyExc_TypeError, "settle must return 6 facts");
         goto done;
     }
-    text = PyBytes_FromStringAndSize((const char *)r->choice.content.start - 1,
-                                     r->choice.content.size + 2);
-    if (!text || !(answer = PyObject_CallOneArg(key, text)))
-        goto done;
     args[made++] = Py_NewRef(texts[0]);
     args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, completion ? 4 : 3));
     for (int i = 0; i < 6; i++)
@@ -623,7 +653,7 @@ facts_of(const Record *r, PyObject *context)
     if (!(args[made++] = time_object(&r->created)))
         goto done;
     args[made++] = Py_NewRef(answer);
-    args[made++] = Py_NewRef(Py_False); /* empty output: the content shows */
+    args[made++] = Py_NewRef(empty);
     result = PyObject_Vectorcall(maker, args, (size_t)made, NULL);
 done:
     for (int i = 0; i < made; i++)
@@ -635,6 +665,7 @@ done:
     Py_XDECREF(settled);
     Py_XDECREF(answer);
     Py_XDECREF(text);
+    Py_XDECREF(pair);
     return result;
 }
 
@@ -650,7 +681,7 @@ scan(const byte *data, Py_ssize_t size, Record *r)
         return UNSURE;
     skip_space(&c);
     if (c.at != c.end || !r->has_usage || !r->usage.completion.given || !r->choices
-        || !r->choice.has_message || !r->choice.has_content)
+        || !r->choice.has_message || r->choice.has_content == r->choice.has_calls)
         return UNSURE;
     if (r->has_object && spelled(&r->object, "chat.completion.chunk"))
         return UNSURE; /* a stream's last chunk: the general path */
@@ -664,9 +695,9 @@ chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (nargs != 2 || !PyBytes_Check(args[1]) || !PyTuple_Check(args[0])
-        || PyTuple_GET_SIZE(args[0]) != 5) {
+        || PyTuple_GET_SIZE(args[0]) != 6) {
         PyErr_SetString(PyExc_TypeError,
-                        "chat_facts((maker, settle, key, chat, completion), line: bytes)");
+                        "chat_facts((maker, settle, key, chat, completion, calls), line: bytes)");
         return NULL;
     }
     Record r;
@@ -714,7 +745,7 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     (void)self;
     Py_buffer view;
     Py_ssize_t start, end, number, offset;
-    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 5
+    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 6
         || !PyList_Check(args[7])) {
         PyErr_SetString(PyExc_TypeError,
                         "chat_rows(context, data, start, end, number, offset, file, rows)");
@@ -778,7 +809,7 @@ static PyMethodDef methods[] = {
     {"chat_facts", (PyCFunction)(void (*)(void))chat_facts, METH_FASTCALL,
      "chat_facts(context, line): the facts of a spelled line holding the usual OpenAI chat "
      "completion (context: the facts' constructor, settle, the answer key, the two format "
-     "names), else None."},
+     "names, the calls' answer), else None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,13 +1,15 @@
 """The usual OpenAI chat completion line read in C (`_chatline.c`): the native tier.
 
 A line of a spelled read (`fast.rawtext.SPELLED`: valid UTF-8, no think tag, no `\\u` or
-`\\/` escape) holding one chat completion whose sole message answers with a text is read by
-one C call, straight into the facts `fast.shapes.Chat.facts` writes for it; the rules those
-facts follow (`parse.usage.settle`, the answer key, the facts' constructor) are the Python
-ones, called from C. The C scan says None for any line it is not sure of (another shape, a
-key the shape does not state, a repeated key, an escaped id, a `\\u` escape, a number with
-a fraction or beyond 18 digits, a call, a refusal); the typed shapes read that line. Where
-the extension was not built, the typed shapes read every line: slower, the same facts.
+`\\/` escape) holding one chat completion whose sole message answers with a text, or with
+tool calls alone, is read by one C call, straight into the facts `fast.shapes.Chat.facts`
+writes for it; the rules those facts follow (`parse.usage.settle`, the answer keys, the
+facts' constructor) are the Python ones, called from C. The C scan says None for any line it
+is not sure of (another shape, a key the shape does not state, a repeated key, an escaped
+id, a `\\u` escape, a number with a fraction or beyond 18 digits, a function call, a
+refusal); the typed shapes read that line. Runs of such lines are walked into token-table
+rows by one call (`native_walk`). Where the extension was not built, the typed shapes read
+every line: slower, the same facts.
 """
 
 from __future__ import annotations
@@ -18,11 +20,20 @@ from typing import Any
 
 from genledger.fast.answerkeys import key_of_spelled_bytes
 from genledger.fast.rawtext import SPELLED
-from genledger.fast.shapes import CHAT_FACTS, Chat
+from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
 from genledger.parse.schema import Facts
 from genledger.parse.usage import settle
 
 LineFacts = Callable[[bytes], Facts | None]
+
+
+def _call_answer(calls: bytes) -> tuple[int | None, bool] | None:
+    """(answer key, empty output) of a sole message's tool calls (`shapes._sole_call`, their
+    JSON value's bytes decoded there); None where that finds them unusual."""
+    try:
+        return sole_call(calls)
+    except Unusual:
+        return None
 
 
 RowsWalk = Callable[[bytes, int, int, int, int, str, list[Any]], tuple[int, int]]
@@ -35,7 +46,14 @@ def _built() -> tuple[LineFacts, RowsWalk] | None:
         from genledger.fast._chatline import chat_facts, chat_rows
     except ImportError:  # installed without a compiler (the build is optional)
         return None
-    context = (CHAT_FACTS, settle, key_of_spelled_bytes, "openai_chat", "openai_completion")
+    context = (
+        CHAT_FACTS,
+        settle,
+        key_of_spelled_bytes,
+        "openai_chat",
+        "openai_completion",
+        _call_answer,
+    )
     return partial(chat_facts, context), partial(chat_rows, context)
 
 

@@ -294,6 +294,12 @@ REPEATS = st.sampled_from([
 @example([("top", "object", "text_completion")], "orjson", None, b"")
 @example([("top", "model", "m" * 101)], "orjson", None, b"")  # cut to 100 characters
 @example([("choice", "finish_reason", "")], "orjson", None, b"")
+@example(  # the usual call: content null, the calls' answer read by the answer rules
+    [("message", "content", None), ("message", "tool_calls", [{"id": "c", "type": "function",
+     "function": {"name": "f", "arguments": "{\"a\": 1}"}}])], "orjson", None, b"",
+)  # fmt: skip
+@example([("message", "content", None), ("message", "tool_calls", [])], "orjson", None, b"")
+@example([("message", "tool_calls", [{"text": "x"}])], "orjson", None, b"")  # and a content
 def test_records_near_the_shape_give_the_general_facts(
     changes: list[tuple[str, str, Any]],
     style: str,
@@ -339,7 +345,9 @@ def test_lines_it_is_not_sure_of_go_to_the_typed_shapes() -> None:
         usual.replace(b'"chatcmpl-1"', b'"chatcmpl-\\"1"'),
         usual.replace(b'"refusal":null', b'"refusal":"no"'),
         usual.replace(b'"Hello there."', b'""'),
-        usual.replace(b'"Hello there."', b"null"),
+        usual.replace(b'"Hello there."', b"null"),  # no answer at all
+        usual.replace(b'"refusal":null', b'"refusal":null,"tool_calls":[]'),  # text and calls
+        usual.replace(b'"Hello there."', b'null,"function_call":{"name":"f"}'),
         usual.replace(b'"finish_reason":"stop"', b'"finish_reason":{"type":"stop"}'),
     ]
     assert [line for line in unsure if native(line) is not None] == []
