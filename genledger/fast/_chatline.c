@@ -232,11 +232,12 @@ count(Cursor *c, Count *n)
     p += negative;
     const byte *digits = p;
     int64_t value = 0;
-    while (p < c->end && *p >= '0' && *p <= '9' && p - digits < MAX_DIGITS + 1)
-        value = value * 10 + (*p++ - '0');
+    while (p < c->end && *p >= '0' && *p <= '9' && p - digits < MAX_DIGITS)
+        value = value * 10 + (*p++ - '0'); /* 18 digits: never beyond int64 */
     Py_ssize_t size = p - digits;
-    if (size == 0 || size > MAX_DIGITS || (size > 1 && *digits == '0'))
+    if (size == 0 || (size > 1 && *digits == '0'))
         return UNSURE;
+    /* a 19th digit, a fraction or an exponent: the typed shapes decide */
     if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
         return UNSURE;
     c->at = p;
