@@ -14,10 +14,12 @@
  * so every result equals theirs (tests/genledger/fast/test_chatline.py).
  *
  * The caller promises what a spelled read's flags say: the line is valid UTF-8 and holds no
- * think tag. The counts go through the caller's `settle` (`parse.usage.settle`), the answer
- * key through its `key` (`fast.answerkeys.key_of_spelled_bytes`), the calls' answer through
- * its `calls` (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the
- * facts through its constructor (`fast.shapes._CHAT`): each rule is stated once, in Python.
+ * think tag. The counts go through the caller's `settle` (`parse.usage.settle`), a text's
+ * answer key through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case,
+ * the C collapse then the hash, is called here in place), the calls' answer through its
+ * `calls` (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the
+ * facts through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row
+ * that constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -580,13 +582,54 @@ time_object(const Count *n)
     return PyLong_FromLongLong(v >= 0 ? v / 1000 : -((-v + 999) / 1000));
 }
 
-/* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer;
- * None when a text is not valid UTF-8 (the typed shapes decide that line). */
+/* The context's items (`fast.chatline.CONTEXT`). */
+enum {
+    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_COLLAPSE, X_HASH, X_SIGN,
+    X_TEMPLATE, X_PLACES, X_SIZE
+};
+enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
+
+/* `fast.answerkeys.key_of_spelled_bytes` of a content's bytes, its usual case (no space or
+ * escape at either end) in place: the collapse, then the hash less SIGN; any other text
+ * through the caller's `key`. */
 static PyObject *
-facts_of(const Record *r, PyObject *context)
+text_key(PyObject *context, const Span *content)
 {
-    PyObject *maker = PyTuple_GET_ITEM(context, 0), *settle = PyTuple_GET_ITEM(context, 1);
-    PyObject *key = PyTuple_GET_ITEM(context, 2);
+    const byte *s = content->start;
+    Py_ssize_t n = content->size;
+    if (n < 2 || s[0] == ' ' || s[0] == '\\' || s[n - 1] == ' ' || s[n - 2] == '\\') {
+        PyObject *data = PyBytes_FromStringAndSize((const char *)s - 1, n + 2);
+        PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
+        Py_XDECREF(data);
+        return key;
+    }
+    PyObject *inner = PyBytes_FromStringAndSize((const char *)s, n), *body = NULL, *hash = NULL;
+    PyObject *result = NULL;
+    if (!inner || !(body = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_COLLAPSE), inner)))
+        goto done;
+    int shows = body == inner ? 1 : PyObject_IsTrue(body); /* a collapse may leave nothing */
+    if (shows < 0)
+        goto done;
+    if (!shows) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((hash = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_HASH), body)))
+        result = PyNumber_Subtract(hash, PyTuple_GET_ITEM(context, X_SIGN));
+done:
+    Py_XDECREF(inner);
+    Py_XDECREF(body);
+    Py_XDECREF(hash);
+    return result;
+}
+
+/* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer, in
+ * the order the facts' constructor takes them: 1 and `args` filled (new references), 0 when
+ * a text is not valid UTF-8 or the calls' answer says None (the typed shapes decide that
+ * line), -1 on an error. */
+static int
+values_of(const Record *r, PyObject *context, PyObject **args)
+{
     const Usage *u = &r->usage;
     const Details *d = &u->details;
     Count none = {0, 0};
@@ -601,20 +644,19 @@ facts_of(const Record *r, PyObject *context)
 
     PyObject *counts[6] = {NULL};
     const Count *given[6] = {&u->prompt, &u->completion, &u->total, &reasoning, &cached, &write};
-    PyObject *settled = NULL, *result = NULL, *answer = NULL, *text = NULL, *pair = NULL;
+    PyObject *settled = NULL, *answer = NULL, *text = NULL, *pair = NULL, *texts[3] = {NULL};
     PyObject *empty = Py_False; /* a text answer shows: no empty output */
-    PyObject *args[19] = {NULL}, *texts[3] = {NULL};
-    int made = 0; /* args[0 .. made) are owned */
+    int made = 0, status = -1; /* args[0 .. made) are owned */
     int valid = texts_of(r, texts);
     if (valid <= 0)
-        return valid < 0 ? NULL : Py_NewRef(Py_None);
+        return valid;
     if (r->choice.has_calls) { /* (answer key, empty output) of the calls, or None */
         text = PyBytes_FromStringAndSize((const char *)r->choice.calls.start,
                                          r->choice.calls.size);
-        if (!text || !(pair = PyObject_CallOneArg(PyTuple_GET_ITEM(context, 5), text)))
+        if (!text || !(pair = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_CALLS), text)))
             goto done;
         if (pair == Py_None) {
-            result = Py_NewRef(Py_None);
+            status = 0;
             goto done;
         }
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -623,16 +665,12 @@ facts_of(const Record *r, PyObject *context)
         }
         answer = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
         empty = PyTuple_GET_ITEM(pair, 1);
-    } else {
-        text = PyBytes_FromStringAndSize((const char *)r->choice.content.start - 1,
-                                         r->choice.content.size + 2);
-        if (!text || !(answer = PyObject_CallOneArg(key, text)))
-            goto done;
-    }
+    } else if (!(answer = text_key(context, &r->choice.content)))
+        goto done;
     for (int i = 0; i < 6; i++)
         if (!(counts[i] = count_object(given[i])))
             goto done;
-    settled = PyObject_Vectorcall(settle, counts, 6, NULL);
+    settled = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_SETTLE), counts, 6, NULL);
     if (!settled)
         goto done;
     if (!PyTuple_Check(settled) || PyTuple_GET_SIZE(settled) != 6) {
@@ -640,7 +678,7 @@ facts_of(const Record *r, PyObject *context)
         goto done;
     }
     args[made++] = Py_NewRef(texts[0]);
-    args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, completion ? 4 : 3));
+    args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, completion ? X_COMPLETION : X_CHAT));
     for (int i = 0; i < 6; i++)
         args[made++] = Py_NewRef(PyTuple_GET_ITEM(settled, i));
     args[made++] = Py_NewRef(counts[4]);      /* cached */
@@ -655,10 +693,11 @@ facts_of(const Record *r, PyObject *context)
         goto done;
     args[made++] = Py_NewRef(answer);
     args[made++] = Py_NewRef(empty);
-    result = PyObject_Vectorcall(maker, args, (size_t)made, NULL);
+    status = 1;
 done:
-    for (int i = 0; i < made; i++)
-        Py_XDECREF(args[i]);
+    if (status != 1)
+        for (int i = 0; i < made; i++)
+            Py_XDECREF(args[i]);
     for (int i = 0; i < 6; i++)
         Py_XDECREF(counts[i]);
     for (int i = 0; i < 3; i++)
@@ -667,7 +706,21 @@ done:
     Py_XDECREF(answer);
     Py_XDECREF(text);
     Py_XDECREF(pair);
-    return result;
+    return status;
+}
+
+/* The facts of a scanned record (the constructor's tuple); None where `values_of` says 0. */
+static PyObject *
+facts_of(const Record *r, PyObject *context)
+{
+    PyObject *args[FACTS];
+    int status = values_of(r, context, args);
+    if (status <= 0)
+        return status < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *facts = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_MAKER), args, FACTS, NULL);
+    for (int i = 0; i < FACTS; i++)
+        Py_DECREF(args[i]);
+    return facts;
 }
 
 /* Scans one line; SURE and `r` filled when it is the usual record. */
@@ -696,9 +749,9 @@ chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (nargs != 2 || !PyBytes_Check(args[1]) || !PyTuple_Check(args[0])
-        || PyTuple_GET_SIZE(args[0]) != 6) {
+        || PyTuple_GET_SIZE(args[0]) != X_SIZE) {
         PyErr_SetString(PyExc_TypeError,
-                        "chat_facts((maker, settle, key, chat, completion, calls), line: bytes)");
+                        "chat_facts(context, line: bytes)");
         return NULL;
     }
     Record r;
@@ -707,31 +760,55 @@ chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return facts_of(&r, args[0]);
 }
 
-/* A row of the token table: the position columns, then the facts (`TableBuilder.add`). */
+/* A row of the token table as `TableBuilder.add` makes it: the context's template row (the
+ * constructor's constants and every other fact's default) with the position columns and the
+ * facts `args` (new references, taken) at their places. */
 static PyObject *
-row_of(PyObject *file, Py_ssize_t number, Py_ssize_t offset, PyObject *facts)
+row_of(PyObject *template, const Py_ssize_t *places, PyObject *file, Py_ssize_t number,
+       Py_ssize_t offset, PyObject **args)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(facts);
-    PyObject *row = PyTuple_New(5 + n);
-    if (!row)
-        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(template);
+    PyObject *items[MAX_ROW], *row = NULL;
     PyObject *line = PyLong_FromSsize_t(number), *at = PyLong_FromSsize_t(offset);
-    PyObject *item = PyLong_FromLong(0);
-    if (!line || !at || !item) {
-        Py_XDECREF(line);
-        Py_XDECREF(at);
-        Py_XDECREF(item);
-        Py_DECREF(row);
-        return NULL;
+    if (line && at && (row = PyTuple_New(n))) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            items[i] = PyTuple_GET_ITEM(template, i);
+        items[0] = file;
+        items[1] = line;
+        items[2] = at;
+        for (int i = 0; i < FACTS; i++)
+            items[places[i]] = args[i];
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(row, i, Py_NewRef(items[i]));
     }
-    PyTuple_SET_ITEM(row, 0, Py_NewRef(file));
-    PyTuple_SET_ITEM(row, 1, line);
-    PyTuple_SET_ITEM(row, 2, at);
-    PyTuple_SET_ITEM(row, 3, item);
-    PyTuple_SET_ITEM(row, 4, Py_NewRef(Py_None));
-    for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(row, 5 + i, Py_NewRef(PyTuple_GET_ITEM(facts, i)));
+    Py_XDECREF(line);
+    Py_XDECREF(at);
+    for (int i = 0; i < FACTS; i++)
+        Py_DECREF(args[i]);
     return row;
+}
+
+/* The places of the constructor's facts in a row, checked against the template's size. */
+static int
+places_of(PyObject *context, Py_ssize_t *places)
+{
+    PyObject *template = PyTuple_GET_ITEM(context, X_TEMPLATE);
+    PyObject *given = PyTuple_GET_ITEM(context, X_PLACES);
+    if (!PyTuple_Check(template) || PyTuple_GET_SIZE(template) > MAX_ROW
+        || PyTuple_GET_SIZE(template) < 5 || !PyTuple_Check(given)
+        || PyTuple_GET_SIZE(given) != FACTS) {
+        PyErr_SetString(PyExc_TypeError, "chat_rows: a row template and 18 places are needed");
+        return -1;
+    }
+    for (int i = 0; i < FACTS; i++) {
+        places[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(given, i));
+        if (places[i] < 5 || places[i] >= PyTuple_GET_SIZE(template)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "chat_rows: a place outside the row");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* chat_rows(context, data, start, end, number, offset, file, rows): from `start`, each
@@ -746,12 +823,15 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     (void)self;
     Py_buffer view;
     Py_ssize_t start, end, number, offset;
-    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 6
+    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != X_SIZE
         || !PyList_Check(args[7])) {
         PyErr_SetString(PyExc_TypeError,
                         "chat_rows(context, data, start, end, number, offset, file, rows)");
         return NULL;
     }
+    Py_ssize_t places[FACTS];
+    if (places_of(args[0], places) < 0)
+        return NULL;
     start = PyLong_AsSsize_t(args[2]);
     end = PyLong_AsSsize_t(args[3]);
     number = PyLong_AsSsize_t(args[4]);
@@ -780,13 +860,14 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (scan(data + start, stop - start, &r)
             || (r.has_object && spelled(&r.object, "text_completion")))
             break;
-        PyObject *facts = facts_of(&r, args[0]);
-        if (facts == Py_None) {
-            Py_DECREF(facts);
+        PyObject *values[FACTS];
+        int status = values_of(&r, args[0], values);
+        if (status == 0)
             break;
-        }
-        PyObject *row = facts ? row_of(args[6], number + 1, offset + start, facts) : NULL;
-        Py_XDECREF(facts);
+        PyObject *row = NULL;
+        if (status > 0)
+            row = row_of(PyTuple_GET_ITEM(args[0], X_TEMPLATE), places, args[6], number + 1,
+                         offset + start, values);
         if (!row || PyList_Append(args[7], row) < 0) {
             Py_XDECREF(row);
             failed = 1;
@@ -809,8 +890,7 @@ static PyMethodDef methods[] = {
      "first other line; (where it stopped, the lines before it)."},
     {"chat_facts", (PyCFunction)(void (*)(void))chat_facts, METH_FASTCALL,
      "chat_facts(context, line): the facts of a spelled line holding the usual OpenAI chat "
-     "completion (context: the facts' constructor, settle, the answer key, the two format "
-     "names, the calls' answer), else None."},
+     "completion (context: fast.chatline.CONTEXT), else None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from genledger.fast.answerkeys import key_of_spelled_bytes
+from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
 from genledger.fast.rawtext import SPELLED
 from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
-from genledger.parse.schema import Facts
+from genledger.parse.answer import SIGN, hash64
+from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
 from genledger.parse.usage import settle
 
 LineFacts = Callable[[bytes], Facts | None]
@@ -39,6 +40,25 @@ def _call_answer(calls: bytes) -> tuple[int | None, bool] | None:
 RowsWalk = Callable[[bytes, int, int, int, int, str, list[Any]], tuple[int, int]]
 
 
+def _context() -> tuple[Any, ...]:
+    """What the C reader calls and reads (`_chatline.c`'s `X_` items, in order): the facts'
+    constructor, `settle`, the answer key, the two format names, the calls' answer, the
+    answer key's collapse and hash and its sign, a row template (the position columns, then
+    the constructor's constants and every other fact's default) and the places in a row of
+    the facts the constructor takes."""
+    taken = CHAT_FACTS.__code__.co_argcount
+    names = states_of(CHAT_FACTS)[:taken]
+    template = (*(column.default for column in POSITION), *CHAT_FACTS(*[None] * taken))
+    places = tuple(RESPONSES.position(name) for name in names)
+    return (
+        CHAT_FACTS, settle, key_of_spelled_bytes, "openai_chat", "openai_completion",
+        _call_answer, collapse, hash64, SIGN, template, places,
+    )  # fmt: skip
+
+
+CONTEXT = _context()
+
+
 def _built() -> tuple[LineFacts, RowsWalk] | None:
     """The C reader and walk with their context bound, or None if the extension was not
     built."""
@@ -46,15 +66,7 @@ def _built() -> tuple[LineFacts, RowsWalk] | None:
         from genledger.fast._chatline import chat_facts, chat_rows
     except ImportError:  # installed without a compiler (the build is optional)
         return None
-    context = (
-        CHAT_FACTS,
-        settle,
-        key_of_spelled_bytes,
-        "openai_chat",
-        "openai_completion",
-        _call_answer,
-    )
-    return partial(chat_facts, context), partial(chat_rows, context)
+    return partial(chat_facts, CONTEXT), partial(chat_rows, CONTEXT)
 
 
 _BUILT = _built()

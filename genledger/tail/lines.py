@@ -79,7 +79,8 @@ class Block:
                 content = content[len(BOM) :]
             yield number, self.offset + start, content
             start = newline + 1
-        self._count = number - self.number
+        if stop == self.end:  # the lines up to the block's end are counted: keep their number
+            self._count = number - self.number
 
     def spans(self) -> Iterator[tuple[int, int, int, int]]:
         """(number, offset, start, stop) of each line: `rows()` without copying the lines out

@@ -26,6 +26,7 @@ from genledger.fast.shapes import Chat
 from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.jsonline import Malformed
 from genledger.parse.line import facts_of_line
+from genledger.parse.table import TableBuilder
 
 from ..refresh.test_count import FAST, GENERAL
 from ..refresh.test_count import tally as count_tally
@@ -425,6 +426,28 @@ def _walked_lines() -> list[bytes]:
         b'"content":"Hello there."', b'"content":null,"tool_calls":[{"id":"c","type":"x"}]'
     )
     return [*usual[:10], call, b"", usual[10] + b"\r", b'{"x": 1}', *usual[11:], b" "]
+
+
+def test_the_walk_makes_the_rows_the_builder_makes_of_the_general_facts() -> None:
+    lines = _walked_lines()
+    data = b"".join(line + b"\n" for line in lines)
+    walk = chatline.WALK
+    assert walk is not None
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    walked = TableBuilder("responses", "f.jsonl")
+    at, before, offset = 0, 7, 100  # a read from file offset 100, 7 lines before it
+    while at < len(data):
+        at, before = walk(data, at, len(data), before, offset, "f.jsonl", walked.rows)
+        if at < len(data):  # the line it stopped at is the caller's: the walk goes on after
+            at, before = starts[before - 7 + 1], before + 1
+    expected = TableBuilder("responses", "f.jsonl")
+    for row in walked.rows:
+        index = row[1] - 8
+        expected.add(row[1], offset + starts[index], 0, _general(lines[index])[0])
+    assert walked.rows == expected.rows
+    assert len(walked.rows) == 40  # every usual line but the one ending in `\r`
 
 
 def test_the_walk_counts_a_run_of_lines_as_the_general_path(
