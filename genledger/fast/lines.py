@@ -36,6 +36,7 @@ import orjson
 from genledger.config import Switches
 from genledger.fast import shapeinfo, shapes
 from genledger.fast.apishapes import API_SHAPES
+from genledger.fast.chatline import RowsWalk, native_reader, native_walk
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
@@ -474,6 +475,7 @@ class FastDecoder:
         keys = typed.lift_keys if typed.with_ids[last] else None
         line = shapes.LINE
         line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
+        native = native_reader(typed.shapes[last], plain)
 
         def one(content: bytes) -> Facts | None:
             if content[:1] != b"{":
@@ -490,7 +492,26 @@ class FastDecoder:
             self.misses = 0
             return facts
 
-        return one
+        if native is None:
+            return one
+
+        def first_native(content: bytes) -> Facts | None:
+            # the usual chat line in one C call (fast.chatline); any other line as `one`
+            facts = native(content)
+            if facts is None:
+                return one(content)
+            self.misses = 0
+            return facts
+
+        return first_native
+
+    def native_walk(self, flags: ReadFlags) -> RowsWalk | None:
+        """The native tier's walk over a run of lines of a read (`flags`) in the chat shape
+        (`fast.chatline.native_walk`), when the run reader would be native; else None."""
+        typed = self.typed
+        if typed is None or self.skip or self.lifted or typed.guards[typed.last] is not None:
+            return None
+        return native_walk(typed.shapes[typed.last], read_plain(flags))
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""

@@ -426,6 +426,7 @@ _CHAT = RESPONSES.positional(
     "n_samples", "finish_reason", "more_finishes", "model", "created", "answer_hash",
     "empty_output", count_type="int",
 )  # fmt: skip
+CHAT_FACTS = _CHAT  # the chat facts' constructor, also called by the native tier (fast.chatline)
 
 
 class Chat(_Shape):
@@ -546,7 +547,7 @@ if {p.text for p in CHAT_DECLARATION.answer} != {
     raise ImportError("the chat answer paths changed: update fast.shapes._called_answer")
 
 
-def _raw_value(raw: msgspec.Raw) -> Any:
+def _raw_value(raw: msgspec.Raw | bytes) -> Any:
     """A checked raw value as the general path decodes it (absent: None)."""
     try:
         return orjson.loads(memoryview(raw)) if raw else None
@@ -574,7 +575,7 @@ def _called_answer(choices: list[_Choice]) -> tuple[int | None, bool]:
     return (key_of_texts(texts) if texts else None), not any(map(_shows, values))
 
 
-def _sole_call(raw: msgspec.Raw) -> tuple[int | None, bool]:
+def _sole_call(raw: msgspec.Raw | bytes) -> tuple[int | None, bool]:
     """`_called_answer` of a sole message whose only answer value is its tool calls (the
     usual call: content and refusal null): one value, so one text and no lists between."""
     value = _raw_value(raw)
@@ -582,6 +583,9 @@ def _sole_call(raw: msgspec.Raw) -> tuple[int | None, bool]:
     if text is None:
         return None, True
     return key_of_texts((text,)), not _shows(value)
+
+
+sole_call = _sole_call  # also called by the native tier (fast.chatline), with the calls' bytes
 
 
 def _shows(value: Any) -> bool:

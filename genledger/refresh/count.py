@@ -145,36 +145,64 @@ def _tally_rows(
     flags: ReadFlags,
     streams: Assembler | None = None,
 ) -> None:
-    """Add the records of a block's lines (or their Malformed reasons) to `builder`. While
-    events are coming (`Assembler.eager`), a line is decoded first and read as an event
-    there, else its decoded object goes on with it to `_tally_line`. Any other line is read
-    in the shape of the one before by `FastDecoder.run_reader` (the same facts, fewer steps),
-    else by `_tally_line`; after a line the run reader could not read (or without one), the
-    next `RUN_REST` lines take `_tally_line` (a file switching shapes line by line pays few
-    decodes twice)."""
+    """Add the records of a block's lines (or their Malformed reasons) to `builder`. Runs of
+    the usual chat lines are walked by the native tier in C (`FastDecoder.native_walk`: rows
+    straight into the builder) while no stream is being read; each line it stops at is read
+    as below, then the walk goes on (after `WALK_PATIENCE` lines in a row it could not take,
+    not again in this block). While events are coming (`Assembler.eager`), a line is
+    decoded first and read as an event there, else its decoded object goes on with it to
+    `_tally_line`. Any other line is read in the shape of the one before by
+    `FastDecoder.run_reader` (the same facts, fewer steps), else by `_tally_line`; after a
+    line the run reader could not read (or without one), the next `RUN_REST` lines take
+    `_tally_line` (a file switching shapes line by line pays few decodes twice)."""
     decoder = facts_of.fast()
     run = decoder.run_reader(flags) if decoder is not None else None
     rest = RUN_REST
     add = builder.add
-    for number, offset, content in block.rows():
-        if streams is not None and streams.eager:
-            obj = decoded(content)  # a blank line decodes to none
-            if obj is None or not streams.event(builder, number, offset, obj):
-                _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
-            continue
-        if run is not None:
-            fact = run(content)
-            if fact is not None:
+    data, end = block.data, block.end
+    start, before, stalls = 0, block.number, 0
+    while start < end:
+        walk = None
+        if decoder is not None and stalls < WALK_PATIENCE and not (streams and streams.eager):
+            walk = decoder.native_walk(flags)
+        if walk is not None and decoder is not None:
+            went, before = walk(data, start, end, before, block.offset, builder.file, builder.rows)
+            stalls = 0 if went > start else stalls + 1
+            if went > start:
+                decoder.misses = 0  # as the run reader's reads: the typed tier read them
+            start = went
+            if start >= end:
+                return
+        if walk is not None or (decoder is not None and stalls < WALK_PATIENCE):
+            # the line it stopped at, or one that may make the chat shape the last: then on
+            following = data.find(b"\n", start, end) + 1
+            rows = block.rows(start, before, following)
+            start, before = following, before + 1
+            stalls += walk is None
+        else:
+            rows, start = block.rows(start, before), end
+        for number, offset, content in rows:
+            if streams is not None and streams.eager:
+                obj = decoded(content)  # a blank line decodes to none
+                if obj is None or not streams.event(builder, number, offset, obj):
+                    _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
+            elif run is not None and (fact := run(content)) is not None:
                 if streams is not None and streams.takes(facts := [fact]):
                     streams.line(builder, number, offset, content, facts)
                 else:
                     add(number, offset, 0, fact)
-                continue
-            run, rest = None, RUN_REST
-        _tally_line(builder, number, offset, content, facts_of, flags, streams)
-        rest -= 1
-        if not rest and decoder is not None:
-            run, rest = decoder.run_reader(flags), RUN_REST
+            else:
+                if run is not None:
+                    run, rest = None, RUN_REST
+                _tally_line(builder, number, offset, content, facts_of, flags, streams)
+                rest -= 1
+                if not rest and decoder is not None:
+                    run, rest = decoder.run_reader(flags), RUN_REST
+
+
+# lines in a row the walk could not take (it stopped there, or did not apply) before the rest
+# of a block is read as above
+WALK_PATIENCE = 4
 
 
 RUN_REST = 16  # lines read one by one before the run reader is asked for again

@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.tail.lines import BOM, LineSplitter, LongLine, is_blank
+from genledger.tail.lines import BOM, Block, LineSplitter, LongLine, is_blank
 
 
 def _contents(chunks: list[bytes]) -> tuple[list[bytes], LineSplitter]:
@@ -159,3 +159,27 @@ def test_line_spans_are_the_rows_without_copies(
         spans = [(n, o, block.data[a:b]) for n, o, a, b in block.spans()]
         assert spans == list(block.rows()), data
         assert block.next_number == spans[-1][0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([b"a", b"", b"b\r", b"\xef\xbb\xbfc", b"{}"]), min_size=1, max_size=8),
+    st.data(),
+)
+def test_rows_from_any_line_to_any_line_are_the_rows_of_the_whole_read(
+    lines: list[bytes], data: st.DataObject
+) -> None:
+    # A reader may take a block's lines in pieces (the native walk reads runs of lines in
+    # C and leaves single lines to `rows(start, before, end)`): the pieces are the rows of the
+    # whole, and the block's line count stays right whichever piece came last.
+    text = b"".join(line + b"\n" for line in lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    whole = list(Block(text, 0, 4, len(text)).rows())
+    block = Block(text, 0, 4, len(text))
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(lines)), max_size=4))))
+    for first, last in pairwise([0, *cuts, len(lines)]):
+        if first < last and data.draw(st.booleans()):  # else another reader took the piece
+            assert list(block.rows(starts[first], 4 + first, starts[last])) == whole[first:last]
+    assert block.next_number == 4 + len(lines)

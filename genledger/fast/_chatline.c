@@ -1,0 +1,917 @@
+/* The usual OpenAI chat completion line read in C: its facts as `fast.shapes.Chat.facts`
+ * makes them for a line of a spelled read (`fast.rawtext.SPELLED`) whose sole message is the
+ * usual answer (`fast.shapes._sole_answer`) or the usual call (`fast.shapes._sole_call`),
+ * without a msgspec Struct or a Python step between the bytes and the facts' constructor.
+ *
+ * The scan accepts a strict subset of what the `Chat` shape accepts: one object, keys without
+ * escapes and each at most once, every key one the shape states, one choice whose message
+ * has either a non-empty string content or tool calls (content absent or null), no function
+ * call and no refusal (absent or null), integer counts without fraction or exponent of at most 18 digits, the
+ * id and the model without escapes (the model at most 100 bytes: `formats.text_value` cuts
+ * longer ones by characters). Values the shape keeps raw are checked as JSON (strings'
+ * escapes among the simple ones; a `\u` escape, which a spelled read never holds, makes the
+ * line unsure). Anything else returns None: the caller reads that line by the typed shapes,
+ * so every result equals theirs (tests/genledger/fast/test_chatline.py).
+ *
+ * The caller promises what a spelled read's flags say: the line is valid UTF-8 and holds no
+ * think tag. The counts go through the caller's `settle` (`parse.usage.settle`), a text's
+ * answer key through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case,
+ * the C collapse then the hash, is called here in place), the calls' answer through its
+ * `calls` (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the
+ * facts through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row
+ * that constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
+ *
+ * No state lives outside a call: the module has no globals.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef unsigned char byte;
+
+enum { SURE = 0, UNSURE = -1 }; /* UNSURE: the typed shapes decide the line */
+enum { MAX_DEPTH = 64, MAX_DIGITS = 18, MAX_MODEL = 100 };
+static const int64_t MILLISECONDS = 100000000000LL; /* formats.MILLISECONDS */
+
+typedef struct {
+    const byte *at;
+    const byte *end;
+} Cursor;
+
+typedef struct {
+    const byte *start; /* after the opening quote */
+    Py_ssize_t size;   /* up to the closing quote */
+    int escaped;       /* holds a backslash */
+} Span;
+
+typedef struct {
+    int64_t value;
+    int given; /* present and not null */
+} Count;
+
+static inline void
+skip_space(Cursor *c)
+{
+    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r'))
+        c->at++;
+}
+
+/* Takes the byte `b` after optional space; 0 when it is not next. */
+static inline int
+take(Cursor *c, byte b)
+{
+    skip_space(c);
+    if (c->at < c->end && *c->at == b) {
+        c->at++;
+        return 1;
+    }
+    return 0;
+}
+
+/* How many bytes from `p` are neither a quote, a backslash nor a control character, found
+ * 16 at a time (texts are most of a line's bytes); the scalar loop after it finishes. */
+static inline Py_ssize_t
+plain_bytes(const byte *p, const byte *end)
+{
+    const byte *start = p;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i below = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i here = _mm_loadu_si128((const __m128i *)p);
+        __m128i stop = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(here, quote), _mm_cmpeq_epi8(here, backslash)),
+            _mm_cmpeq_epi8(_mm_min_epu8(here, below), here)); /* a byte <= 0x1f */
+        unsigned found = (unsigned)_mm_movemask_epi8(stop);
+        if (found)
+            return p - start + __builtin_ctz(found);
+        p += 16;
+    }
+#else
+    (void)end;
+#endif
+    return p - start;
+}
+
+/* A JSON string at the cursor (space before it skipped): its span; the simple escapes are
+ * checked, a `\u` escape or a control character makes the line unsure. */
+static int
+string(Cursor *c, Span *s)
+{
+    skip_space(c);
+    if (c->at >= c->end || *c->at != '"')
+        return UNSURE;
+    const byte *p = ++c->at;
+    s->start = p;
+    s->escaped = 0;
+    for (;;) {
+        const byte *q = p + plain_bytes(p, c->end);
+        while (q < c->end && *q != '"' && *q != '\\' && *q >= 0x20)
+            q++;
+        if (q >= c->end || *q < 0x20)
+            return UNSURE;
+        if (*q == '"') {
+            s->size = q - s->start;
+            c->at = q + 1;
+            return SURE;
+        }
+        if (q + 1 >= c->end || !strchr("\"\\/bfnrt", q[1]) || q[1] == '\0')
+            return UNSURE;
+        s->escaped = 1;
+        p = q + 2;
+    }
+}
+
+static int skip_value(Cursor *c, int depth);
+
+static int
+skip_number(Cursor *c)
+{
+    const byte *p = c->at;
+    if (p < c->end && *p == '-')
+        p++;
+    if (p >= c->end)
+        return UNSURE;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+    else
+        return UNSURE;
+    if (p < c->end && *p == '.') {
+        const byte *digits = ++p;
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits)
+            return UNSURE;
+    }
+    if (p < c->end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < c->end && (*p == '+' || *p == '-'))
+            p++;
+        const byte *digits = p;
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == digits)
+            return UNSURE;
+    }
+    c->at = p;
+    return SURE;
+}
+
+static int
+word(Cursor *c, const char *text, Py_ssize_t size)
+{
+    if (c->end - c->at < size || memcmp(c->at, text, (size_t)size) != 0)
+        return UNSURE;
+    c->at += size;
+    return SURE;
+}
+
+/* Whether the next value is `null` (taken) */
+static inline int
+null_next(Cursor *c)
+{
+    skip_space(c);
+    return word(c, "null", 4) == SURE;
+}
+
+/* Any JSON value, checked and skipped (a value the shape keeps raw). */
+static int
+skip_value(Cursor *c, int depth)
+{
+    Span s;
+    skip_space(c);
+    if (c->at >= c->end || depth > MAX_DEPTH)
+        return UNSURE;
+    switch (*c->at) {
+    case '"':
+        return string(c, &s);
+    case '{':
+        c->at++;
+        if (take(c, '}'))
+            return SURE;
+        do {
+            if (string(c, &s) || !take(c, ':') || skip_value(c, depth + 1))
+                return UNSURE;
+        } while (take(c, ','));
+        return take(c, '}') ? SURE : UNSURE;
+    case '[':
+        c->at++;
+        if (take(c, ']'))
+            return SURE;
+        do {
+            if (skip_value(c, depth + 1))
+                return UNSURE;
+        } while (take(c, ','));
+        return take(c, ']') ? SURE : UNSURE;
+    case 't':
+        return word(c, "true", 4);
+    case 'f':
+        return word(c, "false", 5);
+    case 'n':
+        return word(c, "null", 4);
+    default:
+        return skip_number(c);
+    }
+}
+
+/* An int64 count or null (msgspec's `Int64 | None`): at most 18 digits, no fraction. */
+static int
+count(Cursor *c, Count *n)
+{
+    if (null_next(c)) {
+        n->given = 0;
+        return SURE;
+    }
+    const byte *p = c->at;
+    int negative = p < c->end && *p == '-';
+    p += negative;
+    const byte *digits = p;
+    int64_t value = 0;
+    while (p < c->end && *p >= '0' && *p <= '9' && p - digits < MAX_DIGITS)
+        value = value * 10 + (*p++ - '0'); /* 18 digits: never beyond int64 */
+    Py_ssize_t size = p - digits;
+    if (size == 0 || (size > 1 && *digits == '0'))
+        return UNSURE;
+    /* a 19th digit, a fraction or an exponent: the typed shapes decide */
+    if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
+        return UNSURE;
+    c->at = p;
+    n->value = negative ? -value : value;
+    n->given = 1;
+    return SURE;
+}
+
+/* A string or null where the shape types `str | None`, or keeps a text raw. */
+static int
+text_or_null(Cursor *c)
+{
+    Span s;
+    return null_next(c) ? SURE : string(c, &s);
+}
+
+/* The index of key `s` in `names` (each spelled without escapes), -1 if none. */
+static int
+key_index(const Span *s, const char *const *names)
+{
+    if (s->escaped)
+        return -1;
+    if (s->size == 0)
+        return -1;
+    for (int i = 0; names[i]; i++) /* the first byte decides most misses */
+        if (names[i][0] == s->start[0] && (Py_ssize_t)strlen(names[i]) == s->size
+            && memcmp(names[i], s->start, (size_t)s->size) == 0)
+            return i;
+    return -1;
+}
+
+/* Walks an object's members: each key looked up in `names` (unknown or repeated: unsure),
+ * then `member(c, index, data)` reads its value. */
+typedef int (*Member)(Cursor *c, int index, void *data);
+
+static int
+members(Cursor *c, const char *const *names, Member member, void *data)
+{
+    uint64_t seen = 0;
+    Span key;
+    if (!take(c, '{'))
+        return UNSURE;
+    if (take(c, '}'))
+        return SURE;
+    do {
+        if (string(c, &key) || !take(c, ':'))
+            return UNSURE;
+        int index = key_index(&key, names);
+        if (index < 0 || (seen >> index) & 1)
+            return UNSURE;
+        seen |= (uint64_t)1 << index;
+        if (member(c, index, data))
+            return UNSURE;
+    } while (take(c, ','));
+    return take(c, '}') ? SURE : UNSURE;
+}
+
+/* --- the shape's parts (names as in fast.shapes: the order of each list is its enum's) --- */
+
+typedef struct {
+    Count reasoning, cached, write;
+} Details;
+
+/* _CompletionDetails and _PromptDetails: every member an int64 or null */
+static const char *const COMPLETION_DETAILS[] = {
+    "reasoning_tokens", "audio_tokens", "accepted_prediction_tokens",
+    "rejected_prediction_tokens", "text_tokens", "image_tokens", NULL};
+static const char *const PROMPT_DETAILS[] = {
+    "cached_tokens", "cache_write_tokens", "audio_tokens", "text_tokens", "image_tokens",
+    "video_tokens", NULL};
+
+static int
+completion_detail(Cursor *c, int index, void *data)
+{
+    Count n;
+    if (count(c, &n))
+        return UNSURE;
+    if (index == 0)
+        ((Details *)data)->reasoning = n;
+    return SURE;
+}
+
+static int
+prompt_detail(Cursor *c, int index, void *data)
+{
+    Count n;
+    if (count(c, &n))
+        return UNSURE;
+    if (index == 0)
+        ((Details *)data)->cached = n;
+    else if (index == 1)
+        ((Details *)data)->write = n;
+    return SURE;
+}
+
+typedef struct {
+    Count prompt, completion, total, reasoning, cached, hit;
+    int completion_details, prompt_details; /* present and not null */
+    Details details;
+} Usage;
+
+enum {
+    U_COMPLETION, U_PROMPT, U_TOTAL, U_REASONING, U_COMPLETION_DETAILS, U_PROMPT_DETAILS,
+    U_CACHED, U_HIT, U_MISS, U_RAW
+};
+static const char *const USAGE[] = {
+    "completion_tokens", "prompt_tokens", "total_tokens", "reasoning_tokens",
+    "completion_tokens_details", "prompt_tokens_details", "cached_tokens",
+    "prompt_cache_hit_tokens", "prompt_cache_miss_tokens",
+    /* kept raw (read by no declaration) */
+    "completion_time", "prompt_time", "queue_time", "total_time", "cost", "cost_details",
+    "estimated_cost", "market_cost", "is_byok", "server_tool_use_details",
+    "latency_checkpoint", "audio_prompt_tokens", "cache_creation_input_tokens", NULL};
+
+static int
+usage_member(Cursor *c, int index, void *data)
+{
+    Usage *u = data;
+    Count miss;
+    switch (index) {
+    case U_COMPLETION:
+        return count(c, &u->completion) || !u->completion.given ? UNSURE : SURE;
+    case U_PROMPT:
+        return count(c, &u->prompt);
+    case U_TOTAL:
+        return count(c, &u->total);
+    case U_REASONING:
+        return count(c, &u->reasoning);
+    case U_CACHED:
+        return count(c, &u->cached);
+    case U_HIT:
+        return count(c, &u->hit);
+    case U_MISS:
+        return count(c, &miss);
+    case U_COMPLETION_DETAILS:
+        if (null_next(c))
+            return SURE;
+        u->completion_details = 1;
+        return members(c, COMPLETION_DETAILS, completion_detail, &u->details);
+    case U_PROMPT_DETAILS:
+        if (null_next(c))
+            return SURE;
+        u->prompt_details = 1;
+        return members(c, PROMPT_DETAILS, prompt_detail, &u->details);
+    default:
+        return skip_value(c, 1);
+    }
+}
+
+typedef struct {
+    Span content, finish, calls;
+    int has_content, has_finish, has_message, has_calls;
+} Choice;
+
+enum { M_CONTENT, M_ROLE, M_REASONING_CONTENT, M_REASONING, M_REFUSAL, M_TOOL_CALLS,
+       M_FUNCTION_CALL, M_RAW };
+static const char *const MESSAGE[] = {
+    "content", "role", "reasoning_content", "reasoning", "refusal", "tool_calls",
+    "function_call",
+    /* kept raw */
+    "annotations", "audio", "name", "reasoning_details", "provider_metadata", NULL};
+
+static int
+message_member(Cursor *c, int index, void *data)
+{
+    Choice *choice = data;
+    switch (index) {
+    case M_CONTENT: /* the usual answer: a string other than "" (or null beside calls) */
+        if (null_next(c))
+            return SURE;
+        if (string(c, &choice->content) || choice->content.size == 0)
+            return UNSURE;
+        choice->has_content = 1;
+        return SURE;
+    case M_ROLE:
+    case M_REASONING_CONTENT:
+    case M_REASONING:
+        return text_or_null(c);
+    case M_TOOL_CALLS: /* the usual call: any JSON value, its answer read in Python */
+        if (null_next(c))
+            return SURE;
+        skip_space(c);
+        choice->calls.start = c->at;
+        if (skip_value(c, 3))
+            return UNSURE;
+        choice->calls.size = c->at - choice->calls.start;
+        choice->has_calls = 1;
+        return SURE;
+    case M_REFUSAL: /* a refusal, a function call: not the usual answer */
+    case M_FUNCTION_CALL:
+        return null_next(c) ? SURE : UNSURE;
+    default:
+        return skip_value(c, 2);
+    }
+}
+
+enum { C_MESSAGE, C_INDEX, C_FINISH, C_RAW };
+static const char *const CHOICE[] = {
+    "message", "index", "finish_reason",
+    /* kept raw */
+    "logprobs", "seed", "stop_reason", "native_finish_reason", "prompt_logprobs",
+    "content_filter_results", NULL};
+
+static int
+choice_member(Cursor *c, int index, void *data)
+{
+    Choice *choice = data;
+    Count n;
+    switch (index) {
+    case C_MESSAGE:
+        choice->has_message = 1;
+        return members(c, MESSAGE, message_member, choice);
+    case C_INDEX:
+        return count(c, &n);
+    case C_FINISH: /* a string without escapes, or null (an object: the typed shapes) */
+        if (null_next(c))
+            return SURE;
+        choice->has_finish = 1;
+        return string(c, &choice->finish) || choice->finish.escaped ? UNSURE : SURE;
+    default:
+        return skip_value(c, 2);
+    }
+}
+
+typedef struct {
+    Span id, object, model;
+    Count created;
+    int has_id, has_object, has_model, has_usage, choices;
+    Choice choice;
+    Usage usage;
+} Record;
+
+enum { R_USAGE, R_CHOICES, R_ID, R_OBJECT, R_CREATED, R_MODEL, R_FINGERPRINT, R_TIER, R_RAW };
+static const char *const RECORD[] = {
+    "usage", "choices", "id", "object", "created", "model", "system_fingerprint",
+    "service_tier",
+    /* kept raw */
+    "usage_breakdown", "provider", "moderation", "prompt", "kv_transfer_params",
+    "prompt_logprobs", "prompt_filter_results", "citations", "generationId", "time_info",
+    "request_id", NULL};
+
+/* A string without escapes, or null (`has` says which). */
+static int
+plain_text(Cursor *c, Span *s, int *has)
+{
+    if (null_next(c))
+        return SURE;
+    *has = 1;
+    return string(c, s) || s->escaped ? UNSURE : SURE;
+}
+
+static int
+record_member(Cursor *c, int index, void *data)
+{
+    Record *r = data;
+    switch (index) {
+    case R_USAGE:
+        r->has_usage = 1;
+        return members(c, USAGE, usage_member, &r->usage);
+    case R_CHOICES: /* exactly one choice */
+        if (!take(c, '[') || members(c, CHOICE, choice_member, &r->choice) || !take(c, ']'))
+            return UNSURE;
+        r->choices = 1;
+        return SURE;
+    case R_ID:
+        r->has_id = 1;
+        return string(c, &r->id) || r->id.escaped ? UNSURE : SURE;
+    case R_OBJECT:
+        return plain_text(c, &r->object, &r->has_object);
+    case R_CREATED:
+        return count(c, &r->created);
+    case R_MODEL:
+        return plain_text(c, &r->model, &r->has_model);
+    case R_FINGERPRINT:
+    case R_TIER:
+        return text_or_null(c);
+    default:
+        return skip_value(c, 1);
+    }
+}
+
+static inline int
+spelled(const Span *s, const char *text)
+{
+    return (Py_ssize_t)strlen(text) == s->size && memcmp(text, s->start, (size_t)s->size) == 0;
+}
+
+/* --- the facts --------------------------------------------------------------------------- */
+
+static PyObject *
+count_object(const Count *n)
+{
+    if (!n->given)
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(n->value);
+}
+
+static PyObject *
+text_object(const Span *s, int has)
+{
+    if (!has || s->size == 0) /* formats.text_value: "" is no text; `id or None` likewise */
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8((const char *)s->start, s->size, NULL);
+}
+
+/* The texts the facts hold (id, finish reason, model) as str; 0 when one is not valid
+ * UTF-8 (the caller promised it is: the line is then left to the typed shapes, which
+ * decide), -1 on another error. */
+static int
+texts_of(const Record *r, PyObject **texts)
+{
+    const Span *spans[3] = {&r->id, &r->choice.finish, &r->model};
+    int has[3] = {r->has_id, r->choice.has_finish, r->has_model};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && has[i] && spans[i]->size == 0) /* "" is a finish reason, not none */
+            texts[i] = PyUnicode_FromStringAndSize("", 0);
+        else
+            texts[i] = text_object(spans[i], has[i]);
+        if (texts[i])
+            continue;
+        for (int j = 0; j < i; j++)
+            Py_CLEAR(texts[j]);
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* formats.time_value of an int: epoch seconds, or milliseconds above MILLISECONDS */
+static PyObject *
+time_object(const Count *n)
+{
+    if (!n->given)
+        Py_RETURN_NONE;
+    int64_t v = n->value;
+    if (v > -MILLISECONDS && v < MILLISECONDS)
+        return PyLong_FromLongLong(v);
+    return PyLong_FromLongLong(v >= 0 ? v / 1000 : -((-v + 999) / 1000));
+}
+
+/* The context's items (`fast.chatline.CONTEXT`). */
+enum {
+    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_COLLAPSE, X_HASH, X_SIGN,
+    X_TEMPLATE, X_PLACES, X_SIZE
+};
+enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
+
+/* `fast.answerkeys.key_of_spelled_bytes` of a content's bytes, its usual case (no space or
+ * escape at either end) in place: the collapse, then the hash less SIGN; any other text
+ * through the caller's `key`. */
+static PyObject *
+text_key(PyObject *context, const Span *content)
+{
+    const byte *s = content->start;
+    Py_ssize_t n = content->size;
+    if (n < 2 || s[0] == ' ' || s[0] == '\\' || s[n - 1] == ' ' || s[n - 2] == '\\') {
+        PyObject *data = PyBytes_FromStringAndSize((const char *)s - 1, n + 2);
+        PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
+        Py_XDECREF(data);
+        return key;
+    }
+    PyObject *inner = PyBytes_FromStringAndSize((const char *)s, n), *body = NULL, *hash = NULL;
+    PyObject *result = NULL;
+    if (!inner || !(body = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_COLLAPSE), inner)))
+        goto done;
+    int shows = body == inner ? 1 : PyObject_IsTrue(body); /* a collapse may leave nothing */
+    if (shows < 0)
+        goto done;
+    if (!shows) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((hash = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_HASH), body)))
+        result = PyNumber_Subtract(hash, PyTuple_GET_ITEM(context, X_SIGN));
+done:
+    Py_XDECREF(inner);
+    Py_XDECREF(body);
+    Py_XDECREF(hash);
+    return result;
+}
+
+/* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer, in
+ * the order the facts' constructor takes them: 1 and `args` filled (new references), 0 when
+ * a text is not valid UTF-8 or the calls' answer says None (the typed shapes decide that
+ * line), -1 on an error. */
+static int
+values_of(const Record *r, PyObject *context, PyObject **args)
+{
+    const Usage *u = &r->usage;
+    const Details *d = &u->details;
+    Count none = {0, 0};
+    /* `completion_tokens_details.reasoning_tokens`, else the usage's own */
+    Count reasoning = u->completion_details && d->reasoning.given ? d->reasoning : u->reasoning;
+    /* Usage.cached: the details', the HF router's, DeepSeek's, first present */
+    Count cached = u->prompt_details && d->cached.given ? d->cached
+                   : u->cached.given                    ? u->cached
+                                                        : u->hit;
+    Count write = u->prompt_details ? d->write : none;
+    int completion = r->has_object && spelled(&r->object, "text_completion");
+
+    PyObject *counts[6] = {NULL};
+    const Count *given[6] = {&u->prompt, &u->completion, &u->total, &reasoning, &cached, &write};
+    PyObject *settled = NULL, *answer = NULL, *text = NULL, *pair = NULL, *texts[3] = {NULL};
+    PyObject *empty = Py_False; /* a text answer shows: no empty output */
+    int made = 0, status = -1; /* args[0 .. made) are owned */
+    int valid = texts_of(r, texts);
+    if (valid <= 0)
+        return valid;
+    if (r->choice.has_calls) { /* (answer key, empty output) of the calls, or None */
+        text = PyBytes_FromStringAndSize((const char *)r->choice.calls.start,
+                                         r->choice.calls.size);
+        if (!text || !(pair = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_CALLS), text)))
+            goto done;
+        if (pair == Py_None) {
+            status = 0;
+            goto done;
+        }
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "the calls' answer must be (key, empty)");
+            goto done;
+        }
+        answer = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+        empty = PyTuple_GET_ITEM(pair, 1);
+    } else if (!(answer = text_key(context, &r->choice.content)))
+        goto done;
+    for (int i = 0; i < 6; i++)
+        if (!(counts[i] = count_object(given[i])))
+            goto done;
+    settled = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_SETTLE), counts, 6, NULL);
+    if (!settled)
+        goto done;
+    if (!PyTuple_Check(settled) || PyTuple_GET_SIZE(settled) != 6) {
+        PyErr_SetString(PyExc_TypeError, "settle must return 6 facts");
+        goto done;
+    }
+    args[made++] = Py_NewRef(texts[0]);
+    args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, completion ? X_COMPLETION : X_CHAT));
+    for (int i = 0; i < 6; i++)
+        args[made++] = Py_NewRef(PyTuple_GET_ITEM(settled, i));
+    args[made++] = Py_NewRef(counts[4]);      /* cached */
+    args[made++] = Py_NewRef(counts[5]);      /* write */
+    args[made++] = Py_NewRef(counts[2]);      /* total */
+    if (!(args[made++] = PyLong_FromLong(1))) /* n_samples: one choice */
+        goto done;
+    args[made++] = Py_NewRef(texts[1]);
+    args[made++] = Py_NewRef(Py_None); /* more finishes */
+    args[made++] = Py_NewRef(texts[2]);
+    if (!(args[made++] = time_object(&r->created)))
+        goto done;
+    args[made++] = Py_NewRef(answer);
+    args[made++] = Py_NewRef(empty);
+    status = 1;
+done:
+    if (status != 1)
+        for (int i = 0; i < made; i++)
+            Py_XDECREF(args[i]);
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(counts[i]);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(texts[i]);
+    Py_XDECREF(settled);
+    Py_XDECREF(answer);
+    Py_XDECREF(text);
+    Py_XDECREF(pair);
+    return status;
+}
+
+/* The facts of a scanned record (the constructor's tuple); None where `values_of` says 0. */
+static PyObject *
+facts_of(const Record *r, PyObject *context)
+{
+    PyObject *args[FACTS];
+    int status = values_of(r, context, args);
+    if (status <= 0)
+        return status < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *facts = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_MAKER), args, FACTS, NULL);
+    for (int i = 0; i < FACTS; i++)
+        Py_DECREF(args[i]);
+    return facts;
+}
+
+/* Scans one line; SURE and `r` filled when it is the usual record. */
+static int
+scan(const byte *data, Py_ssize_t size, Record *r)
+{
+    Cursor c = {data, data + size};
+    memset(r, 0, sizeof *r);
+    if (size == 0 || data[0] != '{') /* as the typed tier: space or a BOM first is not its */
+        return UNSURE;
+    if (members(&c, RECORD, record_member, r))
+        return UNSURE;
+    skip_space(&c);
+    if (c.at != c.end || !r->has_usage || !r->usage.completion.given || !r->choices
+        || !r->choice.has_message || r->choice.has_content == r->choice.has_calls)
+        return UNSURE;
+    if (r->has_object && spelled(&r->object, "chat.completion.chunk"))
+        return UNSURE; /* a stream's last chunk: the general path */
+    if (r->has_model && r->model.size > MAX_MODEL)
+        return UNSURE; /* text_value cuts by characters */
+    return SURE;
+}
+
+static PyObject *
+chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2 || !PyBytes_Check(args[1]) || !PyTuple_Check(args[0])
+        || PyTuple_GET_SIZE(args[0]) != X_SIZE) {
+        PyErr_SetString(PyExc_TypeError,
+                        "chat_facts(context, line: bytes)");
+        return NULL;
+    }
+    Record r;
+    if (scan((const byte *)PyBytes_AS_STRING(args[1]), PyBytes_GET_SIZE(args[1]), &r))
+        Py_RETURN_NONE;
+    return facts_of(&r, args[0]);
+}
+
+/* A row of the token table as `TableBuilder.add` makes it: the context's template row (the
+ * constructor's constants and every other fact's default) with the position columns and the
+ * facts `args` (new references, taken) at their places. */
+static PyObject *
+row_of(PyObject *template, const Py_ssize_t *places, PyObject *file, Py_ssize_t number,
+       Py_ssize_t offset, PyObject **args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(template);
+    PyObject *items[MAX_ROW], *row = NULL;
+    PyObject *line = PyLong_FromSsize_t(number), *at = PyLong_FromSsize_t(offset);
+    if (line && at && (row = PyTuple_New(n))) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            items[i] = PyTuple_GET_ITEM(template, i);
+        items[0] = file;
+        items[1] = line;
+        items[2] = at;
+        for (int i = 0; i < FACTS; i++)
+            items[places[i]] = args[i];
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(row, i, Py_NewRef(items[i]));
+    }
+    Py_XDECREF(line);
+    Py_XDECREF(at);
+    for (int i = 0; i < FACTS; i++)
+        Py_DECREF(args[i]);
+    return row;
+}
+
+/* The places of the constructor's facts in a row, checked against the template's size. */
+static int
+places_of(PyObject *context, Py_ssize_t *places)
+{
+    PyObject *template = PyTuple_GET_ITEM(context, X_TEMPLATE);
+    PyObject *given = PyTuple_GET_ITEM(context, X_PLACES);
+    if (!PyTuple_Check(template) || PyTuple_GET_SIZE(template) > MAX_ROW
+        || PyTuple_GET_SIZE(template) < 5 || !PyTuple_Check(given)
+        || PyTuple_GET_SIZE(given) != FACTS) {
+        PyErr_SetString(PyExc_TypeError, "chat_rows: a row template and 18 places are needed");
+        return -1;
+    }
+    for (int i = 0; i < FACTS; i++) {
+        places[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(given, i));
+        if (places[i] < 5 || places[i] >= PyTuple_GET_SIZE(template)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "chat_rows: a place outside the row");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* chat_rows(context, data, start, end, number, offset, file, rows): from `start`, each
+ * complete line of `data[:end]` that is the usual chat record (`openai_chat`: a text
+ * completion, a closer of streams, is left to the caller) becomes a row appended to `rows`;
+ * stops at the first other line (or one with a `\r` before its newline, or a BOM at the
+ * file's start, which `Block.rows` cuts). `number`: the lines before `start`; `offset`: the
+ * file offset of `data[0]`. Returns (where it stopped, the lines before that). */
+static PyObject *
+chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, end, number, offset;
+    if (nargs != 8 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != X_SIZE
+        || !PyList_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "chat_rows(context, data, start, end, number, offset, file, rows)");
+        return NULL;
+    }
+    Py_ssize_t places[FACTS];
+    if (places_of(args[0], places) < 0)
+        return NULL;
+    start = PyLong_AsSsize_t(args[2]);
+    end = PyLong_AsSsize_t(args[3]);
+    number = PyLong_AsSsize_t(args[4]);
+    offset = PyLong_AsSsize_t(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "chat_rows: start and end must lie in data");
+        return NULL;
+    }
+    const byte *data = view.buf;
+    int failed = 0;
+    Record r;
+    while (start < end) {
+        const byte *newline = memchr(data + start, '\n', (size_t)(end - start));
+        if (!newline)
+            break;
+        Py_ssize_t stop = newline - data;
+        if (stop > start && data[stop - 1] == '\r')
+            break;
+        if (start == 0 && offset == 0 && stop - start >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
+            break;
+        if (scan(data + start, stop - start, &r)
+            || (r.has_object && spelled(&r.object, "text_completion")))
+            break;
+        PyObject *values[FACTS];
+        int status = values_of(&r, args[0], values);
+        if (status == 0)
+            break;
+        PyObject *row = NULL;
+        if (status > 0)
+            row = row_of(PyTuple_GET_ITEM(args[0], X_TEMPLATE), places, args[6], number + 1,
+                         offset + start, values);
+        if (!row || PyList_Append(args[7], row) < 0) {
+            Py_XDECREF(row);
+            failed = 1;
+            break;
+        }
+        Py_DECREF(row);
+        number++;
+        start = stop + 1;
+    }
+    PyBuffer_Release(&view);
+    if (failed)
+        return NULL;
+    return Py_BuildValue("(nn)", start, number);
+}
+
+static PyMethodDef methods[] = {
+    {"chat_rows", (PyCFunction)(void (*)(void))chat_rows, METH_FASTCALL,
+     "chat_rows(context, data, start, end, number, offset, file, rows): the usual chat "
+     "records of a run of complete lines appended to `rows` as token-table rows, up to the "
+     "first other line; (where it stopped, the lines before it)."},
+    {"chat_facts", (PyCFunction)(void (*)(void))chat_facts, METH_FASTCALL,
+     "chat_facts(context, line): the facts of a spelled line holding the usual OpenAI chat "
+     "completion (context: fast.chatline.CONTEXT), else None."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "genledger.fast._chatline",
+    .m_doc = "The usual OpenAI chat completion line read in C (genledger.fast.chatline).",
+    .m_size = 0,
+    .m_methods = methods,
+    .m_slots = slots,
+};
+
+PyMODINIT_FUNC
+PyInit__chatline(void)
+{
+    return PyModuleDef_Init(&module);
+}

@@ -1,0 +1,90 @@
+"""The usual OpenAI chat completion line read in C (`_chatline.c`): the native tier.
+
+A line of a spelled read (`fast.rawtext.SPELLED`: valid UTF-8, no think tag, no `\\u` or
+`\\/` escape) holding one chat completion whose sole message answers with a text, or with
+tool calls alone, is read by one C call, straight into the facts `fast.shapes.Chat.facts`
+writes for it; the rules those facts follow (`parse.usage.settle`, the answer keys, the
+facts' constructor) are the Python ones, called from C. The C scan says None for any line it
+is not sure of (another shape, a key the shape does not state, a repeated key, an escaped
+id, a `\\u` escape, a number with a fraction or beyond 18 digits, a function call, a
+refusal); the typed shapes read that line. Runs of such lines are walked into token-table
+rows by one call (`native_walk`). Where the extension was not built, the typed shapes read
+every line: slower, the same facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
+from genledger.fast.rawtext import SPELLED
+from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
+from genledger.parse.answer import SIGN, hash64
+from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
+from genledger.parse.usage import settle
+
+LineFacts = Callable[[bytes], Facts | None]
+
+
+def _call_answer(calls: bytes) -> tuple[int | None, bool] | None:
+    """(answer key, empty output) of a sole message's tool calls (`shapes._sole_call`, their
+    JSON value's bytes decoded there); None where that finds them unusual."""
+    try:
+        return sole_call(calls)
+    except Unusual:
+        return None
+
+
+RowsWalk = Callable[[bytes, int, int, int, int, str, list[Any]], tuple[int, int]]
+
+
+def _context() -> tuple[Any, ...]:
+    """What the C reader calls and reads (`_chatline.c`'s `X_` items, in order): the facts'
+    constructor, `settle`, the answer key, the two format names, the calls' answer, the
+    answer key's collapse and hash and its sign, a row template (the position columns, then
+    the constructor's constants and every other fact's default) and the places in a row of
+    the facts the constructor takes."""
+    taken = CHAT_FACTS.__code__.co_argcount
+    names = states_of(CHAT_FACTS)[:taken]
+    template = (*(column.default for column in POSITION), *CHAT_FACTS(*[None] * taken))
+    places = tuple(RESPONSES.position(name) for name in names)
+    return (
+        CHAT_FACTS, settle, key_of_spelled_bytes, "openai_chat", "openai_completion",
+        _call_answer, collapse, hash64, SIGN, template, places,
+    )  # fmt: skip
+
+
+CONTEXT = _context()
+
+
+def _built() -> tuple[LineFacts, RowsWalk] | None:
+    """The C reader and walk with their context bound, or None if the extension was not
+    built."""
+    try:
+        from genledger.fast._chatline import chat_facts, chat_rows
+    except ImportError:  # installed without a compiler (the build is optional)
+        return None
+    return partial(chat_facts, CONTEXT), partial(chat_rows, CONTEXT)
+
+
+_BUILT = _built()
+NATIVE: LineFacts | None = None if _BUILT is None else _BUILT[0]
+WALK: RowsWalk | None = None if _BUILT is None else _BUILT[1]
+
+
+def native_reader(shape: type[Any], plain: int | None) -> LineFacts | None:
+    """The native tier for a run of lines that `shape` read last, in a read whose lines are
+    all `plain` (`rawtext.read_plain`); None where it does not apply."""
+    if NATIVE is None or shape is not Chat or plain != SPELLED:
+        return None
+    return NATIVE
+
+
+def native_walk(shape: type[Any], plain: int | None) -> RowsWalk | None:
+    """`native_reader`'s walk over a run of lines: `walk(data, start, end, before, offset,
+    file, rows)` appends the rows of the usual chat lines from `data[start]` on (each as
+    `TableBuilder.add` makes it) and returns where it stopped and the lines before that;
+    None where the native tier does not apply."""
+    return WALK if native_reader(shape, plain) is not None else None
