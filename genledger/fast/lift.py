@@ -243,7 +243,8 @@ def _value_after(content: bytes, key_end: int) -> int:
 def _counts(content: bytes, at: int, end: int) -> tuple[int, int | None] | None:
     """(length, ones for a 0/1 array, else None) of the array `content[at:end + 1]` when it
     is a JSON array of integers orjson accepts, written with `,` or `, ` throughout; else
-    None. (Known limit: an integer literal of 309+ digits counts as one element, while orjson
+    None. An integer literal beyond 64 bits counts as one element, as the general path counts
+    the float orjson reads it as. (Known limit: one of 309+ digits counts too, while orjson
     refuses the line: it overflows a double. No JSON writer writes one.)"""
     first, size = at + 1, end - at - 1
     if size <= 0 or content[first] not in SIGNED_DIGITS or content[end - 1] not in DIGITS:

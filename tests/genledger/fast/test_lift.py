@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Config, Switches
@@ -30,15 +30,24 @@ def decoded(span: bytes) -> Any:
         return None
 
 
+def _integer_literal(value: Any) -> bool:
+    """An element orjson read from an integer literal: an int, or a float for a literal beyond
+    64 bits (the general path counts those elements alike)."""
+    if type(value) is float:
+        return value.is_integer() and (value <= -(2**63) or value >= 2**64)
+    return type(value) is int
+
+
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(ARRAY_BYTES, max_size=40).map(bytes))
+@example(b"20000000000000000000, -9223372036854775809")  # orjson reads both as floats
 def test_a_counted_array_is_a_flat_integer_array_of_that_length(inner: bytes) -> None:
     span = b"[" + inner + b"]"
     counts = lift._counts(span, 0, len(span) - 1)
     if counts is None:
         return
     value = decoded(span)
-    assert isinstance(value, list) and all(type(v) is int for v in value), span
+    assert isinstance(value, list) and all(map(_integer_literal, value)), span
     n, ones = counts
     assert n == len(value), span
     if ones is not None:
