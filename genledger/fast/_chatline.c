@@ -31,7 +31,7 @@
 #include <emmintrin.h>
 #endif
 
-typedef unsigned char byte;
+#include "_cmodule.h"
 
 enum { SURE = 0, UNSURE = -1 }; /* UNSURE: the typed shapes decide the line */
 enum { MAX_DEPTH = 64, MAX_DIGITS = 18, MAX_MODEL = 100 };
@@ -894,24 +894,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {
-#ifdef Py_mod_multiple_interpreters
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "genledger.fast._chatline",
-    .m_doc = "The usual OpenAI chat completion line read in C (genledger.fast.chatline).",
-    .m_size = 0,
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__chatline(void)
-{
-    return PyModuleDef_Init(&module);
-}
+GENLEDGER_MODULE(_chatline, "The usual OpenAI chat completion line read in C (genledger.fast.chatline).")

@@ -26,7 +26,7 @@
 #include <emmintrin.h> /* x86-64's baseline: every such CPU has it */
 #endif
 
-typedef unsigned char byte;
+#include "_cmodule.h"
 
 /* The length of the whitespace (a space or a whitespace escape) at `at`, 0 if none. Every
  * read is checked against `size`: an escape cut by the buffer's end is no escape. */
@@ -75,6 +75,22 @@ lone_space(const byte *data, Py_ssize_t at, Py_ssize_t size)
            && data[at + 1] != '\\';
 }
 
+#if defined(__SSE2__)
+/* Which of the 16 bytes `here` (at offset `at` of the text; `next` the same bytes moved on
+ * by one) need work, as bits: a backslash, or a space before a space or a backslash, or a
+ * space that starts the text. */
+static inline unsigned
+work_mask(__m128i here, __m128i next, Py_ssize_t at)
+{
+    const __m128i space = _mm_set1_epi8(' '), backslash = _mm_set1_epi8('\\');
+    unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, space));
+    unsigned slashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash));
+    unsigned before = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(next, space), _mm_cmpeq_epi8(next, backslash)));
+    return slashes | (spaces & before) | (at == 0 ? spaces & 1u : 0u);
+}
+#endif
+
 /* How many bytes from `at` need no work (words and lone spaces), found 16 at a time: a byte
  * needs work if it is a backslash, or a space before a space or a backslash, or a space
  * that starts the text. Stops at the first byte that needs work, so it never splits an
@@ -85,15 +101,10 @@ plain_span(const byte *data, Py_ssize_t at, Py_ssize_t size)
 {
     Py_ssize_t start = at;
 #if defined(__SSE2__)
-    const __m128i space = _mm_set1_epi8(' '), backslash = _mm_set1_epi8('\\');
     while (size - at >= 17) {
         __m128i here = _mm_loadu_si128((const __m128i *)(data + at));
         __m128i next = _mm_loadu_si128((const __m128i *)(data + at + 1));
-        unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, space));
-        unsigned slashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash));
-        unsigned before = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-            _mm_cmpeq_epi8(next, space), _mm_cmpeq_epi8(next, backslash)));
-        unsigned work = slashes | (spaces & before) | (at == 0 ? spaces & 1u : 0u);
+        unsigned work = work_mask(here, next, at);
         if (work)
             return at - start + __builtin_ctz(work);
         at += 16;
@@ -188,19 +199,12 @@ collapse_from(const byte *data, Py_ssize_t size, Py_ssize_t from, byte *out,
               Py_ssize_t written, int *pair)
 {
     Py_ssize_t at = from;
-#if defined(__SSE2__)
-    const __m128i space = _mm_set1_epi8(' '), backslash = _mm_set1_epi8('\\');
-#endif
     while (at < size) {
 #if defined(__SSE2__)
         while (size - at >= 17) {
             __m128i here = _mm_loadu_si128((const __m128i *)(data + at));
             __m128i next = _mm_loadu_si128((const __m128i *)(data + at + 1));
-            unsigned spaces = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, space));
-            unsigned slashes = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, backslash));
-            unsigned before = (unsigned)_mm_movemask_epi8(_mm_or_si128(
-                _mm_cmpeq_epi8(next, space), _mm_cmpeq_epi8(next, backslash)));
-            unsigned work = slashes | (spaces & before) | (at == 0 ? spaces & 1u : 0u);
+            unsigned work = work_mask(here, next, at);
             _mm_storeu_si128((__m128i *)(out + written), here);
             if (work) {
                 int plain = __builtin_ctz(work);
@@ -276,41 +280,6 @@ orjson_escape(const byte *data, Py_ssize_t at, Py_ssize_t size)
         || code == '\r')
         return 0; /* a character orjson writes raw or with its short escape */
     return 6;
-}
-
-/* The length of the well-formed UTF-8 sequence at data[at] (a byte >= 0x80), 0 if it is not
- * one (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), as orjson's
- * decode requires: on a text it would reject, the definition decides (and raises). */
-static Py_ssize_t
-utf8_length(const byte *data, Py_ssize_t at, Py_ssize_t size)
-{
-    byte c = data[at];
-    Py_ssize_t length;
-    byte low = 0x80, high = 0xBF; /* the range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF)
-        length = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        length = 3;
-        if (c == 0xE0)
-            low = 0xA0;
-        else if (c == 0xED)
-            high = 0x9F;
-    }
-    else if (c >= 0xF0 && c <= 0xF4) {
-        length = 4;
-        if (c == 0xF0)
-            low = 0x90;
-        else if (c == 0xF4)
-            high = 0x8F;
-    }
-    else
-        return 0;
-    if (size - at < length || data[at + 1] < low || data[at + 1] > high)
-        return 0;
-    for (Py_ssize_t k = 2; k < length; k++)
-        if (data[at + k] < 0x80 || data[at + k] > 0xBF)
-            return 0;
-    return length;
 }
 
 /* Whether the text is as orjson writes a string's inside: no raw quote or control
@@ -474,24 +443,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {
-#ifdef Py_mod_multiple_interpreters
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "genledger.fast._collapse",
-    .m_doc = "The answer keys' whitespace collapse (genledger.parse.answer) in C.",
-    .m_size = 0, /* no module state: every call reads only its arguments */
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__collapse(void)
-{
-    return PyModuleDef_Init(&module);
-}
+GENLEDGER_MODULE(_collapse, "The answer keys' whitespace collapse (genledger.parse.answer) in C.")

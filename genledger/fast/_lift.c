@@ -29,7 +29,7 @@
 #include <emmintrin.h> /* x86-64's baseline: every such CPU has it */
 #endif
 
-typedef unsigned char byte;
+#include "_cmodule.h"
 
 enum { ENDING = 5, MAX_KEYS = 16, NO_ONES = -1 };
 static const char MARK[] = "\\u0001"; /* how a JSON text spells a stand-in's first character */
@@ -514,24 +514,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {
-#ifdef Py_mod_multiple_interpreters
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "genledger.fast._lift",
-    .m_doc = "The lift of long id arrays (genledger.fast.lift) in C.",
-    .m_size = 0,
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__lift(void)
-{
-    return PyModuleDef_Init(&module);
-}
+GENLEDGER_MODULE(_lift, "The lift of long id arrays (genledger.fast.lift) in C.")

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef unsigned char byte;
+#include "_cmodule.h"
 
 /* splitmix64's finaliser: every input bit moves every output bit (keys may be small ints,
  * and the table's index is the hash's low bits) */
@@ -539,24 +539,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {
-#ifdef Py_mod_multiple_interpreters
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "genledger.fast._repeats",
-    .m_doc = "The duplicate rules (genledger.rules.rows) in C.",
-    .m_size = 0, /* no module state: every call reads only its arguments */
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__repeats(void)
-{
-    return PyModuleDef_Init(&module);
-}
+GENLEDGER_MODULE(_repeats, "The duplicate rules (genledger.rules.rows) in C.")

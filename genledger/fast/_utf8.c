@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef unsigned char byte;
+#include "_cmodule.h"
 
 /* The byte-by-byte check: every sequence well formed, no overlong form, no surrogate,
  * nothing past U+10FFFF. */
@@ -31,37 +31,14 @@ valid_bytes(const byte *data, Py_ssize_t size)
 {
     Py_ssize_t at = 0;
     while (at < size) {
-        byte c = data[at];
-        if (c < 0x80) {
+        if (data[at] < 0x80)
             at++;
-            continue;
-        }
-        Py_ssize_t length;
-        byte low = 0x80, high = 0xBF; /* the range of the second byte */
-        if (c >= 0xC2 && c <= 0xDF)
-            length = 2;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            length = 3;
-            if (c == 0xE0)
-                low = 0xA0;
-            else if (c == 0xED)
-                high = 0x9F;
-        }
-        else if (c >= 0xF0 && c <= 0xF4) {
-            length = 4;
-            if (c == 0xF0)
-                low = 0x90;
-            else if (c == 0xF4)
-                high = 0x8F;
-        }
-        else
-            return 0;
-        if (size - at < length || data[at + 1] < low || data[at + 1] > high)
-            return 0;
-        for (Py_ssize_t k = 2; k < length; k++)
-            if (data[at + k] < 0x80 || data[at + k] > 0xBF)
+        else {
+            Py_ssize_t length = utf8_length(data, at, size);
+            if (length == 0)
                 return 0;
-        at += length;
+            at += length;
+        }
     }
     return 1;
 }
@@ -248,24 +225,4 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyModuleDef_Slot slots[] = {
-#ifdef Py_mod_multiple_interpreters
-    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
-#endif
-    {0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "genledger.fast._utf8",
-    .m_doc = "Whether bytes are valid UTF-8 (genledger.fast.utf8) in C.",
-    .m_size = 0,
-    .m_methods = methods,
-    .m_slots = slots,
-};
-
-PyMODINIT_FUNC
-PyInit__utf8(void)
-{
-    return PyModuleDef_Init(&module);
-}
+GENLEDGER_MODULE(_utf8, "Whether bytes are valid UTF-8 (genledger.fast.utf8) in C.")

@@ -23,10 +23,8 @@ def planted(source: Path, where: Path, *bugs: tuple[str, str]) -> ModuleType:
     target = where / f"{source.stem}{importlib.machinery.EXTENSION_SUFFIXES[0]}"
     compiler = (sysconfig.get_config_var("CC") or "cc").split()
     include = sysconfig.get_paths()["include"]
-    subprocess.run(
-        [*compiler, "-shared", "-fPIC", "-O2", f"-I{include}", str(copy), "-o", str(target)],
-        check=True,
-    )
+    flags = ["-shared", "-fPIC", "-O2", f"-I{include}", f"-I{source.parent}"]
+    subprocess.run([*compiler, *flags, str(copy), "-o", str(target)], check=True)
     spec = importlib.util.spec_from_file_location(source.stem, target)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from genledger.fast import answerkeys
 from genledger.parse.answer import Buffer, collapsed_escaped, escaped, hash64
 
+from .builds import current_build
 from .planted import planted as compiled
 from .realfiles import FILES, SHARED
 
@@ -76,17 +77,8 @@ def _native() -> Native:
 
 
 def test_the_extension_is_built_from_the_current_source() -> None:
-    assert answerkeys.NATIVE, (
-        "genledger.fast._collapse is not importable: build it with `pip install -e .` "
-        "(needs a C compiler); the answer keys would fall back to the Python definition"
-    )
-    from genledger.fast import _collapse
-
-    built = Path(_collapse.__file__ or "")
-    # an edit of the C source needs a rebuild (`./dev setup` reinstalls on pyproject only)
-    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, (
-        "genledger/fast/_collapse.c is newer than its build: run `pip install -e .`"
-    )
+    current_build("_collapse")
+    assert answerkeys.NATIVE
 
 
 @settings(max_examples=3000, deadline=None)

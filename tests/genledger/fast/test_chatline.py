@@ -30,6 +30,7 @@ from genledger.parse.table import TableBuilder
 
 from ..refresh.test_count import FAST, GENERAL
 from ..refresh.test_count import tally as count_tally
+from .builds import current_build
 from .planted import planted
 from .realfiles import FILES, SHARED
 
@@ -69,6 +70,10 @@ def _real_lines() -> list[bytes]:
 
 
 @pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
+def test_the_extension_is_built_from_the_current_source() -> None:
+    current_build("_chatline")
+
+
 def test_every_real_line_it_reads_gives_the_general_facts() -> None:
     native = _native()
     spelled = [line for line in _real_lines() if _spelled(line)]

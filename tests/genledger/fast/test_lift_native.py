@@ -24,6 +24,7 @@ from genledger.fast import lift
 from genledger.fast.lines import LIFTED_RESPONSE_KEYS
 from genledger.synth.corpus import write_corpus
 
+from .builds import current_build
 from .planted import planted as compiled
 from .realfiles import FILES, SHARED
 
@@ -77,16 +78,8 @@ def _counts_differ(counts: Callable[[bytes], Any], span: bytes) -> bool:
 
 
 def test_the_extension_is_built_from_the_current_source() -> None:
-    assert lift.NATIVE is not None, (
-        "genledger.fast._lift is not importable: build it with `pip install -e .` "
-        "(needs a C compiler); the lift would fall back to the Python definition"
-    )
-    from genledger.fast import _lift
-
-    built = Path(_lift.__file__ or "")
-    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, (
-        "genledger/fast/_lift.c is newer than its build: run `pip install -e .`"
-    )
+    current_build("_lift")
+    assert lift.NATIVE is not None
 
 
 @settings(max_examples=3000, deadline=None)
