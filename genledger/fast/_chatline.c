@@ -1,5 +1,5 @@
 /* The usual OpenAI chat completion line read in C: its facts as `fast.shapes.Chat.facts`
- * makes them for a line of a spelled read (`fast.rawtext.SPELLED`) whose sole message is the
+ * makes them for a spelled line (`fast.rawtext.SPELLED`) whose sole message is the
  * usual answer (`fast.shapes._sole_answer`) or the usual call (`fast.shapes._sole_call`),
  * without a msgspec Struct or a Python step between the bytes and the facts' constructor.
  *
@@ -9,17 +9,19 @@
  * call and no refusal (absent or null), integer counts without fraction or exponent of at most 18 digits, the
  * id and the model without escapes (the model at most 100 bytes: `formats.text_value` cuts
  * longer ones by characters). Values the shape keeps raw are checked as JSON (strings'
- * escapes among the simple ones; a `\u` escape, which a spelled read never holds, makes the
- * line unsure). Anything else returns None: the caller reads that line by the typed shapes,
- * so every result equals theirs (tests/genledger/fast/test_chatline.py).
+ * escapes among the simple ones but `\/`; a `\u` or `\/` escape, which orjson never writes,
+ * makes the line unsure: so every line it reads is spelled). Anything else returns None: the
+ * caller reads that line by the typed shapes, so every result equals theirs
+ * (tests/genledger/fast/test_chatline.py).
  *
- * The caller promises what a spelled read's flags say: the line is valid UTF-8 and holds no
- * think tag. The counts go through the caller's `settle` (`parse.usage.settle`), a text's
- * answer key through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case,
- * the C collapse then the hash, is called here in place), the calls' answer through its
- * `calls` (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the
- * facts through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row
- * that constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
+ * The caller promises what `fast.rawtext.read_clear` says of the read: the line is valid
+ * UTF-8 and holds no think tag (an escaped one holds a `\u` escape, refused here). The
+ * counts go through the caller's `settle` (`parse.usage.settle`), a text's answer key
+ * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case, the C
+ * collapse then the hash, is called here in place), the calls' answer through its `calls`
+ * (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the facts
+ * through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row that
+ * constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -119,7 +121,9 @@ string(Cursor *c, Span *s)
             c->at = q + 1;
             return SURE;
         }
-        if (q + 1 >= c->end || !strchr("\"\\/bfnrt", q[1]) || q[1] == '\0')
+        /* not `\/` either: orjson writes `/`, so a text holding it is not spelled (the
+         * answer key hashes the bytes), and the native tier also reads respelled reads */
+        if (q + 1 >= c->end || !strchr("\"\\bfnrt", q[1]) || q[1] == '\0')
             return UNSURE;
         s->escaped = 1;
         p = q + 2;

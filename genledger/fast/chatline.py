@@ -1,15 +1,15 @@
 """The usual OpenAI chat completion line read in C (`_chatline.c`): the native tier.
 
-A line of a spelled read (`fast.rawtext.SPELLED`: valid UTF-8, no think tag, no `\\u` or
-`\\/` escape) holding one chat completion whose sole message answers with a text, or with
-tool calls alone, is read by one C call, straight into the facts `fast.shapes.Chat.facts`
-writes for it; the rules those facts follow (`parse.usage.settle`, the answer keys, the
-facts' constructor) are the Python ones, called from C. The C scan says None for any line it
-is not sure of (another shape, a key the shape does not state, a repeated key, an escaped
-id, a `\\u` escape, a number with a fraction or beyond 18 digits, a function call, a
-refusal); the typed shapes read that line. Runs of such lines are walked into token-table
-rows by one call (`native_walk`). Where the extension was not built, the typed shapes read
-every line: slower, the same facts.
+A line of a clear read (`fast.rawtext.read_clear`: valid UTF-8, no think tag) without a `\\u`
+or `\\/` escape (so a spelled line, `fast.rawtext.SPELLED`) holding one chat completion whose
+sole message answers with a text, or with tool calls alone, is read by one C call, straight
+into the facts `fast.shapes.Chat.facts` writes for it; the rules those facts follow
+(`parse.usage.settle`, the answer keys, the facts' constructor) are the Python ones, called
+from C. The C scan says None for any line it is not sure of (another shape, a key the shape
+does not state, a repeated key, an escaped id, a `\\u` or `\\/` escape, a number with a
+fraction or beyond 18 digits, a function call, a refusal); the typed shapes read that line.
+Runs of such lines are walked into token-table rows by one call (`native_walk`). Where the
+extension was not built, the typed shapes read every line: slower, the same facts.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from functools import partial
 from typing import Any
 
 from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
-from genledger.fast.rawtext import SPELLED
 from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
 from genledger.parse.answer import SIGN, hash64
 from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
@@ -74,17 +73,17 @@ NATIVE: LineFacts | None = None if _BUILT is None else _BUILT[0]
 WALK: RowsWalk | None = None if _BUILT is None else _BUILT[1]
 
 
-def native_reader(shape: type[Any], plain: int | None) -> LineFacts | None:
-    """The native tier for a run of lines that `shape` read last, in a read whose lines are
-    all `plain` (`rawtext.read_plain`); None where it does not apply."""
-    if NATIVE is None or shape is not Chat or plain != SPELLED:
+def native_reader(shape: type[Any], clear: bool) -> LineFacts | None:
+    """The native tier for a run of lines that `shape` read last, in a read that is `clear`
+    (`rawtext.read_clear`); None where it does not apply."""
+    if NATIVE is None or shape is not Chat or not clear:
         return None
     return NATIVE
 
 
-def native_walk(shape: type[Any], plain: int | None) -> RowsWalk | None:
+def native_walk(shape: type[Any], clear: bool) -> RowsWalk | None:
     """`native_reader`'s walk over a run of lines: `walk(data, start, end, before, offset,
     file, rows)` appends the rows of the usual chat lines from `data[start]` on (each as
     `TableBuilder.add` makes it) and returns where it stopped and the lines before that;
     None where the native tier does not apply."""
-    return WALK if native_reader(shape, plain) is not None else None
+    return WALK if native_reader(shape, clear) is not None else None

@@ -39,7 +39,7 @@ from genledger.fast.apishapes import API_SHAPES
 from genledger.fast.chatline import RowsWalk, native_reader, native_walk
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
-from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_plain
+from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_clear, read_plain
 from genledger.fast.records import RecordReader
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
@@ -475,7 +475,7 @@ class FastDecoder:
         keys = typed.lift_keys if typed.with_ids[last] else None
         line = shapes.LINE
         line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
-        native = native_reader(typed.shapes[last], plain)
+        native = native_reader(typed.shapes[last], read_clear(flags))
 
         def one(content: bytes) -> Facts | None:
             if content[:1] != b"{":
@@ -511,7 +511,7 @@ class FastDecoder:
         typed = self.typed
         if typed is None or self.skip or self.lifted or typed.guards[typed.last] is not None:
             return None
-        return native_walk(typed.shapes[typed.last], read_plain(flags))
+        return native_walk(typed.shapes[typed.last], read_clear(flags))
 
     def wake(self) -> None:
         """Try the typed tier again from the next line (a new file may be of its shapes)."""

@@ -8,7 +8,10 @@ read that is valid UTF-8 and spells neither `think>` nor a `\\u00XX` escape of a
 character (the only ways to write a think tag: `\\/` can only spell the `/`), makes each of
 its lines "plain": its texts are
 checked by their first byte alone. Lines of a read that has such a spelling are looked at one
-by one; a line that has one decodes its texts exactly, as before.
+by one; a line that has one decodes its texts exactly, as before. Whether a plain line is
+moreover "spelled" (no `\\u` or `\\/` escape: its texts' bytes are orjson's) is said per line
+in a read that has such escapes, so the lines without one (most of a corpus written with
+ASCII escapes) keep the paths that need it.
 
 UTF-8 is checked by the package's C scan (`genledger.fast.utf8`, AVX2, ~11 GB/s) where it was
 built, else with simdjson's SIMD pass (~4 GB/s) once a scan is big enough to load it
@@ -85,12 +88,19 @@ def _flags(data: bytes, end: int, valid: Callable[[memoryview], bool]) -> ReadFl
 
 def read_plain(flags: ReadFlags) -> int | None:
     """What `plain_line` says of every line of a read with `flags`, when it says the same of
-    each; None when it depends on the line (an ASCII escape or a think tag in the read)."""
+    each; None when it depends on the line (an escape or a think tag in the read)."""
     if not flags.utf8:
         return 0
-    if flags.risky_escapes or flags.think_tags:
+    if flags.risky_escapes or flags.respelled or flags.think_tags:
         return None
-    return PLAIN if flags.respelled else SPELLED
+    return SPELLED
+
+
+def read_clear(flags: ReadFlags) -> bool:
+    """Whether every line of a read with `flags` is valid UTF-8 and spells no think tag
+    without a `\\u` escape: all the native tier, which refuses lines with a `\\u` or `\\/`
+    escape, needs of a read (each line it reads is then `SPELLED`)."""
+    return flags.utf8 and not flags.think_tags
 
 
 def plain_line(content: bytes, flags: ReadFlags) -> int:
@@ -100,13 +110,20 @@ def plain_line(content: bytes, flags: ReadFlags) -> int:
         return 0
     if flags.risky_escapes and _risky_escapes(content, len(content)):
         return 0
-    plain = PLAIN if flags.respelled else SPELLED
+    plain = PLAIN if flags.respelled and _respelled(content) else SPELLED
     if not flags.think_tags:
         return plain
     lengths = flags.tag_lines
     if lengths is not None and len(content) not in lengths:
         return plain  # no think tag in this line (a read's few tagged lines are known)
     return plain if THINK_TAG not in content else 0
+
+
+def _respelled(content: bytes) -> bool:
+    """A `\\u` or `\\/` escape in a line (or `\\\\u`, an escaped backslash then `u`: said
+    respelled too, which only costs the spelled paths): CPython's substring search, cheaper
+    for one line than stringzilla's call."""
+    return b"\\u" in content or b"\\/" in content
 
 
 MAX_ESCAPES_LOOKED = 16  # `\\u00` looked at one by one before a regex search takes the rest

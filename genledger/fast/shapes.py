@@ -178,7 +178,7 @@ def _raw_text_empty(raw: msgspec.Raw, plain: bool) -> bool:
 def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
     """A checked text's bytes as orjson escapes them (None: absent or null). Without a `\\u`
     or `\\/` escape the raw bytes are orjson's spelling already (genledger.parse.answer);
-    `spelled`: the read holds neither (`rawtext.SPELLED`), so no text is searched."""
+    `spelled`: the line holds neither (`rawtext.SPELLED`), so no text is searched."""
     if not raw or memoryview(raw)[0] != QUOTE:
         return None
     if spelled:
@@ -191,7 +191,7 @@ def _escaped_text(raw: msgspec.Raw, spelled: bool) -> bytes | memoryview | None:
 
 def text_key(plain: int, raw: msgspec.Raw) -> int | None:
     """`answer_key` of one checked text (the usual answer), with as few steps as may be: a
-    string of a spelled read with nothing to strip or collapse is hashed in place."""
+    string of a spelled line with nothing to strip or collapse is hashed in place."""
     if plain != SPELLED or not raw:
         return answer_key(plain, raw)
     view = memoryview(raw)

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion
 from genledger.config import Switches
 from genledger.fast import chatline
 from genledger.fast import lines as fastparse
-from genledger.fast.rawtext import SPELLED, inspect, plain_line
+from genledger.fast.rawtext import SPELLED, inspect, plain_line, read_clear
 from genledger.fast.shapes import Chat
 from genledger.parse.declarations import BUILT_IN_ONLY
 from genledger.parse.jsonline import Malformed
@@ -52,8 +52,14 @@ def _general(line: bytes) -> Any:
 
 
 def _spelled(line: bytes) -> bool:
-    """Whether a read of this line alone makes it spelled (the native tier's only case)."""
+    """Whether a read of this line alone makes it spelled (the only lines the native tier
+    reads)."""
     return plain_line(line, inspect(line, len(line))) == SPELLED
+
+
+def _clear(line: bytes) -> bool:
+    """Whether a read of this line alone lets the native tier try it (`rawtext.read_clear`)."""
+    return read_clear(inspect(line, len(line)))
 
 
 def _agrees(read: chatline.LineFacts, line: bytes) -> bool:
@@ -108,6 +114,74 @@ def test_the_real_openai_corpus_reads_natively_as_the_general_path(tmp_path: Pat
     assert [line[:120] for line in lines if not _agrees(reader, line)] == []
 
 
+def _rewritten(line: bytes, style: int) -> bytes:
+    """A real line as Python's `json.dumps` writes it: ASCII (`\\u` escapes, style 0), UTF-8
+    (1), or as recorded (2)."""
+    try:
+        if style < 2:
+            return json.dumps(json.loads(line), ensure_ascii=style == 0).encode()
+    except (ValueError, UnicodeEncodeError):  # not JSON, or a lone surrogate in a UTF-8 copy
+        pass
+    return line
+
+
+@pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
+@pytest.mark.parametrize("styles", [(0,), (0, 1, 2)], ids=["ascii", "mixed"])
+def test_real_lines_rewritten_with_escapes_count_as_the_general_path(
+    styles: tuple[int, ...],
+) -> None:
+    # each line said spelled or not for itself, in reads where some lines have escapes
+    for path in FILES:
+        lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+        lines = [_rewritten(line, styles[i % len(styles)]) for i, line in enumerate(lines)]
+        cuts = list(range(0, len(lines), 7))
+        assert count_tally(lines, cuts, FAST) == count_tally(lines, cuts, GENERAL), path
+
+
+@pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
+def test_the_real_corpus_written_with_ascii_escapes_is_walked_natively(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import realcorpus
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    realcorpus.write_real(tmp_path, 1.0, "real-openai")
+    lines = [
+        _rewritten(line, 0)
+        for path in sorted(tmp_path.rglob("*.jsonl"))
+        for line in path.read_bytes().splitlines()
+        if line.strip()
+    ]
+    escaped = sum(b"\\u" in line for line in lines)
+    assert 0 < escaped < len(lines) // 2  # a few lines have non-ASCII texts, most do not
+    walked = _walked_count(monkeypatch)
+    fastparse.fast_decoder.cache_clear()
+    try:
+        cuts = list(range(0, len(lines), 300))  # reads of 300 lines: nearly each has an escape
+        assert count_tally(lines, cuts, FAST) == count_tally(lines, cuts, GENERAL)
+    finally:
+        fastparse.fast_decoder.cache_clear()
+    assert sum(walked) > (len(lines) - escaped) // 2  # most lines without escapes: natively
+
+
+def _walked_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows each call of the native walk makes, from now on (the walk wrapped)."""
+    walked: list[int] = []
+    real = chatline.WALK
+    assert real is not None
+
+    def counting(*args: Any) -> tuple[int, int]:
+        before = len(args[-1])
+        found = real(*args)
+        walked.append(len(args[-1]) - before)
+        return found
+
+    monkeypatch.setattr(chatline, "WALK", counting)
+    return walked
+
+
 def _run_reader(first: bytes) -> Any:
     """A run reader over spelled reads, after `first` was read (so the chat shape is last)."""
     decoder = fastparse.FastDecoder("responses", BUILT_IN_ONLY, Switches())
@@ -122,8 +196,8 @@ def test_the_run_reader_of_a_spelled_chat_read_is_the_native_tier() -> None:
     flags = inspect(line, len(line))
     assert decoder.facts(line, flags) == _general(line)
     assert decoder.typed is not None and decoder.typed.shapes[decoder.typed.last] is Chat
-    assert chatline.native_reader(Chat, SPELLED) is chatline.NATIVE
-    assert chatline.native_reader(Chat, 1) is None  # a read with `\u` escapes: typed shapes
+    assert chatline.native_reader(Chat, True) is chatline.NATIVE
+    assert chatline.native_reader(Chat, False) is None  # a think tag in the read: typed shapes
     reader = decoder.run_reader(flags)
     assert reader is not None and reader.__name__ == "first_native"
     assert [reader(line)] == _general(line)
@@ -182,10 +256,10 @@ COUNT = st.one_of(
     st.integers(-5, 10**6),
     st.sampled_from([0, 2**63 - 1, 2**63, -(2**63), 10**18 - 1, 10**18, 1.5, 3.0, "7", True]),
 )
-TEXT = st.one_of(
-    st.text(max_size=40),
-    st.sampled_from(["", " a ", "a\\b", 'say "hi"', "é中😀", "<think>x</think>", "a\u2028b"]),
-)
+TEXTS_OF_NOTE = [
+    "", " a ", "a\\b", 'say "hi"', "é中😀", "<think>x</think>", "a\u2028b", "a/b", "\ud83dx",
+]  # fmt: skip
+TEXT = st.one_of(st.text(max_size=40), st.sampled_from(TEXTS_OF_NOTE))
 VALUE = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(TEXT, inner, max_size=3)),
@@ -283,7 +357,7 @@ REPEATS = st.sampled_from([
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(CHANGE, max_size=4),
-    st.sampled_from(["orjson", "spaced", "ascii"]),
+    st.sampled_from(["orjson", "spaced", "ascii", "slashed"]),
     st.one_of(st.none(), REPEATS),
     st.sampled_from([b"", b" ", b"\r", b" \t"]),
 )
@@ -317,13 +391,17 @@ def test_records_near_the_shape_give_the_general_facts(
         _change(record, where, key, value)
     try:
         line = _dumps(record, style)
-    except (TypeError, orjson.JSONEncodeError):  # an int beyond 64 bits
+    except (TypeError, orjson.JSONEncodeError, UnicodeEncodeError):  # beyond 64 bits, surrogates
         line = json.dumps(record).encode()
     if repeated is not None:
         line = _repeat_key(line, repeated)
     line += tail
-    if _spelled(line):
-        event("read natively" if _native()(line) is not None else "left to the typed shapes")
+    if style == "slashed":  # as some writers spell `/`
+        line = line.replace(b"/", b"\\/")
+    if _clear(line):  # a line with a `\u` or `\/` escape is refused, any other is spelled
+        read = _native()(line)
+        event("read natively" if read is not None else "left to the typed shapes")
+        assert read is None or _spelled(line), line
         assert _agrees(_native(), line), line
     assert _agrees_broken(line)
 
@@ -332,7 +410,7 @@ def _agrees_broken(line: bytes) -> bool:
     """Cut short, or with a byte changed, the line is never read otherwise than generally."""
     native = _native()
     for broken in (line[: len(line) // 2], line.replace(b":", b";", 1), line + b"}"):
-        if _spelled(broken) and not _agrees(native, broken):
+        if _clear(broken) and not _agrees(native, broken):
             return False
     return True
 
@@ -348,6 +426,8 @@ def test_lines_it_is_not_sure_of_go_to_the_typed_shapes() -> None:
         usual.replace(b'"completion_tokens":9', b'"completion_tokens":9.0'),
         usual.replace(b'"completion_tokens":9', b'"completion_tokens":1234567890123456789'),
         usual.replace(b'"Hello there."', b'"Hello \\u0074here."'),
+        usual.replace(b'"Hello there."', b'"Hello\\/there."'),  # orjson writes `/`
+        usual.replace(b'"Hello there."', b'"Hello \\u00e9"'),
         usual.replace(b'"chatcmpl-1"', b'"chatcmpl-\\"1"'),
         usual.replace(b'"refusal":null', b'"refusal":"no"'),
         usual.replace(b'"Hello there."', b'""'),
@@ -421,6 +501,23 @@ def test_a_native_tier_reading_a_refusal_as_no_refusal_is_caught(tmp_path: Path)
     assert b"refusal" in found or b"tool_calls" in found
 
 
+def test_a_native_tier_taking_the_slash_escape_as_spelled_is_caught(tmp_path: Path) -> None:
+    right = 'strchr("\\"\\\\bfnrt", q[1])'
+    module = planted(SOURCE, tmp_path, (right, right.replace("bfnrt", "/bfnrt")))
+    context = chatline.NATIVE.args[0]  # type: ignore[union-attr]
+    usual = _dumps(_record())
+
+    def slashed(text: str) -> bytes:
+        return usual.replace(b'"Hello there."', orjson.dumps(text).replace(b"/", b"\\/"))
+
+    def differs(text: str) -> bool:
+        line = slashed(text)
+        return _clear(line) and not _agrees(partial(module.chat_facts, context), line)
+
+    found = find(st.text(alphabet="a /", min_size=1), differs, settings=settings(database=None))
+    assert "/" in found and _agrees(_native(), slashed(found))
+
+
 # --- the walk over a run of lines ------------------------------------------------------------
 
 
@@ -459,17 +556,7 @@ def test_the_walk_counts_a_run_of_lines_as_the_general_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     lines = _walked_lines()
-    walked: list[int] = []
-    real = chatline.WALK
-    assert real is not None
-
-    def counting(*args: Any) -> tuple[int, int]:
-        before = len(args[-1])
-        found = real(*args)
-        walked.append(len(args[-1]) - before)
-        return found
-
-    monkeypatch.setattr(chatline, "WALK", counting)
+    walked = _walked_count(monkeypatch)
     fastparse.fast_decoder.cache_clear()
     try:
         for cuts in ([], [5], [13, 20]):
