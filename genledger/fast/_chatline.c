@@ -1,21 +1,25 @@
 /* The usual OpenAI chat completion line read in C: its facts as `fast.shapes.Chat.facts`
- * makes them for a spelled line (`fast.rawtext.SPELLED`) whose sole message is the
- * usual answer (`fast.shapes._sole_answer`) or the usual call (`fast.shapes._sole_call`),
- * without a msgspec Struct or a Python step between the bytes and the facts' constructor.
+ * makes them for a spelled line (`fast.rawtext.SPELLED`; its content may hold `\u` escapes,
+ * below) whose sole message is the usual answer (`fast.shapes._sole_answer`) or the usual
+ * call (`fast.shapes._sole_call`), without a msgspec Struct or a Python step between the
+ * bytes and the facts' constructor.
  *
  * The scan accepts a strict subset of what the `Chat` shape accepts: one object, keys without
- * escapes and each at most once, every key one the shape states, one choice whose message
- * has either a non-empty string content or tool calls (content absent or null), no function
- * call and no refusal (absent or null), integer counts without fraction or exponent of at most 18 digits, the
- * id and the model without escapes (the model at most 100 bytes: `formats.text_value` cuts
- * longer ones by characters). Values the shape keeps raw are checked as JSON (strings'
- * escapes among the simple ones but `\/`; a `\u` or `\/` escape, which orjson never writes,
- * makes the line unsure: so every line it reads is spelled). Anything else returns None: the
- * caller reads that line by the typed shapes, so every result equals theirs
- * (tests/genledger/fast/test_chatline.py).
+ * escapes and each at most once, every key one the shape states, one choice whose message has
+ * either a non-empty string content or tool calls (content absent or null), no function call
+ * and no refusal (absent or null), integer counts without fraction or exponent of at most 18
+ * digits, the id and the model without escapes (the model at most 100 bytes:
+ * `formats.text_value` cuts longer ones by characters). Values the shape keeps raw are checked
+ * as JSON (strings' escapes among the simple ones but `\/`; a `\u` or `\/` escape, which
+ * orjson never writes, makes the line unsure). The content alone may hold `\u` escapes of
+ * non-ASCII characters (as Python's `json.dumps` writes them): its answer key is then taken of
+ * it respelled as orjson spells it (`respelled`: UTF-8, a surrogate pair joined; a lone
+ * surrogate, or an ASCII character's escape, which may spell a think tag, makes the line
+ * unsure). Anything else returns None: the caller reads that line by the typed shapes, so
+ * every result equals theirs (tests/genledger/fast/test_chatline.py).
  *
  * The caller promises what `fast.rawtext.read_clear` says of the read: the line is valid
- * UTF-8 and holds no think tag (an escaped one holds a `\u` escape, refused here). The
+ * UTF-8 and holds no think tag but one spelled with ASCII escapes (refused here). The
  * counts go through the caller's `settle` (`parse.usage.settle`), a text's answer key
  * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case, the C
  * collapse then the hash, is called here in place), the calls' answer through its `calls`
@@ -48,6 +52,7 @@ typedef struct {
     const byte *start; /* after the opening quote */
     Py_ssize_t size;   /* up to the closing quote */
     int escaped;       /* holds a backslash */
+    int unicode;       /* holds a `\u` escape of a non-ASCII character (`text_string`) */
 } Span;
 
 typedef struct {
@@ -99,17 +104,58 @@ plain_bytes(const byte *p, const byte *end)
     return p - start;
 }
 
-/* A JSON string at the cursor (space before it skipped): its span; the simple escapes are
- * checked, a `\u` escape or a control character makes the line unsure. */
+/* The value of the 4 hex digits at `p`, -1 if one is not a hex digit. */
+static long
+hex4(const byte *p)
+{
+    long value = 0;
+    for (int i = 0; i < 4; i++) {
+        byte b = p[i];
+        int digit = b >= '0' && b <= '9'   ? b - '0'
+                    : b >= 'a' && b <= 'f' ? b - 'a' + 10
+                    : b >= 'A' && b <= 'F' ? b - 'A' + 10
+                                           : -1;
+        if (digit < 0)
+            return -1;
+        value = value << 4 | digit;
+    }
+    return value;
+}
+
+/* The `\u` escape at `q` (its backslash) of one non-ASCII character: its bytes (6, or 12 for
+ * a surrogate pair) and, in `*code`, the character; 0 for any other (an ASCII character's,
+ * which may spell a think tag; a lone surrogate; bad hex): then the line is unsure. */
 static int
-string(Cursor *c, Span *s)
+unicode_escape(const byte *q, const byte *end, long *code)
+{
+    long high = end - q >= 6 ? hex4(q + 2) : -1;
+    if (high < 0x80 || (high >= 0xDC00 && high <= 0xDFFF))
+        return 0;
+    if (high < 0xD800 || high > 0xDBFF) {
+        *code = high;
+        return 6;
+    }
+    if (end - q < 12 || q[6] != '\\' || q[7] != 'u')
+        return 0;
+    long low = hex4(q + 8);
+    if (low < 0xDC00 || low > 0xDFFF)
+        return 0;
+    *code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+    return 12;
+}
+
+/* A JSON string at the cursor (space before it skipped): its span; the simple escapes are
+ * checked, a control character or another escape makes the line unsure: a `\u` escape,
+ * unless `unicode` and of a non-ASCII character (`unicode_escape`). */
+static int
+scan_string(Cursor *c, Span *s, int unicode)
 {
     skip_space(c);
     if (c->at >= c->end || *c->at != '"')
         return UNSURE;
     const byte *p = ++c->at;
     s->start = p;
-    s->escaped = 0;
+    s->escaped = s->unicode = 0;
     for (;;) {
         const byte *q = p + plain_bytes(p, c->end);
         while (q < c->end && *q != '"' && *q != '\\' && *q >= 0x20)
@@ -121,13 +167,34 @@ string(Cursor *c, Span *s)
             c->at = q + 1;
             return SURE;
         }
+        s->escaped = 1;
+        long code;
+        int size = unicode && q + 1 < c->end && q[1] == 'u' ? unicode_escape(q, c->end, &code) : 0;
+        if (size) {
+            s->unicode = 1;
+            p = q + size;
+            continue;
+        }
         /* not `\/` either: orjson writes `/`, so a text holding it is not spelled (the
          * answer key hashes the bytes), and the native tier also reads respelled reads */
         if (q + 1 >= c->end || !strchr("\"\\bfnrt", q[1]) || q[1] == '\0')
             return UNSURE;
-        s->escaped = 1;
         p = q + 2;
     }
+}
+
+/* A JSON string without `\u` escapes (`scan_string`). */
+static int
+string(Cursor *c, Span *s)
+{
+    return scan_string(c, s, 0);
+}
+
+/* A text: a JSON string whose `\u` escapes of non-ASCII characters `respelled` rewrites. */
+static int
+text_string(Cursor *c, Span *s)
+{
+    return scan_string(c, s, 1);
 }
 
 static int skip_value(Cursor *c, int depth);
@@ -414,7 +481,7 @@ message_member(Cursor *c, int index, void *data)
     case M_CONTENT: /* the usual answer: a string other than "" (or null beside calls) */
         if (null_next(c))
             return SURE;
-        if (string(c, &choice->content) || choice->content.size == 0)
+        if (text_string(c, &choice->content) || choice->content.size == 0)
             return UNSURE;
         choice->has_content = 1;
         return SURE;
@@ -593,14 +660,62 @@ enum {
 };
 enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
 
+/* A text (`text_string`) as orjson spells it, quotes included: each `\u` escape of a
+ * non-ASCII character its UTF-8 bytes (a surrogate pair joined), every other escape as it
+ * is (the simple ones, which orjson writes alike). */
+static PyObject *
+respelled(const Span *text)
+{
+    const byte *p = text->start, *end = p + text->size;
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, text->size + 2); /* never longer */
+    if (!bytes)
+        return NULL;
+    byte *out = (byte *)PyBytes_AS_STRING(bytes), *to = out;
+    *to++ = '"';
+    while (p < end) {
+        long code;
+        int size = p[0] == '\\' && p[1] == 'u' ? unicode_escape(p, end, &code) : 0;
+        if (!size) {
+            /* a plain byte, or a simple escape's two (so an escaped backslash stays one) */
+            int n = p[0] == '\\' ? 2 : 1;
+            memcpy(to, p, n);
+            to += n;
+            p += n;
+            continue;
+        }
+        if (code < 0x800) {
+            *to++ = (byte)(0xC0 | code >> 6);
+        } else if (code < 0x10000) {
+            *to++ = (byte)(0xE0 | code >> 12);
+            *to++ = (byte)(0x80 | (code >> 6 & 0x3F));
+        } else {
+            *to++ = (byte)(0xF0 | code >> 18);
+            *to++ = (byte)(0x80 | (code >> 12 & 0x3F));
+            *to++ = (byte)(0x80 | (code >> 6 & 0x3F));
+        }
+        *to++ = (byte)(0x80 | (code & 0x3F));
+        p += size;
+    }
+    *to++ = '"';
+    if (_PyBytes_Resize(&bytes, to - out) < 0)
+        return NULL;
+    return bytes;
+}
+
 /* `fast.answerkeys.key_of_spelled_bytes` of a content's bytes, its usual case (no space or
  * escape at either end) in place: the collapse, then the hash less SIGN; any other text
- * through the caller's `key`. */
+ * through the caller's `key` (a text with `\u` escapes respelled first). */
 static PyObject *
 text_key(PyObject *context, const Span *content)
 {
     const byte *s = content->start;
     Py_ssize_t n = content->size;
+    if (content->unicode) {
+        PyObject *data = respelled(content);
+        PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
+        Py_XDECREF(data);
+        return key;
+    }
     if (n < 2 || s[0] == ' ' || s[0] == '\\' || s[n - 1] == ' ' || s[n - 2] == '\\') {
         PyObject *data = PyBytes_FromStringAndSize((const char *)s - 1, n + 2);
         PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;

@@ -1,15 +1,17 @@
 """The usual OpenAI chat completion line read in C (`_chatline.c`): the native tier.
 
 A line of a clear read (`fast.rawtext.read_clear`: valid UTF-8, no think tag) without a `\\u`
-or `\\/` escape (so a spelled line, `fast.rawtext.SPELLED`) holding one chat completion whose
-sole message answers with a text, or with tool calls alone, is read by one C call, straight
-into the facts `fast.shapes.Chat.facts` writes for it; the rules those facts follow
-(`parse.usage.settle`, the answer keys, the facts' constructor) are the Python ones, called
-from C. The C scan says None for any line it is not sure of (another shape, a key the shape
-does not state, a repeated key, an escaped id, a `\\u` or `\\/` escape, a number with a
-fraction or beyond 18 digits, a function call, a refusal); the typed shapes read that line.
-Runs of such lines are walked into token-table rows by one call (`native_walk`). Where the
-extension was not built, the typed shapes read every line: slower, the same facts.
+or `\\/` escape (a spelled line, `fast.rawtext.SPELLED`; the content alone may hold `\\u`
+escapes of non-ASCII characters, respelled as orjson spells them for its answer key, in C)
+holding one chat completion whose sole message answers with a text, or with tool calls alone,
+is read by one C call, straight into the facts `fast.shapes.Chat.facts` writes for it; the
+rules those facts follow (`parse.usage.settle`, the answer keys, the facts' constructor) are
+the Python ones, called from C. The C scan says None for any line it is not sure of (another
+shape, a key the shape does not state, a repeated key, an escaped id, a `\\u` or `\\/` escape,
+a number with a fraction or beyond 18 digits, a function call, a refusal); the typed shapes
+read that line. Runs of such lines are walked into token-table rows by one call
+(`native_walk`). Where the extension was not built, the typed shapes read every line: slower,
+the same facts.
 """
 
 from __future__ import annotations

@@ -98,8 +98,8 @@ def read_plain(flags: ReadFlags) -> int | None:
 
 def read_clear(flags: ReadFlags) -> bool:
     """Whether every line of a read with `flags` is valid UTF-8 and spells no think tag
-    without a `\\u` escape: all the native tier, which refuses lines with a `\\u` or `\\/`
-    escape, needs of a read (each line it reads is then `SPELLED`)."""
+    without a `\\u` escape of an ASCII character: all the native tier, which refuses such
+    escapes and `\\/` (a line with neither is then `SPELLED`), needs of a read."""
     return flags.utf8 and not flags.think_tags
 
 
