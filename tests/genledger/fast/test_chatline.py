@@ -93,18 +93,7 @@ def test_every_real_line_it_reads_gives_the_general_facts() -> None:
 @pytest.mark.skipif(not FILES, reason=f"no real recorded responses at {SHARED}")
 def test_the_real_openai_corpus_reads_natively_as_the_general_path(tmp_path: Path) -> None:
     # the benchmark's corpus (its copies' ids and texts made unique), read as a refresh reads it
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import realcorpus
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    realcorpus.write_real(tmp_path, 2.0, "real-openai")
-    lines = [
-        line
-        for path in sorted(tmp_path.rglob("*.jsonl"))
-        for line in path.read_bytes().splitlines()
-        if line.strip()
-    ]
+    lines = _real_openai_corpus(tmp_path, 2.0)
     assert len(lines) > 1000
     native = _native()
     taken = [line for line in lines if native(line) is not None]
@@ -112,6 +101,22 @@ def test_the_real_openai_corpus_reads_natively_as_the_general_path(tmp_path: Pat
     assert [line[:120] for line in lines if not _agrees(native, line)] == []
     reader = _run_reader(lines[0])  # as a refresh reads a run of them: the native tier first
     assert [line[:120] for line in lines if not _agrees(reader, line)] == []
+
+
+def _real_openai_corpus(folder: Path, mb: float) -> list[bytes]:
+    """The lines of the benchmark's real-openai corpus of `mb` MB, written into `folder`."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import realcorpus
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    realcorpus.write_real(folder, mb, "real-openai")
+    return [
+        line
+        for path in sorted(folder.rglob("*.jsonl"))
+        for line in path.read_bytes().splitlines()
+        if line.strip()
+    ]
 
 
 def _rewritten(line: bytes, style: int) -> bytes:
@@ -142,18 +147,7 @@ def test_real_lines_rewritten_with_escapes_count_as_the_general_path(
 def test_the_real_corpus_written_with_ascii_escapes_is_walked_natively(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import realcorpus
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
-    realcorpus.write_real(tmp_path, 1.0, "real-openai")
-    lines = [
-        _rewritten(line, 0)
-        for path in sorted(tmp_path.rglob("*.jsonl"))
-        for line in path.read_bytes().splitlines()
-        if line.strip()
-    ]
+    lines = [_rewritten(line, 0) for line in _real_openai_corpus(tmp_path, 1.0)]
     escaped = sum(b"\\u" in line for line in lines)
     assert 0 < escaped < len(lines) // 2  # a few lines have non-ASCII texts, most do not
     walked = _walked_count(monkeypatch)
