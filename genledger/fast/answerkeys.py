@@ -15,21 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from genledger.fast.extension import built
 from genledger.parse.answer import SIGN, Buffer, collapsed_escaped, hash64
 
-
-def _built() -> Callable[[Buffer], Buffer] | None:
-    """The C collapse with the definition as its fallback, or None if it was not built."""
-    try:
-        from genledger.fast._collapse import collapsed_escaped as native
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return partial(native, collapsed_escaped)
-
-
+_C = built("_collapse")
 # `collapsed_escaped` of an escaped text: the C scan, handing what it cannot decide alone to
 # the definition; the definition itself where the extension was not built
-collapse: Callable[[Buffer], Buffer] = _built() or collapsed_escaped
+collapse: Callable[[Buffer], Buffer] = (
+    collapsed_escaped if _C is None else partial(_C.collapsed_escaped, collapsed_escaped)
+)
 NATIVE = collapse is not collapsed_escaped  # whether the C collapse is in use (tests need it)
 
 
@@ -72,18 +66,12 @@ def spelled_bytes_steps(data: bytes) -> int | None:
     return spelled_steps(data)
 
 
-def _built_key() -> Callable[[Buffer], int | None] | None:
-    """The key of a spelled string in one C call (`_collapse.spelled_key`: strip test,
-    collapse and hash, no slice and no bytes object where nothing collapses), its Python
-    steps as its fallback; None if the extension was not built."""
-    try:
-        from genledger.fast._collapse import spelled_key
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return partial(spelled_key, spelled_steps, hash64)
-
-
-_native_key = _built_key()
+# The key of a spelled string in one C call (`_collapse.spelled_key`: strip test, collapse
+# and hash, no slice and no bytes object where nothing collapses), its Python steps as its
+# fallback; None where the extension was not built.
+_native_key: Callable[[Buffer], int | None] | None = (
+    None if _C is None else partial(_C.spelled_key, spelled_steps, hash64)
+)
 # The key of an answer of one JSON string (with its quotes, any buffer) spelled as orjson
 # spells it: in C where it was built (~1.4 µs a 5 kB answer less than the steps), else the
 # steps; `key_of_spelled_bytes` is the same for a bytes object.

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
+from genledger.fast.extension import built
 from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
 from genledger.parse.answer import SIGN, hash64
 from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
@@ -60,19 +61,10 @@ def _context() -> tuple[Any, ...]:
 CONTEXT = _context()
 
 
-def _built() -> tuple[LineFacts, RowsWalk] | None:
-    """The C reader and walk with their context bound, or None if the extension was not
-    built."""
-    try:
-        from genledger.fast._chatline import chat_facts, chat_rows
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return partial(chat_facts, CONTEXT), partial(chat_rows, CONTEXT)
-
-
-_BUILT = _built()
-NATIVE: LineFacts | None = None if _BUILT is None else _BUILT[0]
-WALK: RowsWalk | None = None if _BUILT is None else _BUILT[1]
+# the C reader and walk with their context bound; None where the extension was not built
+_C = built("_chatline")
+NATIVE: LineFacts | None = None if _C is None else partial(_C.chat_facts, CONTEXT)
+WALK: RowsWalk | None = None if _C is None else partial(_C.chat_rows, CONTEXT)
 
 
 def native_reader(shape: type[Any], clear: bool) -> LineFacts | None:

@@ -30,9 +30,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
 import stringzilla as sz
+
+from genledger.fast.extension import built
 
 ESCAPE = b"\\u0001"  # how a JSON text spells a stand-in's first character
 MARK = "\x01"  # a stand-in's first character, decoded
@@ -107,18 +108,9 @@ def raw_counts(raw: bytes) -> tuple[int, int | None] | None:
     return int(length), int(ones) if ones else None
 
 
-def _built() -> Any:
-    """The lift in C (`_lift.c`), or None if it was not built."""
-    try:
-        from genledger.fast import _lift
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return _lift
-
-
 # `defined_lift` in C, the same bytes (tests/genledger/fast/test_lift_native.py): of keys'
 # arrays, and of every array that is a value; None where the extension was not built
-_NATIVE = _built()
+_NATIVE = built("_lift")
 NATIVE: Callable[[bytes, tuple[bytes, ...], int, int], bytes | None] | None = (
     None if _NATIVE is None else _NATIVE.lift_keys
 )

@@ -18,22 +18,17 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from genledger.fast.extension import built
+
 # the count, and the first repeats as (file, index, key, first file, first index): the
 # rules' `genledger.rules.result.Repeats` (the speed wing imports no rules)
 Repeats = tuple[int, list[tuple[int, int, Any, int, int]]]
 Walk = Callable[[Any, int], Repeats]
 
 
-def _built() -> tuple[Walk, Walk] | None:
-    """The C walks, or None if the extension was not built."""
-    try:
-        from genledger.fast._repeats import first_ids, first_ints
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return first_ids, first_ints
-
-
-_NATIVE = _built()
+_C = built("_repeats")
+# the C walks of ids and of ints; None where the extension was not built
+_NATIVE: tuple[Walk, Walk] | None = None if _C is None else (_C.first_ids, _C.first_ints)
 NATIVE = _NATIVE is not None  # whether the C walk is in use (tests need it)
 
 

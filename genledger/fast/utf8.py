@@ -22,24 +22,21 @@ import threading
 from collections.abc import Callable
 from functools import cache
 
+from genledger.fast.extension import built
+
 PROBE_LINES = b'{"a": 1}\n{"b": "\xc3\xa9"}\n'  # valid UTF-8, two documents
 PROBE_BAD = b'{"a": 1}\n{"b": "\xed\xa0\x80"}\n'  # a UTF-16 surrogate: not valid UTF-8
 PASSED_STAGE_1 = "TAPE_ERROR"
 
 
-def _built() -> Callable[[bytes | memoryview], bool] | None:
-    """The check in C (`_utf8.c`: the Keiser-Lemire lookup scan, 32 bytes at a time with
-    AVX2, ~11 GB/s on the corpora's reads against simdjson's ~4.5), exact, with no import
-    cost to speak of; None where it was not built or the CPU has no AVX2 (its byte-by-byte
-    path is slower than the decoder)."""
-    try:
-        from genledger.fast._utf8 import valid, vectorised
-    except ImportError:  # installed without a compiler (the build is optional)
-        return None
-    return valid if vectorised() else None
-
-
-NATIVE = _built()
+_C = built("_utf8")
+# The check in C (`_utf8.c`: the Keiser-Lemire lookup scan, 32 bytes at a time with AVX2,
+# ~11 GB/s on the corpora's reads against simdjson's ~4.5), exact, with no import cost to
+# speak of; None where it was not built or the CPU has no AVX2 (its byte-by-byte path is
+# slower than the decoder).
+NATIVE: Callable[[bytes | memoryview], bool] | None = (
+    _C.valid if _C is not None and _C.vectorised() else None
+)
 
 
 def valid_utf8(data: bytes | memoryview) -> bool:
