@@ -8,14 +8,19 @@ UTF-8 bytes plus two 8-byte integers, so memory stays nearly flat as a run grows
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pybase64
 
 from genledger.ledger import segments
 from genledger.ledger.segments import Stored
+
+if TYPE_CHECKING:
+    from genledger.ledger.hashlist import HashList
+
+T = TypeVar("T")
 
 
 class IdList:
@@ -78,17 +83,25 @@ class IdList:
             yield line, key.decode()
 
     @classmethod
-    def joined(cls, parts: list[IdList]) -> IdList:
-        """`parts` one after another (as `a + b + ...`, each byte copied once)."""
+    def joined(cls, parts: list[IdList], shifts: Sequence[int] = ()) -> IdList:
+        """`parts` one after another (as `a + b + ...`), each part's line numbers moved on by
+        its shift (none: 0). Each byte is copied once, and `parts` is emptied as it goes: a
+        part the caller no longer holds is freed once copied, so a join of a file's pieces
+        never holds them and their sum whole at once."""
         out = cls()
-        out.data = bytearray(b"".join(p.data for p in parts))
-        for p in parts:
-            out.lengths.extend(p.lengths)
-            out.lines.extend(p.lines)
-        out.stored = segments.leading(parts)
+        shifts = list(shifts) or [0] * len(parts)
+        out.stored = leading(parts, shifts)
+        for part, shift in zip(drained(parts), shifts, strict=True):
+            out.data += part.data
+            out.lengths += part.lengths
+            out.lines += moved(part.lines, shift)
         return out
 
     def __add__(self, other: IdList) -> IdList:
+        if not len(other):
+            return self  # lists are never changed once counted: the empty side adds nothing
+        if not len(self):
+            return other
         out = IdList()
         out.data = self.data + other.data
         out.lengths = self.lengths + other.lengths
@@ -108,7 +121,7 @@ class IdList:
         """The same ids with every line number moved by `lines`."""
         out = IdList()
         out.data, out.lengths = self.data, self.lengths
-        out.lines = array("q", (line + lines for line in self.lines))
+        out.lines = moved(self.lines, lines)
         out.stored = {k: v for k, v in self.stored.items() if k != "lines"}
         return out
 
@@ -146,6 +159,28 @@ class IdList:
         if ids.lengths and min(ids.lengths) < 0:
             raise ValueError("damaged id list")
         return ids
+
+
+def moved(lines: array[int], shift: int) -> array[int]:
+    """`lines` with `shift` added to each (themselves when 0)."""
+    return array("q", map(shift.__add__, lines)) if shift else lines
+
+
+def leading(parts: Sequence[IdList | HashList], shifts: list[int]) -> dict[str, Stored]:
+    """`segments.leading` of `parts` joined with their lines moved by `shifts`: moved lines
+    are not the stored ones."""
+    for part, shift in zip(parts, shifts, strict=True):
+        if len(part):
+            return {k: v for k, v in part.stored.items() if not (shift and k == "lines")}
+    return {}
+
+
+def drained(parts: list[T]) -> Iterator[T]:
+    """The items of `parts` in order, each removed from the list before it is handed out
+    (the joins free what they copied as they go)."""
+    parts.reverse()
+    while parts:
+        yield parts.pop()
 
 
 def pack_ints(values: array[int]) -> str:

@@ -111,7 +111,7 @@ def tally_blocks(
 ) -> FileTally:
     """The tally of the records on the complete lines of `blocks` (a responses or tokenized
     file), counted `CHUNK_ROWS` rows at a time."""
-    done, builder = FileTally(), TableBuilder(role, name)
+    chunks, builder = [], TableBuilder(role, name)
     facts_of = line_reader(role, reading)
     texts = role == "responses"  # tokenized shapes hold no long texts
     lifted = _lifted_lines(role, reading)
@@ -130,9 +130,10 @@ def tally_blocks(
             flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
             _tally_rows(block, builder, facts_of, flags, streams)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (ledger.tally), chunk by chunk
-            done = done + tally_table(builder, reading)
+            chunks.append(tally_table(builder, reading))
             builder = TableBuilder(role, name)
-    done = done + tally_table(builder, reading)
+    chunks.append(tally_table(builder, reading))
+    done = FileTally.chained(chunks)  # their id and key lists joined once
     if streams is not None:
         done.streams, done.books = streams.state, streams.books
     return done

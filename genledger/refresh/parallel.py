@@ -194,12 +194,14 @@ class Cut:
     groups: dict[str, list[tuple[range, int]] | None]
 
     def joined(self, parts: dict[str, dict[int, FileScan]]) -> dict[str, FileScan]:
-        """Each job's scan from its pieces' (by index); a job whose join failed is left out."""
+        """Each job's scan from its pieces' (by index); a job whose join failed is left out.
+        `parts` is emptied as the jobs are joined, so each piece is freed once joined."""
         from genledger.refresh.split import join
 
         scans: dict[str, FileScan] = {}
-        for key, done in parts.items():
-            ordered = [done[index] for index in sorted(done)]
+        while parts:
+            key, done = parts.popitem()
+            ordered = [done.pop(index) for index in sorted(done)]
             plan_ = self.plans[key]
             if self.groups[key] is not None:
                 joined = join_groups(ordered)
@@ -360,17 +362,17 @@ def _group_pieces(job: ScanJob, cut: int) -> list[tuple[range, int]] | None:
 
 def join_groups(scans: list[FileScan]) -> FileScan | None:
     """The scan of a whole Parquet file from its row-group pieces' (in order); None when a
-    piece failed, met a corrupt row group (the whole read stops there) or saw another file."""
+    piece failed, met a corrupt row group (the whole read stops there) or saw another file.
+    A join empties `scans`, as `split.join`'s."""
     reads = [scan.read for scan in scans]
     first = reads[0]
     if first is None or any(read != first for read in reads):
         return None
     if any(scan.error or "malformed_lines" in scan.delta.failures for scan in scans):
         return None
-    delta = FileTally()
-    for scan in scans:  # rows are numbered as in the whole file: no shift
-        delta = delta + scan.delta
-    return FileScan(delta, first)
+    deltas = [scan.delta for scan in scans]  # rows numbered as in the whole file: no shift
+    scans.clear()
+    return FileScan(FileTally.chained(deltas), first)
 
 
 def _spans(plan_: Plan | None) -> tuple[Span | None, ...]:

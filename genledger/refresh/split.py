@@ -74,7 +74,8 @@ def _cuts(handle: Handle, start: int, size: int, piece_bytes: int) -> list[int]:
 
 def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
     """The scan of the whole read from its pieces' scans (in span order); None when a piece
-    failed or did not end at its cut, so the file must be read whole."""
+    failed or did not end at its cut, so the file must be read whole. A join empties `scans`
+    (`FileTally.chained`: each piece is freed once joined)."""
     reads = [scan.read for scan in scans]
     if any(read is None for read in reads):
         return None
@@ -87,10 +88,13 @@ def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
         if read.checkpoint.offset != span.stop or read.pending_bytes:
             return None
     lines = plan_.checkpoint.lines if plan_.start else 0
-    delta = FileTally()
-    for scan, read in zip(scans, done, strict=True):
-        delta = delta + scan.delta.shifted(lines)
+    shifts = []
+    for read in done:
+        shifts.append(lines)
         lines += read.checkpoint.lines
+    deltas = [scan.delta for scan in scans]
+    scans.clear()  # the pieces are freed as their tallies are joined
+    delta = FileTally.chained(deltas, shifts)
     head = first.file if plan_.start == 0 else plan_.checkpoint.file
     seen = replace(last.file, head_len=head.head_len, head_sum=head.head_sum)
     checkpoint = replace(last, lines=lines, file=seen)
