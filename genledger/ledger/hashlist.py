@@ -11,7 +11,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from genledger.ledger import segments
+from genledger.ledger import heap, segments
 from genledger.ledger.idlist import drained, leading, moved, pack_ints, unpack_ints
 from genledger.ledger.segments import Stored
 
@@ -44,13 +44,24 @@ class HashList:
     def joined(cls, parts: list[HashList], shifts: Sequence[int] = ()) -> HashList:
         """`parts` one after another, lines moved on and `parts` emptied as
         `IdList.joined`'s."""
-        out = cls()
-        shifts = list(shifts) or [0] * len(parts)
-        out.stored = leading(parts, shifts)
+        out, shifts = cls(), list(shifts) or [0] * len(parts)
+        if len(parts) == 1 and not shifts[0]:
+            return parts.pop()  # lists are not changed once counted: nothing to copy
+        copied = 0
         for part, shift in zip(drained(parts), shifts, strict=True):
-            out.keys += part.keys
-            out.lines += moved(part.lines, shift)
+            out.extend(part, shift)
+            copied += 16 * len(part)
+            if copied >= heap.TRIM_BYTES:  # as `IdList.joined`
+                copied = 0
+                heap.give_back()
         return out
+
+    def extend(self, other: HashList, shift: int = 0) -> None:
+        """`other`'s keys after these, in place, as `IdList.extend`."""
+        if not len(self):
+            self.stored = leading(other, shift)
+        self.keys += other.keys
+        self.lines += moved(other.lines, shift)
 
     def __add__(self, other: HashList) -> HashList:
         if not len(other):

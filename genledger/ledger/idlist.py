@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pybase64
 
-from genledger.ledger import segments
+from genledger.ledger import heap, segments
 from genledger.ledger.segments import Stored
 
 if TYPE_CHECKING:
@@ -86,16 +86,27 @@ class IdList:
     def joined(cls, parts: list[IdList], shifts: Sequence[int] = ()) -> IdList:
         """`parts` one after another (as `a + b + ...`), each part's line numbers moved on by
         its shift (none: 0). Each byte is copied once, and `parts` is emptied as it goes: a
-        part the caller no longer holds is freed once copied, so a join of a file's pieces
-        never holds them and their sum whole at once."""
-        out = cls()
-        shifts = list(shifts) or [0] * len(parts)
-        out.stored = leading(parts, shifts)
+        part the caller no longer holds is freed once copied."""
+        out, shifts = cls(), list(shifts) or [0] * len(parts)
+        if len(parts) == 1 and not shifts[0]:
+            return parts.pop()  # lists are not changed once counted: nothing to copy
+        copied = 0
         for part, shift in zip(drained(parts), shifts, strict=True):
-            out.data += part.data
-            out.lengths += part.lengths
-            out.lines += moved(part.lines, shift)
+            out.extend(part, shift)
+            copied += len(part.data) + 16 * len(part)
+            if copied >= heap.TRIM_BYTES:  # the parts copied are free: give their pages back
+                copied = 0
+                heap.give_back()
         return out
+
+    def extend(self, other: IdList, shift: int = 0) -> None:
+        """`other`'s ids after these, its lines moved on by `shift`: in place, so only for a
+        list being built (`joined`, `ledger.chain`), never one a tally holds."""
+        if not len(self):
+            self.stored = leading(other, shift)
+        self.data += other.data
+        self.lengths += other.lengths
+        self.lines += moved(other.lines, shift)
 
     def __add__(self, other: IdList) -> IdList:
         if not len(other):
@@ -166,13 +177,12 @@ def moved(lines: array[int], shift: int) -> array[int]:
     return array("q", map(shift.__add__, lines)) if shift else lines
 
 
-def leading(parts: Sequence[IdList | HashList], shifts: list[int]) -> dict[str, Stored]:
-    """`segments.leading` of `parts` joined with their lines moved by `shifts`: moved lines
-    are not the stored ones."""
-    for part, shift in zip(parts, shifts, strict=True):
-        if len(part):
-            return {k: v for k, v in part.stored.items() if not (shift and k == "lines")}
-    return {}
+def leading(first: IdList | HashList, shift: int) -> dict[str, Stored]:
+    """Where the arrays of a list that begins with `first` (its lines moved by `shift`)
+    begin in a segment file (`segments.leading`): moved lines are not the stored ones."""
+    if not len(first):
+        return {}
+    return {k: v for k, v in first.stored.items() if not (shift and k == "lines")}
 
 
 def drained(parts: list[T]) -> Iterator[T]:

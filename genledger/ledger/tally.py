@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,7 +27,7 @@ from genledger.ledger.books import (
     Accounted,
 )
 from genledger.ledger.hashlist import HashList
-from genledger.ledger.idlist import IdList, drained
+from genledger.ledger.idlist import IdList
 from genledger.ledger.quantiles import Quantiles
 from genledger.ledger.streams import Partial, StreamState
 from genledger.ledger.window import Ends
@@ -220,27 +220,6 @@ class FileTally:
             trail,
         )
 
-    @classmethod
-    def chained(cls, tallies: list[FileTally], shifts: Sequence[int] = ()) -> FileTally:
-        """`t0.shifted(s0) + t1.shifted(s1) + ...` for the pieces or chunks of one file, in
-        order (no shifts: 0), with every id and key list joined once at the end; `tallies` is
-        emptied as it goes, so each piece is freed once joined. Adding them one by one copied
-        the growing lists at every step, three whole lists alive at once at the end."""
-        shifts = list(shifts) or [0] * len(tallies)
-        total, parts = cls(), []
-        for tally, shift in zip(drained(tallies), shifts, strict=True):
-            bare, lists = tally._bare()
-            del tally  # the caller's list no longer holds it: its arrays go with `lists`
-            total, settled = (total + bare.shifted(shift))._bare()
-            # requests the join settled end in this tally's first lines: theirs come first
-            parts += [(settled, 0), (lists, shift)]
-        return replace(total, **_lists_joined(parts))
-
-    def _bare(self) -> tuple[FileTally, _Lists]:
-        """This tally without its id and key lists, and those lists."""
-        lists = _Lists(self.ids, self.lists, self.hashes)
-        return replace(self, ids=IdList(), lists={}, hashes={}), lists
-
     def shifted(self, lines: int) -> FileTally:
         """The same counts with every line number moved by `lines` (a piece read from the
         middle of a file numbers its lines from 0)."""
@@ -327,52 +306,6 @@ def _side_by_side(items: list[FileTally]) -> dict[str, Quantiles]:
     its stats only, never kept or added to, so it is never compacted (which loads numpy)."""
     keys = dict.fromkeys(key for t in items for key in t.quantiles)
     return {k: Quantiles.union(t.quantiles[k] for t in items if k in t.quantiles) for k in keys}
-
-
-@dataclass(frozen=True)
-class _Lists:
-    """A tally's id and key lists (`FileTally.chained` joins them apart from the rest)."""
-
-    ids: IdList
-    lists: dict[str, IdList]
-    hashes: dict[str, HashList]
-
-
-def _lists_joined(parts: list[tuple[_Lists, int]]) -> dict[str, Any]:
-    """The `ids`, `lists` and `hashes` of `parts` joined in order, each part's lines moved on
-    by its shift; `parts` is emptied first, so each list's join frees its parts."""
-    ids = [(p.ids, shift) for p, shift in parts]
-    lists = _by_key([(p.lists, shift) for p, shift in parts])
-    hashes = _by_key([(p.hashes, shift) for p, shift in parts])
-    parts.clear()
-    return {
-        "ids": IdList.joined(*_unzipped(ids)),
-        "lists": {k: IdList.joined(*_unzipped(v)) for k, v in _drained_items(lists)},
-        "hashes": {k: HashList.joined(*_unzipped(v)) for k, v in _drained_items(hashes)},
-    }
-
-
-def _by_key(found: list[tuple[dict[str, Any], int]]) -> dict[str, list[tuple[Any, int]]]:
-    """Key-wise lists of (value, shift), in order, of maps that may lack some keys."""
-    out: dict[str, list[tuple[Any, int]]] = {}
-    for values, shift in found:
-        for key, value in values.items():
-            out.setdefault(key, []).append((value, shift))
-    return out
-
-
-def _unzipped(pairs: list[tuple[Any, int]]) -> tuple[list[Any], list[int]]:
-    """(values, shifts) of (value, shift) pairs; `pairs` is emptied."""
-    values, shifts = [v for v, _ in pairs], [s for _, s in pairs]
-    pairs.clear()
-    return values, shifts
-
-
-def _drained_items(found: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """`found`'s items, each removed before it is handed out."""
-    while found:
-        key = next(iter(found))
-        yield key, found.pop(key)
 
 
 def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 from genledger.fast import arrowtok, vector
 from genledger.fast.lines import raw_keys
 from genledger.ledger import books
+from genledger.ledger.chain import Chain
 from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
@@ -281,7 +282,7 @@ def _responses(
     counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
-    done: list[FileTally] = []  # chunk by chunk, their lists joined once (`FileTally.chained`)
+    done = Chain()  # chunk by chunk: each chunk's lists copied once
     builder = TableBuilder("responses", name)
     streams = Assembler(name, reading, anchored=groups is None or groups.start == 0)
     read = columns if pruned else None
@@ -306,14 +307,15 @@ def _responses(
             else:
                 builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
-                done.append(tally_table(builder, reading))
+                done.add(tally_table(builder, reading))
                 builder = TableBuilder("responses", name)
     return _with_streams(_chained(done, tally_table(builder, reading)), streams)
 
 
-def _chained(done: list[FileTally], *last: FileTally) -> FileTally:
-    done += last
-    return FileTally.chained(done)
+def _chained(done: Chain, *last: FileTally) -> FileTally:
+    for tally in last:
+        done.add(tally)
+    return done.tally()
 
 
 def _with_streams(tally: FileTally, streams: Assembler) -> FileTally:

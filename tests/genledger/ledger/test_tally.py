@@ -36,8 +36,8 @@ def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
 
 
 def tally(records: list[dict[str, Any]], first_line: int = 1, numbered_from: int = 0) -> FileTally:
-    """Tally of records written one per line from `first_line` (numbered from
-    `numbered_from` + 1 when not 0: a piece read from the middle of a file)."""
+    """Tally of records written one per line from `first_line`, their lines numbered from
+    `numbered_from` when given (a piece read from the middle of a file)."""
     builder = TableBuilder("responses", "raw_responses.jsonl")
     for i, record in enumerate(records):
         line = (numbered_from or first_line) + i
@@ -119,31 +119,6 @@ def test_the_sum_of_many_tallies_equals_adding_them_one_by_one(cuts: list[int], 
     assert joined == one_by_one
     assert joined.to_dict() == one_by_one.to_dict() == tally(records).to_dict()
     assert joined.trail == one_by_one.trail
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12),
-    seed=st.integers(min_value=0, max_value=5),
-)
-def test_a_chain_of_pieces_equals_adding_them_one_by_one(cuts: list[int], seed: int) -> None:
-    # each piece numbers its lines from 1, as one read from the middle of a file does
-    records = mixed_records(60, seed)
-    bounds = [0, *sorted(cuts), 60]
-    parts = [
-        tally(records[a:b], first_line=a + 1, numbered_from=1) if b > a else FileTally()
-        for a, b in itertools.pairwise(bounds)
-    ]
-    shifts = bounds[:-1]
-    one_by_one = sum(
-        (part.shifted(shift) for part, shift in zip(parts, shifts, strict=True)), FileTally()
-    )
-    given_ = list(parts)
-    chained = FileTally.chained(given_, shifts)
-    assert given_ == []  # emptied: each piece can be freed once joined
-    assert chained == one_by_one
-    assert chained.to_dict() == one_by_one.to_dict() == tally(records).to_dict()
-    assert chained.trail == one_by_one.trail == tally(records).trail
 
 
 def test_a_datasets_sum_keeps_its_files_output_lengths_side_by_side() -> None:

@@ -34,6 +34,13 @@ def pieces_of(path: Path, role: str, cp: Checkpoint | None, size: int) -> FileSc
     joined = split.join(plan, scans)
     # the chain keeps the exact order of the one-by-one sum (a stream settled at a cut too)
     assert joined is None or joined.delta.to_dict() == one_by_one.to_dict()
+    # pieces taken as they come in, last first, join as the ones taken in order
+    joining = split.Joining(plan)
+    for index, span in reversed(list(enumerate(plan.spans))):
+        joining.take(index, scan_file(path, path.name, role, plan.checkpoint, span))
+    late = joining.result()
+    assert (late is None) == (joined is None)
+    assert late is None or joined is None or same(late, joined)
     return joined
 
 
