@@ -9,8 +9,6 @@ reason). Elsewhere (another C library, another system) nothing is done.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from functools import cache
 from typing import Any
 
@@ -19,10 +17,12 @@ TRIM_BYTES = 8 << 20  # a join of lists gives the heap back every this many byte
 
 @cache
 def _trim() -> Any:
-    """glibc's `malloc_trim`, or None where the C library has none."""
-    name = ctypes.util.find_library("c")
+    """glibc's `malloc_trim`, or None where the C library has none (imported here: a small
+    refresh never joins enough to call it)."""
+    import ctypes
+
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
+        return ctypes.CDLL(None).malloc_trim  # the symbols the process has loaded: libc's
     except (OSError, AttributeError):
         return None
 
