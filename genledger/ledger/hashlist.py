@@ -8,11 +8,11 @@ the records, never with the texts.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from genledger.ledger import segments
-from genledger.ledger.idlist import pack_ints, unpack_ints
+from genledger.ledger import heap, segments
+from genledger.ledger.idlist import drained, leading, moved, pack_ints, unpack_ints
 from genledger.ledger.segments import Stored
 
 BYTES_PER_RECORD = 16
@@ -41,16 +41,33 @@ class HashList:
         return zip(self.lines, self.keys, strict=True)
 
     @classmethod
-    def joined(cls, parts: list[HashList]) -> HashList:
-        """`parts` one after another (as `a + b + ...`, each key copied once)."""
-        out = cls()
-        for p in parts:
-            out.keys.extend(p.keys)
-            out.lines.extend(p.lines)
-        out.stored = segments.leading(parts)
+    def joined(cls, parts: list[HashList], shifts: Sequence[int] = ()) -> HashList:
+        """`parts` one after another, lines moved on and `parts` emptied as
+        `IdList.joined`'s."""
+        out, shifts = cls(), list(shifts) or [0] * len(parts)
+        if len(parts) == 1 and not shifts[0]:
+            return parts.pop()  # lists are not changed once counted: nothing to copy
+        copied = 0
+        for part, shift in zip(drained(parts), shifts, strict=True):
+            out.extend(part, shift)
+            copied += 16 * len(part)
+            if copied >= heap.TRIM_BYTES:  # as `IdList.joined`
+                copied = 0
+                heap.give_back()
         return out
 
+    def extend(self, other: HashList, shift: int = 0) -> None:
+        """`other`'s keys after these, in place, as `IdList.extend`."""
+        if not len(self):
+            self.stored = leading(other, shift)
+        self.keys += other.keys
+        self.lines += moved(other.lines, shift)
+
     def __add__(self, other: HashList) -> HashList:
+        if not len(other):
+            return self  # as `IdList.__add__`
+        if not len(self):
+            return other
         out = HashList()
         out.keys = self.keys + other.keys
         out.lines = self.lines + other.lines
@@ -69,7 +86,7 @@ class HashList:
         """The same keys with every line number moved by `lines`."""
         out = HashList()
         out.keys = self.keys
-        out.lines = array("q", (line + lines for line in self.lines))
+        out.lines = moved(self.lines, lines)
         out.stored = {k: v for k, v in self.stored.items() if k != "lines"}
         return out
 

@@ -8,14 +8,19 @@ UTF-8 bytes plus two 8-byte integers, so memory stays nearly flat as a run grows
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pybase64
 
-from genledger.ledger import segments
+from genledger.ledger import heap, segments
 from genledger.ledger.segments import Stored
+
+if TYPE_CHECKING:
+    from genledger.ledger.hashlist import HashList
+
+T = TypeVar("T")
 
 
 class IdList:
@@ -78,17 +83,36 @@ class IdList:
             yield line, key.decode()
 
     @classmethod
-    def joined(cls, parts: list[IdList]) -> IdList:
-        """`parts` one after another (as `a + b + ...`, each byte copied once)."""
-        out = cls()
-        out.data = bytearray(b"".join(p.data for p in parts))
-        for p in parts:
-            out.lengths.extend(p.lengths)
-            out.lines.extend(p.lines)
-        out.stored = segments.leading(parts)
+    def joined(cls, parts: list[IdList], shifts: Sequence[int] = ()) -> IdList:
+        """`parts` one after another (as `a + b + ...`), each part's line numbers moved on by
+        its shift (none: 0). Each byte is copied once, and `parts` is emptied as it goes: a
+        part the caller no longer holds is freed once copied."""
+        out, shifts = cls(), list(shifts) or [0] * len(parts)
+        if len(parts) == 1 and not shifts[0]:
+            return parts.pop()  # lists are not changed once counted: nothing to copy
+        copied = 0
+        for part, shift in zip(drained(parts), shifts, strict=True):
+            out.extend(part, shift)
+            copied += len(part.data) + 16 * len(part)
+            if copied >= heap.TRIM_BYTES:  # the parts copied are free: give their pages back
+                copied = 0
+                heap.give_back()
         return out
 
+    def extend(self, other: IdList, shift: int = 0) -> None:
+        """`other`'s ids after these, its lines moved on by `shift`: in place, so only for a
+        list being built (`joined`, `ledger.chain`), never one a tally holds."""
+        if not len(self):
+            self.stored = leading(other, shift)
+        self.data += other.data
+        self.lengths += other.lengths
+        self.lines += moved(other.lines, shift)
+
     def __add__(self, other: IdList) -> IdList:
+        if not len(other):
+            return self  # lists are never changed once counted: the empty side adds nothing
+        if not len(self):
+            return other
         out = IdList()
         out.data = self.data + other.data
         out.lengths = self.lengths + other.lengths
@@ -108,7 +132,7 @@ class IdList:
         """The same ids with every line number moved by `lines`."""
         out = IdList()
         out.data, out.lengths = self.data, self.lengths
-        out.lines = array("q", (line + lines for line in self.lines))
+        out.lines = moved(self.lines, lines)
         out.stored = {k: v for k, v in self.stored.items() if k != "lines"}
         return out
 
@@ -146,6 +170,27 @@ class IdList:
         if ids.lengths and min(ids.lengths) < 0:
             raise ValueError("damaged id list")
         return ids
+
+
+def moved(lines: array[int], shift: int) -> array[int]:
+    """`lines` with `shift` added to each (themselves when 0)."""
+    return array("q", map(shift.__add__, lines)) if shift else lines
+
+
+def leading(first: IdList | HashList, shift: int) -> dict[str, Stored]:
+    """Where the arrays of a list that begins with `first` (its lines moved by `shift`)
+    begin in a segment file (`segments.leading`): moved lines are not the stored ones."""
+    if not len(first):
+        return {}
+    return {k: v for k, v in first.stored.items() if not (shift and k == "lines")}
+
+
+def drained(parts: list[T]) -> Iterator[T]:
+    """The items of `parts` in order, each removed from the list before it is handed out
+    (the joins free what they copied as they go)."""
+    parts.reverse()
+    while parts:
+        yield parts.pop()
 
 
 def pack_ints(values: array[int]) -> str:

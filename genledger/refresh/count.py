@@ -14,6 +14,7 @@ from genledger.fast.events import decoded
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
 from genledger.ledger.books import account
+from genledger.ledger.chain import Chain
 from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
 from genledger.parse.jsonline import Malformed
@@ -111,7 +112,7 @@ def tally_blocks(
 ) -> FileTally:
     """The tally of the records on the complete lines of `blocks` (a responses or tokenized
     file), counted `CHUNK_ROWS` rows at a time."""
-    done, builder = FileTally(), TableBuilder(role, name)
+    chain, builder = Chain(), TableBuilder(role, name)
     facts_of = line_reader(role, reading)
     texts = role == "responses"  # tokenized shapes hold no long texts
     lifted = _lifted_lines(role, reading)
@@ -130,9 +131,10 @@ def tally_blocks(
             flags = rawtext.inspect(block.data, block.end) if texts else rawtext.NOTHING_PLAIN
             _tally_rows(block, builder, facts_of, flags, streams)
         if len(builder) >= CHUNK_ROWS:  # tallies add up exactly (ledger.tally), chunk by chunk
-            done = done + tally_table(builder, reading)
+            chain.add(tally_table(builder, reading))  # its id and key lists copied once
             builder = TableBuilder(role, name)
-    done = done + tally_table(builder, reading)
+    chain.add(tally_table(builder, reading))
+    done = chain.tally()
     if streams is not None:
         done.streams, done.books = streams.state, streams.books
     return done

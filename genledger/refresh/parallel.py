@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from genledger.fast import vector
 from genledger.ledger import quantiles
+from genledger.ledger.chain import chained
 from genledger.ledger.quantiles import PENDING_MAX
-from genledger.ledger.tally import FileTally
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.reading import DEFAULT_READING, Reading
 from genledger.refresh.scan import scan_file
@@ -39,6 +39,7 @@ from genledger.tail.reader import Span
 from genledger.tail.roots import RemoteFile, Source, stat_source
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from genledger.refresh.split import Plan
@@ -180,8 +181,9 @@ def scan_all(jobs: list[ScanJob], workers: int | None = None) -> Scans:
     if not _worth_forking(jobs, workers, new):
         return Scans({}, [])
     cut = cut_jobs(jobs, workers)
-    parts, notices = _run(cut.pieces, workers, jobs)
-    return Scans(cut.joined(parts), notices)
+    joins = Joins(cut)
+    notices = _run(cut.pieces, workers, jobs, joins.take)
+    return Scans(joins.done(), notices)
 
 
 @dataclass
@@ -194,17 +196,47 @@ class Cut:
     groups: dict[str, list[tuple[range, int]] | None]
 
     def joined(self, parts: dict[str, dict[int, FileScan]]) -> dict[str, FileScan]:
-        """Each job's scan from its pieces' (by index); a job whose join failed is left out."""
-        from genledger.refresh.split import join
+        """Each job's scan from its pieces' (by index); a job whose join failed is left out.
+        `parts` is emptied as the jobs are joined, so each piece is freed once joined."""
+        joins = Joins(self)
+        while parts:
+            key, done = parts.popitem()
+            for index in sorted(done):
+                joins.take(key, index, done.pop(index))
+        return joins.done()
 
-        scans: dict[str, FileScan] = {}
-        for key, done in parts.items():
-            ordered = [done[index] for index in sorted(done)]
-            plan_ = self.plans[key]
-            if self.groups[key] is not None:
-                joined = join_groups(ordered)
-            else:
-                joined = ordered[0] if plan_ is None else join(plan_, ordered)
+
+class Joins:
+    """The jobs of a `Cut` joined as their pieces come in (`take`): a split read's pieces
+    are chained as soon as those before them are in (`split.Joining`), so the parent never
+    holds every piece's lists and their join at once; `done` gives each job's scan."""
+
+    def __init__(self, cut: Cut) -> None:
+        from genledger.refresh.split import Joining
+
+        self.cut = cut
+        self.split = {
+            key: Joining(plan_)
+            for key, plan_ in cut.plans.items()
+            if plan_ is not None and cut.groups[key] is None
+        }
+        self.other: dict[str, dict[int, FileScan]] = {}  # whole reads and Parquet row groups
+
+    def take(self, key: str, index: int, scan: FileScan) -> None:
+        """The scan of piece `index` of job `key`."""
+        joining = self.split.get(key)
+        if joining is not None:
+            joining.take(index, scan)
+        else:
+            self.other.setdefault(key, {})[index] = scan
+
+    def done(self) -> dict[str, FileScan]:
+        """Each job's scan; a job whose join failed (or that sent no piece) is left out."""
+        scans = {key: found for key, j in self.split.items() if (found := j.result()) is not None}
+        while self.other:
+            key, done = self.other.popitem()
+            ordered = [done.pop(index) for index in sorted(done)]
+            joined = join_groups(ordered) if self.cut.groups[key] is not None else ordered[0]
             if joined is not None:
                 scans[key] = joined
         return scans
@@ -241,10 +273,14 @@ def _no_ahead(reading: Reading) -> Reading:
 
 
 def _run(
-    pieces: list[Piece], workers: int, jobs: list[ScanJob]
-) -> tuple[dict[str, dict[int, FileScan]], list[str]]:
-    """Every piece's scan, in forked workers; pieces a dead worker left undone are scanned
-    here."""
+    pieces: list[Piece],
+    workers: int,
+    jobs: list[ScanJob],
+    take: Callable[[str, int, FileScan], None],
+) -> list[str]:
+    """Every piece's scan, in forked workers, handed to `take` as it comes in (in the order
+    the pieces were sent: a scan taken is not held here); pieces a dead worker left undone
+    are scanned here. Returns what went wrong on the way."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -257,7 +293,6 @@ def _run(
         import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  (with compute: 50 ms a worker otherwise)
     _shared_ahead(pieces)
-    parts: dict[str, dict[int, FileScan]] = {job.key: {} for job in jobs}
     notices: list[str] = []
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(min(workers, len(pieces)), mp_context=context)
@@ -265,7 +300,9 @@ def _run(
         futures: list[tuple[Piece, Future[tuple[str, int, FileScan] | None]]] = [
             (piece, _submit(pool, piece)) for piece in pieces
         ]
-        for piece, future in futures:
+        futures.reverse()
+        while futures:
+            piece, future = futures.pop()  # a future keeps its scan: dropped once taken
             try:
                 # Once the pool broke, a piece not done is scanned here: one sent while the
                 # pool was breaking may never be answered (CPython 3.11's executor fails
@@ -280,10 +317,10 @@ def _run(
                 if not notices:
                     notices.append(WORKER_DIED)
                 key, index, result = _scan(piece)
-            parts[key][index] = result
+            take(key, index, result)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return parts, notices
+    return notices
 
 
 def _shared_ahead(pieces: list[Piece]) -> None:
@@ -360,17 +397,17 @@ def _group_pieces(job: ScanJob, cut: int) -> list[tuple[range, int]] | None:
 
 def join_groups(scans: list[FileScan]) -> FileScan | None:
     """The scan of a whole Parquet file from its row-group pieces' (in order); None when a
-    piece failed, met a corrupt row group (the whole read stops there) or saw another file."""
+    piece failed, met a corrupt row group (the whole read stops there) or saw another file.
+    A join empties `scans`, as `split.join`'s."""
     reads = [scan.read for scan in scans]
     first = reads[0]
     if first is None or any(read != first for read in reads):
         return None
     if any(scan.error or "malformed_lines" in scan.delta.failures for scan in scans):
         return None
-    delta = FileTally()
-    for scan in scans:  # rows are numbered as in the whole file: no shift
-        delta = delta + scan.delta
-    return FileScan(delta, first)
+    deltas = [scan.delta for scan in scans]  # rows numbered as in the whole file: no shift
+    scans.clear()
+    return FileScan(chained(deltas), first)
 
 
 def _spans(plan_: Plan | None) -> tuple[Span | None, ...]:

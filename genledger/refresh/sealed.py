@@ -13,6 +13,7 @@ from typing import Any
 from genledger.fast import arrowtok, vector
 from genledger.fast.lines import raw_keys
 from genledger.ledger import books
+from genledger.ledger.chain import Chain
 from genledger.ledger.prompts import PromptIds, PromptKey
 from genledger.ledger.tally import FileTally
 from genledger.parse.formats import keys_read
@@ -281,12 +282,13 @@ def _responses(
     counted = raw_keys("responses", reading.formats)  # id lists only counted: not decoded
     columns = [c for c in shard.column_names if c in wanted]
     pruned = 0 < len(columns) < len(shard.column_names)
-    done, builder = FileTally(), TableBuilder("responses", name)
+    done = Chain()  # chunk by chunk: each chunk's lists copied once
+    builder = TableBuilder("responses", name)
     streams = Assembler(name, reading, anchored=groups is None or groups.start == 0)
     read = columns if pruned else None
     for batch in _batches(shard, read, groups, name, "responses", reading):
         if isinstance(batch, FileTally):
-            return _with_streams(done + tally_table(builder, reading) + batch, streams)
+            return _with_streams(_chained(done, tally_table(builder, reading), batch), streams)
         first = batch.first
         records = arrowtok.records_with_stand_ins(batch.data, counted)
         facts = [facts_of_record(record, "responses", reading.formats) for record in records]
@@ -295,7 +297,9 @@ def _responses(
                 facts = _whole_where_missing(batch, facts, reading)
             except CorruptRowGroup as exc:  # an unread column of these rows is corrupt
                 corrupt = _corrupt(exc, name, "responses", reading)
-                return _with_streams(done + tally_table(builder, reading) + corrupt, streams)
+                return _with_streams(
+                    _chained(done, tally_table(builder, reading), corrupt), streams
+                )
         for index, row_facts in enumerate(facts, start=first):
             if streams.takes([row_facts]):
                 record = [_as_json(records[index - first])]
@@ -303,9 +307,15 @@ def _responses(
             else:
                 builder.add(index + 1, index, 0, row_facts)
             if len(builder) >= CHUNK_ROWS:
-                done = done + tally_table(builder, reading)
+                done.add(tally_table(builder, reading))
                 builder = TableBuilder("responses", name)
-    return _with_streams(done + tally_table(builder, reading), streams)
+    return _with_streams(_chained(done, tally_table(builder, reading)), streams)
+
+
+def _chained(done: Chain, *last: FileTally) -> FileTally:
+    for tally in last:
+        done.add(tally)
+    return done.tally()
 
 
 def _with_streams(tally: FileTally, streams: Assembler) -> FileTally:

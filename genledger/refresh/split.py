@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from genledger.ledger.tally import FileTally
+from genledger.ledger.chain import Chain
+from genledger.ledger.idlist import drained
 from genledger.refresh.filescan import FileScan
 from genledger.tail.checkpoint import START, Checkpoint, resume_decision
 from genledger.tail.reader import ReadResult, Span
@@ -74,25 +75,61 @@ def _cuts(handle: Handle, start: int, size: int, piece_bytes: int) -> list[int]:
 
 def join(plan_: Plan, scans: list[FileScan]) -> FileScan | None:
     """The scan of the whole read from its pieces' scans (in span order); None when a piece
-    failed or did not end at its cut, so the file must be read whole."""
-    reads = [scan.read for scan in scans]
-    if any(read is None for read in reads):
-        return None
-    done: list[ReadResult] = [read for read in reads if read is not None]
-    first, last = done[0].checkpoint, done[-1].checkpoint
-    # A file replaced since the plan (a rotation) would be read at the old file's cuts.
-    if any(r.checkpoint.file.node != plan_.file_id for r in done):
-        return None
-    for span, read in zip(plan_.spans[:-1], done[:-1], strict=True):
-        if read.checkpoint.offset != span.stop or read.pending_bytes:
+    failed or did not end at its cut, so the file must be read whole. Empties `scans`."""
+    joining = Joining(plan_)
+    for index, scan in enumerate(drained(scans)):
+        joining.take(index, scan)
+    return joining.result()
+
+
+class Joining:
+    """A split read's pieces joined as they come in (in any order: each once those before it
+    are), so the parent holds only pieces that came early, never all of them at once."""
+
+    def __init__(self, plan_: Plan) -> None:
+        self.plan = plan_
+        self.early: dict[int, FileScan] = {}  # pieces waiting for one before them
+        self.chain: Chain | None = Chain()  # None: a piece voided the join
+        self.joined = 0
+        self.lines = plan_.checkpoint.lines if plan_.start else 0
+        self.first: ReadResult | None = None
+        self.last: ReadResult | None = None
+
+    def take(self, index: int, scan: FileScan) -> None:
+        """The scan of piece `index`."""
+        self.early[index] = scan
+        while self.chain is not None and self.joined in self.early:
+            self._join(self.early.pop(self.joined))
+        if self.chain is None:
+            self.early.clear()
+
+    def _join(self, scan: FileScan) -> None:
+        read, spans, index = scan.read, self.plan.spans, self.joined
+        if self.chain is None or read is None or not self._whole(read, index, spans):
+            self.chain = None
+            return
+        self.chain.add(scan.delta, self.lines)
+        self.lines += read.checkpoint.lines
+        self.first, self.last, self.joined = self.first or read, read, index + 1
+
+    def _whole(self, read: ReadResult, index: int, spans: tuple[Span, ...]) -> bool:
+        """Whether the piece read what the plan cut: the planned file (a file replaced since,
+        a rotation, would be read at the old file's cuts), up to its cut."""
+        if read.checkpoint.file.node != self.plan.file_id:
+            return False
+        if index == len(spans) - 1:
+            return True
+        return read.checkpoint.offset == spans[index].stop and not read.pending_bytes
+
+    def result(self) -> FileScan | None:
+        """The whole read's scan; None unless every piece came in and joined."""
+        if self.chain is None or self.joined != len(self.plan.spans):
             return None
-    lines = plan_.checkpoint.lines if plan_.start else 0
-    delta = FileTally()
-    for scan, read in zip(scans, done, strict=True):
-        delta = delta + scan.delta.shifted(lines)
-        lines += read.checkpoint.lines
-    head = first.file if plan_.start == 0 else plan_.checkpoint.file
-    seen = replace(last.file, head_len=head.head_len, head_sum=head.head_sum)
-    checkpoint = replace(last, lines=lines, file=seen)
-    read = replace(done[-1], checkpoint=checkpoint, restarted=plan_.start == 0, reason=plan_.reason)
-    return FileScan(delta, read)
+        first, last, plan_ = self.first, self.last, self.plan
+        if first is None or last is None:  # a plan has one piece at least
+            return None
+        head = first.checkpoint.file if plan_.start == 0 else plan_.checkpoint.file
+        seen = replace(last.checkpoint.file, head_len=head.head_len, head_sum=head.head_sum)
+        checkpoint = replace(last.checkpoint, lines=self.lines, file=seen)
+        read = replace(last, checkpoint=checkpoint, restarted=plan_.start == 0, reason=plan_.reason)
+        return FileScan(self.chain.tally(), read)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 from array import array
+from typing import Any
 
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 
 PAIRS = st.lists(st.tuples(st.integers(1, 2**40), st.text(max_size=12)), max_size=20)
@@ -24,6 +26,35 @@ def test_pairs_survive_add_shift_and_the_state_file(
     assert list(ids.shifted(shift)) == [(n + shift, r) for n, r in a + b]
     again = IdList.from_dict(orjson.loads(orjson.dumps(ids.to_dict())))
     assert again == ids and list(again) == a + b
+
+
+SHIFTED = st.lists(st.tuples(PAIRS, st.integers(0, 10**6)), max_size=6)
+
+
+@given(SHIFTED)
+def test_a_join_of_parts_moved_on_is_their_sum_moved_on(parts: list[tuple[list[Any], int]]) -> None:
+    lists, shifts = [IdList.of(p) for p, _ in parts], [s for _, s in parts]
+    given_ = list(lists)
+    joined = IdList.joined(given_, shifts)
+    assert list(joined) == [(n + s, r) for p, s in parts for n, r in p]
+    assert joined == sum((x.shifted(s) for x, s in zip(lists, shifts, strict=True)), IdList())
+    assert given_ == []  # emptied: each part can be freed once copied
+
+
+@given(SHIFTED)
+def test_answer_keys_join_as_the_ids_do(parts: list[tuple[list[Any], int]]) -> None:
+    pairs = [([(n, len(r) - 2**40) for n, r in p], s) for p, s in parts]
+    lists = [HashList() for _ in pairs]
+    for keys, (found, _) in zip(lists, pairs, strict=True):
+        for line, key in found:
+            keys.append(line, key)
+    joined = HashList.joined(list(lists), [s for _, s in pairs])
+    assert list(joined) == [(n + s, k) for p, s in pairs for n, k in p]
+
+
+def test_adding_an_empty_list_copies_nothing() -> None:
+    ids = IdList.of([(1, "a"), (2, "b")])
+    assert ids + IdList() is ids and IdList() + ids is ids
 
 
 def test_unicode_and_empty_ids_keep_their_boundaries() -> None:

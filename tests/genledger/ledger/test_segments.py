@@ -96,6 +96,16 @@ def test_an_append_writes_only_what_the_list_gained() -> None:
     assert added.added == 9 + 8 + 8
 
 
+@pytest.mark.parametrize("shift", [0, 10])
+def test_a_loaded_list_joined_with_its_lines_moved_writes_the_moved_lines(shift: int) -> None:
+    # (big enough that a write keeps the loaded extents: `test_an_append_writes_only_...`)
+    disk, pairs = Disk(), [(n, f"id-{n:06d}") for n in range(1, 1001)]
+    (loaded,) = _read(disk, _write(disk, [IdList.of(pairs)]))
+    joined = IdList.joined([loaded, IdList.of([(1001, "c")])], [shift, shift])
+    (again,) = _read(disk, _write(disk, [joined]))
+    assert list(again) == [(n + shift, rid) for n, rid in [*pairs, (1001, "c")]]
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=40), min_size=1, max_size=12))
 def test_answer_keys_grow_and_read_back_equal(steps: list[list[int]]) -> None:

@@ -35,11 +35,13 @@ def mixed_records(n: int, seed: int) -> list[dict[str, Any]]:
     return records
 
 
-def tally(records: list[dict[str, Any]], first_line: int = 1) -> FileTally:
-    """Tally of records written one per line from `first_line`."""
+def tally(records: list[dict[str, Any]], first_line: int = 1, numbered_from: int = 0) -> FileTally:
+    """Tally of records written one per line from `first_line`, their lines numbered from
+    `numbered_from` when given (a piece read from the middle of a file)."""
     builder = TableBuilder("responses", "raw_responses.jsonl")
     for i, record in enumerate(records):
-        builder.add(first_line + i, 100 * (first_line + i), 0, response_facts(record))
+        line = (numbered_from or first_line) + i
+        builder.add(line, 100 * (first_line + i), 0, response_facts(record))
     return FileTally.accounted(account("responses")(builder.rows))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from genledger.ledger.tally import FileTally
 from genledger.refresh import split
 from genledger.refresh.filescan import FileScan
 from genledger.refresh.scan import scan_file
@@ -23,7 +24,24 @@ def pieces_of(path: Path, role: str, cp: Checkpoint | None, size: int) -> FileSc
     if plan is None:
         return None
     scans = [scan_file(path, path.name, role, plan.checkpoint, span) for span in plan.spans]
-    return split.join(plan, scans)
+    one_by_one, lines = FileTally(), plan.checkpoint.lines if plan.start else 0
+    for scan in scans:  # the pieces added one by one, as the join did before it chained them
+        if scan.read is not None:
+            one_by_one, lines = (
+                one_by_one + scan.delta.shifted(lines),
+                lines + scan.read.checkpoint.lines,
+            )
+    joined = split.join(plan, scans)
+    # the chain keeps the exact order of the one-by-one sum (a stream settled at a cut too)
+    assert joined is None or joined.delta.to_dict() == one_by_one.to_dict()
+    # pieces taken as they come in, last first, join as the ones taken in order
+    joining = split.Joining(plan)
+    for index, span in reversed(list(enumerate(plan.spans))):
+        joining.take(index, scan_file(path, path.name, role, plan.checkpoint, span))
+    late = joining.result()
+    assert (late is None) == (joined is None)
+    assert late is None or joined is None or same(late, joined)
+    return joined
 
 
 def same(a: FileScan, b: FileScan) -> bool:
