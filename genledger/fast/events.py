@@ -34,10 +34,14 @@ from genledger.parse.schema import Facts
 from genledger.parse.streams import (
     BY_NAME,
     ERROR_KEYS,
+    EXACT,
+    REST,
+    TOLD_BY,
     Event,
     Family,
     _parts,
     _tool_text,
+    event_family,
     fold,
 )
 
@@ -109,18 +113,42 @@ def _path(path: Path, how: str, scope: dict[str, Any]) -> list[str]:
             f"elif {top!r} in obj:", *walk]  # fmt: skip
 
 
-def _read(field: Field, how: str, scope: dict[str, Any]) -> list[str]:
+def _read(field: Field, how: str, scope: dict[str, Any], keys: Keys = None) -> list[str]:
     """Code setting `v` (`Field.first`) or `vs` (`Field.all_values`) of `field`, each path by
     its compiled walk (named in `scope`) or as plain code, none walked below an absent
-    top-level key."""
+    top-level key; `keys`: the event's top-level keys, when known (a path below another
+    reaches nothing: it is left out)."""
     assert all(len(terms) == 1 for terms in field.alternatives), field.text  # no sums
     lines = ["v = None" if how == "first" else "vs = ()"]
-    for index, path in enumerate(field.paths):
+    for index, path in enumerate(p for p in field.paths if _reachable(p, keys)):
         code = _path(path, how, scope)
         if index:  # a later alternative: read when none before reached anything
             code = ["if v is None:" if how == "first" else "if not vs:", *_indent("\n".join(code))]
         lines += code
     return lines
+
+
+Keys = frozenset[str] | None  # an event's top-level keys, when a reader is made for them
+Told = tuple[str, str] | None  # the (key, text) that told the event's family, when known
+
+
+def _reachable(path: Path, keys: Keys) -> bool:
+    """Whether `path` may reach a value of an event of top-level `keys` (None: any)."""
+    return keys is None or path.top == ANY or path.top in keys
+
+
+def _known(condition: Condition, keys: Keys, told: Told) -> bool | None:
+    """`Condition.holds` of an event of top-level `keys` whose key `told[0]` holds the text
+    `told[1]`, when those settle it (its path starts at a key the event lacks, or at the told
+    key, whose whole value is known); None when the event itself must be read."""
+    top = condition.path.top
+    if top == ANY:
+        return None
+    if told is not None and top == told[0]:
+        return condition.holds({top: told[1]})
+    if keys is not None and top not in keys:
+        return condition.holds({})  # nothing is reached below an absent key
+    return None
 
 
 def _condition(condition: Condition) -> Test:
@@ -159,12 +187,26 @@ def _expr(condition: Condition, scope: dict[str, Any]) -> str:
 
 
 def _holds(
-    alternatives: tuple[tuple[Condition, ...], ...], empty: bool, scope: dict[str, Any]
+    alternatives: tuple[tuple[Condition, ...], ...],
+    empty: bool,
+    scope: dict[str, Any],
+    keys: Keys = None,
+    told: Told = None,
 ) -> str:
-    """`parse.streams._holds` of `alternatives` as an expression (`empty`: its value for none)."""
+    """`parse.streams._holds` of `alternatives` as an expression (`empty`: its value for
+    none), the conditions `keys` and `told` settle (`_known`) folded into constants."""
     if not alternatives:
         return repr(empty)
-    return " or ".join(f"({' and '.join(_expr(c, scope) for c in alt)})" for alt in alternatives)
+    terms = []
+    for alt in alternatives:
+        known = [_known(c, keys, told) for c in alt]
+        if False in known:
+            continue  # this alternative cannot hold
+        rest = [_expr(c, scope) for c, k in zip(alt, known, strict=True) if k is None]
+        if not rest:
+            return "True"  # this one holds whatever else the event holds
+        terms.append(f"({' and '.join(rest)})")
+    return " or ".join(terms) or "False"
 
 
 def _other_index(obj: dict[str, Any]) -> bool:
@@ -185,42 +227,53 @@ def _fields(family: Family) -> list[Field]:
     return [f for f in fields if f is not None]
 
 
-def reader(family: Family) -> Reader:
-    """`parse.streams.read_event` of `family`'s events as one generated function."""
+def _error_test(keys: Keys, told: Told) -> str:
+    """`parse.streams._fold`'s test for an error event, as an expression; with the event's
+    top-level keys known, only its `type` is left to read."""
+    if keys is None:
+        return "'error' in obj or obj.get('type') == 'error' or not ERRORS.isdisjoint(obj)"
+    if "error" in keys or not keys.isdisjoint(ERROR_KEYS):
+        return "True"
+    if told is not None and told[0] == "type":
+        return repr(told[1] == "error")
+    return "obj.get('type') == 'error'" if "type" in keys else "False"
+
+
+def reader(family: Family, keys: Keys = None, told: Told = None) -> Reader:
+    """`parse.streams.read_event` of `family`'s events as one generated function; `keys`:
+    made for events of exactly these top-level keys, `told`: whose key `told[0]` holds the
+    text `told[1]` (what their key set and that text settle is folded away)."""
     scope: dict[str, Any] = {
         "Event": Event, "fold": fold, "family": family, "_parts": _parts,
         "_tool_text": _tool_text, "_other_index": _other_index, "ERRORS": frozenset(ERROR_KEYS),
         "new": tuple.__new__,
     }  # fmt: skip
     tests = ", ".join(
-        _holds(alternatives, empty, scope)
+        _holds(alternatives, empty, scope, keys, told)
         for alternatives, empty in (
             (family.start, False), (family.end, False), (family.trailing, False),
             (family.opener, True),
         )
     )  # fmt: skip
     lines = ["def read(obj):"]
-    if family.indexed:  # n > 1 (rare): the definition folds the event
-        lines += [
+    if family.indexed and (keys is None or "choices" in keys):  # n > 1 (rare): the definition
+        lines += [  # folds the event
             "    if _other_index(obj):",
             f"        return new(Event, (fold(family, obj), {tests}))",
         ]
-    tops = {one_list(p) for f in _fields(family) for p in f.paths}
+    tops = {one_list(p) for f in _fields(family) for p in f.paths if _reachable(p, keys)}
     for top in sorted(t for t in tops if t is not None):
         lines += [f"    c = obj.get({top!r})",  # its list's one object, if it has one
                   f"    one_{top} = c[0] if c.__class__ is list and len(c) == 1 "
                   "and isinstance(c[0], dict) else None"]  # fmt: skip
-    lines += [
-        "    acc = {'n': 1}",
-        "    if 'error' in obj or obj.get('type') == 'error' or not ERRORS.isdisjoint(obj):",
-        "        acc['e'] = obj",
-    ]
+    lines += ["    acc = {'n': 1}", f"    if {_error_test(keys, told)}:", "        acc['e'] = obj"]
     for key, name, how, keep in STEPS:
         field = getattr(family, name)
         if name == "base" and family.whole:
             lines.append("    acc['b'] = obj")  # the event itself is the base
-        elif field is not None:
-            lines += _indent("\n".join([*_read(field, how, scope), KEEP[keep].format(k=key)]))
+        elif field is not None and any(_reachable(p, keys) for p in field.paths):
+            code = [*_read(field, how, scope, keys), KEEP[keep].format(k=key)]
+            lines += _indent("\n".join(code))
     lines.append(f"    return new(Event, (acc, {tests}))")  # a tuple's `__new__`: no frame
     exec("\n".join(lines), scope)  # keys are checked names (`parse.paths.KEY`), quoted by repr
     read: Reader = scope["read"]
@@ -237,6 +290,64 @@ class _Readers(dict[str, Reader]):
 
 
 READERS = _Readers()
+
+KINDS_KEPT = 256  # key sets given their own readers; later ones take the family's reader
+
+
+class _Kind:
+    """The events of one top-level key tuple: their family's lookup cut to the keys they
+    have (`parse.streams.event_family`), and a reader made for that key set and the text
+    that told the family (`reader`), made at the first such event."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = frozenset(keys)
+        self.told = tuple(key for key in TOLD_BY if key in self.keys)  # in the lookup's order
+        self.exact: dict[str, dict[str, tuple[Family, Reader]]] = {k: {} for k in self.told}
+        self.rest = tuple((f, tests) for f, needed, tests in REST if self.keys >= needed)
+        self.readers: dict[str, Reader] = {}
+
+    def __call__(self, obj: dict[str, Any]) -> tuple[Family, Reader] | None:
+        """(family, reader) of an event of these keys; None for no event."""
+        for key in self.told:
+            value = obj[key]
+            if value.__class__ is str:
+                found = self.exact[key].get(value)
+                if found is not None:
+                    return found
+                family = EXACT.get((key, value))
+                if family is not None:  # EXACT is finite: so is this cache
+                    read = reader(family, self.keys, (key, value))
+                    made = self.exact[key][value] = (family, read)
+                    return made
+        for family, tests in self.rest:
+            for test in tests:
+                if not test(obj):
+                    break
+            else:
+                return family, self._reader(family)
+        return None
+
+    def _reader(self, family: Family) -> Reader:
+        made = self.readers.get(family.name)
+        if made is None:
+            made = self.readers[family.name] = reader(family, self.keys)
+        return made
+
+
+KINDS: dict[tuple[str, ...], _Kind] = {}
+
+
+def event_kind(obj: dict[str, Any]) -> tuple[Family, Reader] | None:
+    """The family of the stream event `obj` is (`parse.streams.event_family`) and a reader
+    of its events (`parse.streams.read_event`), made for its key set; None for no event."""
+    keys = tuple(obj)
+    kind = KINDS.get(keys)
+    if kind is None:
+        if len(KINDS) >= KINDS_KEPT:  # many key sets (hostile lines): the family's reader
+            family = event_family(obj)
+            return None if family is None else (family, READERS[family.name])
+        kind = KINDS[keys] = _Kind(keys)
+    return kind(obj)
 
 
 def fast_event(family: Family, obj: dict[str, Any]) -> Event:

@@ -23,6 +23,7 @@ from genledger.parse.streams import (
     Family,
     closer_families,
     combine,
+    combine_into,
     fold,
     is_end,
     read_event,
@@ -232,7 +233,8 @@ class StreamState:
                 _see(self.seen, name, key)
             self.open.append(target)
             return target
-        target.acc = combine(BY_NAME[name], target.acc, acc)
+        # the state's folds are its own (made by this pass, copied by `copy`): written in place
+        target.acc = combine_into(BY_NAME[name], target.acc, acc)
         if target.key is None and key is not None and not self.anchored:
             _see(self.seen, name, key)  # the id is met here, as if it had begun the request
         target.key = target.key or key
@@ -372,8 +374,8 @@ class StreamState:
         return StreamState(
             self.anchored,
             self.touched,
-            [replace(p) for p in self.open],
-            [replace(p) for p in self.heads],
+            [replace(p, acc=dict(p.acc)) for p in self.open],
+            [replace(p, acc=dict(p.acc)) for p in self.heads],
             list(self.starts),
             {k: list(v) for k, v in self.firsts.items()},
             set(self.seen),

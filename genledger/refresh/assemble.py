@@ -20,12 +20,12 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from genledger.fast.events import READERS, final_facts
+from genledger.fast.events import READERS, event_kind, final_facts
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
 from genledger.parse.schema import FRAGMENT, Facts
-from genledger.parse.streams import CLOSER_FORMATS, Family, event_family, read_event
+from genledger.parse.streams import CLOSER_FORMATS, Event, Family, event_family, read_event
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -61,11 +61,16 @@ class Assembler:
     def event(self, builder: TableBuilder, number: int, offset: int, obj: dict[str, Any]) -> bool:
         """Read `obj` (a line's one object) if it is a stream event, adding the rows of the
         requests it settles; False (nothing done) when it is none."""
-        family = event_family(obj)
+        if self.readers is None:  # the definitions
+            family = event_family(obj)
+            event = None if family is None else read_event(family, obj)
+        else:  # a reader made for the event's key set, found with its family
+            kind = event_kind(obj)
+            family, event = (None, None) if kind is None else (kind[0], kind[1](obj))
         self.eager = family is not None
-        if family is None:
+        if family is None or event is None:
             return False
-        self._event(builder, number, offset, 0, obj, FRAGMENT, family)
+        self._event(builder, number, offset, 0, obj, FRAGMENT, family, event)
         return True
 
     def line(
@@ -96,10 +101,13 @@ class Assembler:
             family = event_family(obj) if fact[CHUNK] else None
             if family is not None:
                 self.eager = self.fast
-                self._event(builder, number, offset, item, obj, fact, family)
+                readers = self.readers
+                event = read_event(family, obj) if readers is None else readers[family.name](obj)
+                self._event(builder, number, offset, item, obj, fact, family, event)
             elif fact[CHUNK] or not self.state.wants(fact[FORMAT]):
                 builder.add(number, offset, item, fact)  # an event of no request, or a record
-            else:
+            else:  # a record that may end a stream: the next line may be an event again
+                self.eager = self.fast
                 self._settled(builder, self.state.feed(None, obj, number, offset, fact[FORMAT]))
 
     def _event(
@@ -111,11 +119,11 @@ class Assembler:
         obj: dict[str, Any],
         fact: Facts,
         family: Family,
+        event: Event,
     ) -> None:
-        """One event: its row alone when it belongs to no request (or to one an error ended),
-        else fed to the state."""
-        readers, state = self.readers, self.state
-        event = read_event(family, obj) if readers is None else readers[family.name](obj)
+        """One event (`event`: its fold and tests): its row alone when it belongs to no
+        request (or to one an error ended), else fed to the state."""
+        state = self.state
         if event.neutral or (state.ended and state.absorbs(family, obj)):
             builder.add(number, offset, item, fact)
             return
