@@ -9,18 +9,19 @@ a reply that was never streamed.
 Events come in runs: after an event (`eager`), the next line is decoded first
 (`genledger.fast.events.decoded`) and, when it is an event too, read here without the fact
 decoders (its facts are `FRAGMENT`: the general path names every event so before reading
-anything else, `parse.formats.response_facts`); the event's fold and tests are made once, by
-its family's generated reader (`genledger.fast.events`). A line that is no event goes on to
+anything else, `parse.formats.response_facts`); the event's family and its fold and tests
+are found once, by the reader generated for its key set (`genledger.fast.events.event_kind`),
+and an event that carries on the latest request of its family is written into it in place
+(`StreamState.extend`), the rest fed (`StreamState.feed`). A line that is no event goes on to
 the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
 off (`Switches.fast`), every line and event takes the definitions.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from genledger.fast.events import READERS, event_kind, final_facts
+from genledger.fast.events import READERS, FinalFacts, event_kind
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
@@ -42,11 +43,7 @@ class Assembler:
         self.eager = self.fast  # the next line may be an event: try it as one first
         self.readers = READERS if self.fast else None
         # the final objects of the requests settled here: by the typed shapes, when they hold
-        self.final = (
-            partial(final_facts, formats=reading.formats, switches=reading.switches)
-            if self.fast
-            else None
-        )
+        self.final = FinalFacts(reading.formats, reading.switches) if self.fast else None
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -127,6 +124,8 @@ class Assembler:
         if event.neutral or (state.ended and state.absorbs(family, obj)):
             builder.add(number, offset, item, fact)
             return
+        if self.fast and state.extend(family, event, number, offset):
+            return  # it carried on the latest request (most events do)
         done = state.feed(family, obj, number, offset, fact[FORMAT], event)
         if done:
             self._settled(builder, done)
@@ -134,5 +133,4 @@ class Assembler:
     def _settled(self, builder: TableBuilder, done: list[Any]) -> None:
         """Add the rows of the requests an event or record settled."""
         for p in done:
-            for index, row in enumerate(request_facts(p, self.books.formats, self.final)):
-                builder.add(p.line, p.offset, index, row)
+            builder.add_all(p.line, p.offset, request_facts(p, self.books.formats, self.final))
