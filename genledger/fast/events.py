@@ -41,6 +41,7 @@ from genledger.parse.streams import (
     ERROR_KEYS,
     EXACT,
     REST,
+    REST_CONDITIONS,
     TOLD_BY,
     Event,
     Family,
@@ -178,6 +179,8 @@ def _known(condition: Condition, keys: Keys, told: Told) -> bool | None:
         return condition.holds({top: told[1]})
     if keys is not None and top not in keys:
         return condition.holds({})  # nothing is reached below an absent key
+    if keys is not None and condition.op == "has" and len(condition.path.steps) == 1:
+        return True  # `has(key)` of a key the event has (even null)
     return None
 
 
@@ -328,6 +331,7 @@ class _Readers(dict[str, Reader]):
 READERS = _Readers()
 
 KINDS_KEPT = 256  # key sets given their own readers; later ones take the family's reader
+KEYS_KEPT = 64  # an object of more top-level keys takes the family's reader (no event has)
 
 
 TEXTS_KEPT = 64  # telling texts remembered per key set (more: looked up, read unspecialised)
@@ -346,15 +350,21 @@ class _Kind:
         self.told = tuple(key for key in TOLD_BY if key in self.keys)  # in the lookup's order
         # per telling key, per text: what the lookup gives when the key holds that text
         self.texts: dict[str, dict[str, Found]] = {k: {} for k in self.told}
-        self.rest = tuple((f, tests) for f, needed, tests in REST if self.keys >= needed)
-        # the rest's families are settled by the first telling text alone when every
-        # condition of theirs reads only that key (`type ^= "response."`)
+        # the rest, in their order, each alternative without the conditions the key set
+        # settles (`has(contentBlockDelta)`, `!promptFeedback.blockReason`), none that fails
+        rest, left = [], []
+        for (family, needed, tests), alt in zip(REST, REST_CONDITIONS, strict=True):
+            known = [_known(c, self.keys, None) for c in alt]
+            if self.keys >= needed and False not in known:
+                kept = tuple(t for t, k in zip(tests, known, strict=True) if k is None)
+                rest.append((family, kept))
+                left += [c for c, k in zip(alt, known, strict=True) if k is None]
+        self.rest = tuple(rest)
+        # the rest is settled by the first telling text alone when every condition left
+        # reads only that key (`type ^= "response."`)
         first = self.told[0] if self.told else None
         self.settled = first is not None and all(
-            c.path.top == first and len(c.path.steps) == 1
-            for f, _ in self.rest
-            for alt in f.events
-            for c in alt
+            c.path.top == first and len(c.path.steps) == 1 for c in left
         )
         self.readers: dict[str, Reader] = {}  # per family: its reader for the key set
         self.rest_texts: dict[str, Found] = {}  # per first telling text, when it settles them
@@ -425,8 +435,8 @@ def event_kind(obj: dict[str, Any]) -> tuple[Family, Reader] | None:
     keys = tuple(obj)
     kind = KINDS.get(keys)
     if kind is None:
-        if len(KINDS) >= KINDS_KEPT:  # many key sets (hostile lines): the family's reader
-            family = event_family(obj)
+        if len(KINDS) >= KINDS_KEPT or len(keys) > KEYS_KEPT:  # hostile lines: the family's
+            family = event_family(obj)  # own reader, nothing kept
             return None if family is None else (family, READERS[family.name])
         kind = KINDS[keys] = _Kind(keys)
     return kind(obj)

@@ -630,11 +630,18 @@ CLOSERS = {
 }
 
 
-def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...]]:
+Alt = tuple[Condition, ...]
+
+
+def _index() -> tuple[
+    dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...], tuple[Alt, ...]
+]:
     """Events told by one top-level text (`type=message_start`) are looked up in a dict; the
-    rest are tried after a quick test of the keys they need (this runs for every record)."""
+    rest are tried after a quick test of the keys they need (this runs for every record),
+    each with its alternative's conditions (`genledger.fast.events` cuts them to key sets)."""
     exact: dict[tuple[str, str], Family] = {}
     rest: list[tuple[Family, Any, Any]] = []
+    alts: list[Alt] = []
     for family in FAMILIES:
         for alt in family.events:
             only = alt[0] if len(alt) == 1 else None
@@ -648,10 +655,11 @@ def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, An
                 continue
             needed = frozenset(c.path.top for c in alt if c.op != "absent")
             rest.append((family, needed, tuple(c.test or c.holds for c in alt)))
-    return exact, tuple(rest)
+            alts.append(alt)
+    return exact, tuple(rest), tuple(alts)
 
 
-EXACT, REST = _index()
+EXACT, REST, REST_CONDITIONS = _index()
 TOLD_BY = tuple(dict.fromkeys(key for key, _ in EXACT))  # the keys whose text tells an event
 
 

@@ -194,13 +194,16 @@ def test_a_key_sets_family_and_reader_are_the_definitions(obj: dict[str, Any]) -
 @settings(max_examples=100, deadline=None)
 @given(told())
 def test_past_the_key_sets_kept_the_family_reader_reads(obj: dict[str, Any]) -> None:
-    kept = events.KINDS_KEPT
+    kept, keys = events.KINDS_KEPT, events.KEYS_KEPT
     events.KINDS_KEPT = 0  # as if hostile lines had filled it
     try:
         if tuple(obj) not in events.KINDS:
             _same_kind(obj)
+        events.KINDS_KEPT, events.KEYS_KEPT = kept, 0  # as if the object had too many keys
+        if tuple(obj) not in events.KINDS:
+            _same_kind(obj)
     finally:
-        events.KINDS_KEPT = kept
+        events.KINDS_KEPT, events.KEYS_KEPT = kept, keys
 
 
 class _Reads(dict[str, Any]):
