@@ -23,6 +23,7 @@ from genledger.parse.streams import (
     Family,
     closer_families,
     combine,
+    combine_into,
     fold,
     is_end,
     read_event,
@@ -157,6 +158,28 @@ class StreamState:
             done.append(self._close(target))
         return [p for p in done if not p.unanchored] if done else done
 
+    def extend(self, family: Family, event: Event, line: int, offset: int) -> bool:
+        """`feed` of an event that only carries on the latest open request of its family
+        (no start, end, trailing usage or finish; no id, or that request's), when no request
+        of the family is finished: written into that request, True. False (nothing done)
+        for any other event, which `feed` reads. The state's folds are its own (made by
+        its pass, copied by `copy`), so the event's is combined into the request's in place."""
+        acc, start, end, trailing, _ = event
+        if start or end or trailing or "f" in acc:
+            return False
+        name, target = family.name, None
+        for p in self.open:
+            if p.family == name:
+                if p.finished:
+                    return False  # the next event not its own ends it: `feed` decides
+                target = p
+        key = acc.get("i")
+        if target is None or (key is not None and (type(key) is not str or key != target.key)):
+            return False
+        target.acc = combine_into(family, target.acc, acc)
+        target.line, target.offset = line, offset
+        return True
+
     def _record(
         self, obj: dict[str, Any], line: int, offset: int, form: str | None, done: list[Partial]
     ) -> list[Partial]:
@@ -232,7 +255,8 @@ class StreamState:
                 _see(self.seen, name, key)
             self.open.append(target)
             return target
-        target.acc = combine(BY_NAME[name], target.acc, acc)
+        # the state's folds are its own (made by this pass, copied by `copy`): written in place
+        target.acc = combine_into(BY_NAME[name], target.acc, acc)
         if target.key is None and key is not None and not self.anchored:
             _see(self.seen, name, key)  # the id is met here, as if it had begun the request
         target.key = target.key or key
@@ -372,8 +396,8 @@ class StreamState:
         return StreamState(
             self.anchored,
             self.touched,
-            [replace(p) for p in self.open],
-            [replace(p) for p in self.heads],
+            [replace(p, acc=dict(p.acc)) for p in self.open],
+            [replace(p, acc=dict(p.acc)) for p in self.heads],
             list(self.starts),
             {k: list(v) for k, v in self.firsts.items()},
             set(self.seen),

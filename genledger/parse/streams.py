@@ -180,6 +180,34 @@ def combine(family: Family, a: Acc, b: Acc) -> Acc:
     return out
 
 
+TEXT_KEYS = ("t", "r", "tl")  # a fold's texts: joined in order
+LAST_KEYS = ("f", "b", "e")  # the last reported
+FIRST_KEYS = ("m", "i")  # the first reported
+
+
+def combine_into(family: Family, a: Acc, b: Acc) -> Acc:
+    """`combine(family, a, b)` written into `a` and returned (no new fold an event): for a
+    fold only its owner holds, made by `fold` and `combine` (no other choices `x`, no
+    record `o`; those take `combine`). Equal to `combine`'s (its keys perhaps in another
+    order)."""
+    if not a or not b or "x" in a or "x" in b or "o" in a:
+        return combine(family, a, b)
+    for key, value in b.items():
+        if key == "n":
+            a["n"] += value
+        elif key in TEXT_KEYS:
+            a[key] = a.get(key, "") + value
+        elif key == "u":
+            a["u"] = _merge_usage(a.get("u"), value, SUMMED[family.name])
+        elif key == "p":
+            a["p"] = _parts(a.get("p", []), value)
+        elif key in LAST_KEYS:
+            a[key] = value
+        elif key in FIRST_KEYS:
+            a.setdefault(key, value)
+    return a
+
+
 def _texts(path: Field | None, obj: dict[str, Any]) -> str | None:
     if path is None:
         return None
@@ -602,11 +630,18 @@ CLOSERS = {
 }
 
 
-def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...]]:
+Alt = tuple[Condition, ...]
+
+
+def _index() -> tuple[
+    dict[tuple[str, str], Family], tuple[tuple[Family, Any, Any], ...], tuple[Alt, ...]
+]:
     """Events told by one top-level text (`type=message_start`) are looked up in a dict; the
-    rest are tried after a quick test of the keys they need (this runs for every record)."""
+    rest are tried after a quick test of the keys they need (this runs for every record),
+    each with its alternative's conditions (`genledger.fast.events` cuts them to key sets)."""
     exact: dict[tuple[str, str], Family] = {}
     rest: list[tuple[Family, Any, Any]] = []
+    alts: list[Alt] = []
     for family in FAMILIES:
         for alt in family.events:
             only = alt[0] if len(alt) == 1 else None
@@ -620,10 +655,11 @@ def _index() -> tuple[dict[tuple[str, str], Family], tuple[tuple[Family, Any, An
                 continue
             needed = frozenset(c.path.top for c in alt if c.op != "absent")
             rest.append((family, needed, tuple(c.test or c.holds for c in alt)))
-    return exact, tuple(rest)
+            alts.append(alt)
+    return exact, tuple(rest), tuple(alts)
 
 
-EXACT, REST = _index()
+EXACT, REST, REST_CONDITIONS = _index()
 TOLD_BY = tuple(dict.fromkeys(key for key, _ in EXACT))  # the keys whose text tells an event
 
 

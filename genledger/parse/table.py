@@ -27,6 +27,11 @@ class TableBuilder:
         """A parsed record."""
         self.rows.append((self.file, line, offset, item, None, *facts))
 
+    def add_all(self, line: int, offset: int, facts: list[Facts]) -> None:
+        """A line's parsed records, in order (a settled stream request's events and facts)."""
+        file = self.file
+        self.rows.extend([(file, line, offset, item, None, *f) for item, f in enumerate(facts)])
+
     def add_malformed(self, line: int, offset: int, reason: str) -> None:
         """A line that is not a record."""
         self.rows.append((self.file, line, offset, 0, reason, *self.table.empty))

@@ -9,23 +9,24 @@ a reply that was never streamed.
 Events come in runs: after an event (`eager`), the next line is decoded first
 (`genledger.fast.events.decoded`) and, when it is an event too, read here without the fact
 decoders (its facts are `FRAGMENT`: the general path names every event so before reading
-anything else, `parse.formats.response_facts`); the event's fold and tests are made once, by
-its family's generated reader (`genledger.fast.events`). A line that is no event goes on to
+anything else, `parse.formats.response_facts`); the event's family and its fold and tests
+are found once, by the reader generated for its key set (`genledger.fast.events.event_kind`),
+and an event that carries on the latest request of its family is written into it in place
+(`StreamState.extend`), the rest fed (`StreamState.feed`). A line that is no event goes on to
 the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
 off (`Switches.fast`), every line and event takes the definitions.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from genledger.fast.events import READERS, final_facts
+from genledger.fast.events import READERS, FinalFacts, event_kind
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
 from genledger.parse.jsonline import records_of
 from genledger.parse.schema import FRAGMENT, Facts
-from genledger.parse.streams import CLOSER_FORMATS, Family, event_family, read_event
+from genledger.parse.streams import CLOSER_FORMATS, Event, Family, event_family, read_event
 from genledger.parse.table import TableBuilder
 from genledger.refresh.reading import Reading
 
@@ -42,11 +43,7 @@ class Assembler:
         self.eager = self.fast  # the next line may be an event: try it as one first
         self.readers = READERS if self.fast else None
         # the final objects of the requests settled here: by the typed shapes, when they hold
-        self.final = (
-            partial(final_facts, formats=reading.formats, switches=reading.switches)
-            if self.fast
-            else None
-        )
+        self.final = FinalFacts(reading.formats, reading.switches) if self.fast else None
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""
@@ -61,11 +58,16 @@ class Assembler:
     def event(self, builder: TableBuilder, number: int, offset: int, obj: dict[str, Any]) -> bool:
         """Read `obj` (a line's one object) if it is a stream event, adding the rows of the
         requests it settles; False (nothing done) when it is none."""
-        family = event_family(obj)
+        if self.readers is None:  # the definitions
+            family = event_family(obj)
+            event = None if family is None else read_event(family, obj)
+        else:  # a reader made for the event's key set, found with its family
+            kind = event_kind(obj)
+            family, event = (None, None) if kind is None else (kind[0], kind[1](obj))
         self.eager = family is not None
-        if family is None:
+        if family is None or event is None:
             return False
-        self._event(builder, number, offset, 0, obj, FRAGMENT, family)
+        self._event(builder, number, offset, 0, obj, FRAGMENT, family, event)
         return True
 
     def line(
@@ -96,10 +98,13 @@ class Assembler:
             family = event_family(obj) if fact[CHUNK] else None
             if family is not None:
                 self.eager = self.fast
-                self._event(builder, number, offset, item, obj, fact, family)
+                readers = self.readers
+                event = read_event(family, obj) if readers is None else readers[family.name](obj)
+                self._event(builder, number, offset, item, obj, fact, family, event)
             elif fact[CHUNK] or not self.state.wants(fact[FORMAT]):
                 builder.add(number, offset, item, fact)  # an event of no request, or a record
-            else:
+            else:  # a record that may end a stream: the next line may be an event again
+                self.eager = self.fast
                 self._settled(builder, self.state.feed(None, obj, number, offset, fact[FORMAT]))
 
     def _event(
@@ -111,14 +116,16 @@ class Assembler:
         obj: dict[str, Any],
         fact: Facts,
         family: Family,
+        event: Event,
     ) -> None:
-        """One event: its row alone when it belongs to no request (or to one an error ended),
-        else fed to the state."""
-        readers, state = self.readers, self.state
-        event = read_event(family, obj) if readers is None else readers[family.name](obj)
+        """One event (`event`: its fold and tests): its row alone when it belongs to no
+        request (or to one an error ended), else fed to the state."""
+        state = self.state
         if event.neutral or (state.ended and state.absorbs(family, obj)):
             builder.add(number, offset, item, fact)
             return
+        if self.fast and state.extend(family, event, number, offset):
+            return  # it carried on the latest request (most events do)
         done = state.feed(family, obj, number, offset, fact[FORMAT], event)
         if done:
             self._settled(builder, done)
@@ -126,5 +133,4 @@ class Assembler:
     def _settled(self, builder: TableBuilder, done: list[Any]) -> None:
         """Add the rows of the requests an event or record settled."""
         for p in done:
-            for index, row in enumerate(request_facts(p, self.books.formats, self.final)):
-                builder.add(p.line, p.offset, index, row)
+            builder.add_all(p.line, p.offset, request_facts(p, self.books.formats, self.final))

@@ -13,13 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genledger.fast.events import decoded, fast_event
+import genledger.fast.events as events
+from genledger.fast.events import decoded, event_kind, fast_event
 from genledger.parse.formats import response_facts
 from genledger.parse.line import facts_of_line
 from genledger.parse.schema import FRAGMENT
 from genledger.parse.streams import (
     ERROR_KEYS,
     FAMILIES,
+    TOLD_BY,
     Family,
     event_family,
     is_neutral,
@@ -66,6 +68,25 @@ def test_every_real_event_reads_as_the_definition(path: Path) -> None:
         fast = fast_event(family, obj)
         assert fast == read_event(family, obj), (_name(path), number)
         assert fast.neutral == is_neutral(family, obj), (_name(path), number)
+
+
+@pytest.mark.parametrize("path", EVENT_FILES, ids=[_name(p) for p in EVENT_FILES])
+def test_every_real_line_finds_its_family_and_reading_by_its_key_set(path: Path) -> None:
+    """`event_kind`: the family lookup cut to a line's key set, and the reader made for that
+    key set and the text that told the family, equal the definitions on every line."""
+    for number, line in enumerate(_lines(path), start=1):
+        obj = decoded(line)
+        if obj is not None:
+            _same_kind(obj, (_name(path), number))
+
+
+def _same_kind(obj: dict[str, Any], where: Any = None) -> None:
+    kind, family = event_kind(obj), event_family(obj)
+    assert (kind and kind[0]) == family, where
+    if kind is not None and family is not None:
+        fast = kind[1](obj)
+        assert fast == read_event(family, obj), where
+        assert fast.neutral == is_neutral(family, obj), where
 
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=[_name(p) for p in EVENT_FILES])
@@ -151,6 +172,65 @@ def test_a_family_reads_any_object_as_the_definition(
     maker, obj = made
     for family in (maker, other):  # the family whose paths made it, and any other
         _same_reading(family, obj)
+
+
+@st.composite
+def told(draw: st.DrawFn) -> dict[str, Any]:
+    """An object near a family's events: one built of its paths, its telling key (`type`,
+    `object`, `event_type`) set to one of the texts the families test, keys in any order."""
+    obj = draw(EVENTS)[1]
+    for key in draw(st.lists(st.sampled_from(TOLD_BY), max_size=2)):
+        obj[key] = draw(st.sampled_from(TEXTS) | SCALARS)
+    items = draw(st.permutations(list(obj.items())))
+    return dict(items)
+
+
+@settings(max_examples=800, deadline=None)
+@given(told())
+def test_a_key_sets_family_and_reader_are_the_definitions(obj: dict[str, Any]) -> None:
+    _same_kind(obj)
+
+
+@settings(max_examples=100, deadline=None)
+@given(told())
+def test_past_the_key_sets_kept_the_family_reader_reads(obj: dict[str, Any]) -> None:
+    kept, keys = events.KINDS_KEPT, events.KEYS_KEPT
+    events.KINDS_KEPT = 0  # as if hostile lines had filled it
+    try:
+        if tuple(obj) not in events.KINDS:
+            _same_kind(obj)
+        events.KINDS_KEPT, events.KEYS_KEPT = kept, 0  # as if the object had too many keys
+        if tuple(obj) not in events.KINDS:
+            _same_kind(obj)
+    finally:
+        events.KINDS_KEPT, events.KEYS_KEPT = kept, keys
+
+
+class _Reads(dict[str, Any]):
+    """An object noting the top-level keys read from it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def test_a_reader_for_a_key_set_reads_only_what_the_set_leaves_open() -> None:
+    """A content delta's reader reads nothing below `message` or `usage` (absent) and no
+    `type` (it told the family, and settles start, end and error): only the delta."""
+    anthropic = next(f for f in FAMILIES if f.name == "anthropic")
+    obj = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "é"}}
+    keyed = _Reads(obj)
+    assert events.reader(anthropic, frozenset(obj), ("type", obj["type"]))(keyed) == read_event(
+        anthropic, obj
+    )
+    assert keyed.read == {"delta"}
+    general = _Reads(obj)
+    assert fast_event(anthropic, general) == read_event(anthropic, obj)
+    assert {"message", "usage", "type"} <= general.read
 
 
 def _same_reading(family: Family, obj: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Switches
-from genledger.fast.events import decoded, final_facts
+from genledger.fast.events import RETRY, FinalFacts, decoded, final_facts
 from genledger.fast.lines import fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN
 from genledger.ledger.streams import Partial, StreamState, request_object
@@ -66,6 +66,43 @@ def test_every_real_request_reads_as_the_general_path(path: Path, requests: list
         assert final_facts(obj, BUILT_IN_ONLY, OFF) == response_facts(obj)
 
 
+@pytest.mark.parametrize(
+    ("path", "requests"), STREAMS, ids=[f"{p.parents[2].name}/{p.parent.name}" for p, _ in STREAMS]
+)
+def test_every_real_request_in_file_order_reads_as_the_general_path_by_one_reader(
+    path: Path, requests: list[Any]
+) -> None:
+    """`FinalFacts` as a read uses it: one reader for a file's requests, in their order (its
+    memo of the key sets the typed shapes missed is what changes from one to the next)."""
+    read = FinalFacts(BUILT_IN_ONLY, ON)
+    for p in requests:
+        obj = request_object(p)
+        assert read(obj) == response_facts(obj), (path, p.line)
+
+
+def test_after_a_miss_a_key_set_skips_the_typed_shapes_then_tries_them_again() -> None:
+    read = FinalFacts(BUILT_IN_ONLY, ON)
+    tried: list[bytes] = []
+    typed = read.typed
+    assert typed is not None
+    decode = typed.decode
+
+    def counting(line: bytes, flags: Any) -> Any:
+        tried.append(line)
+        return decode(line, flags)
+
+    typed.decode = counting  # type: ignore[method-assign]
+    try:
+        missed = {"object": "text_completion", "id": "c", "model": "m", "usage": None,
+                "choices": [{"index": 0, "text": "a", "finish_reason": "stop"}]}  # fmt: skip
+        assert decode(orjson.dumps(missed), NOTHING_PLAIN) is None  # no typed shape holds it
+        for _ in range(RETRY + 2):
+            assert read(missed) == response_facts(missed)
+    finally:
+        del typed.decode
+    assert len(tried) == 2  # a miss, RETRY - 1 read without the shapes, then a retry
+
+
 def test_the_typed_shapes_hold_most_real_final_objects() -> None:
     """The shortcut is taken (else the test above would prove nothing of it)."""
     if not STREAMS:
@@ -87,3 +124,4 @@ def test_a_final_object_of_generated_events_reads_as_the_general_path(
         acc = combine(family, acc, read_event(family, obj).acc)
     final = final_object(family, acc)
     assert final_facts(final, BUILT_IN_ONLY, ON) == response_facts(final)
+    assert FinalFacts(BUILT_IN_ONLY, ON)(final) == response_facts(final)

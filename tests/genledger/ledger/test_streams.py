@@ -17,11 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Config
+from genledger.fast.events import decoded
 from genledger.ledger.streambooks import StreamBooks
+from genledger.ledger.streams import StreamState
 from genledger.ledger.tally import FileTally
+from genledger.parse.streams import FAMILIES, Family, event_family, read_event
 from genledger.refresh.collect import refresh
 from genledger.refresh.count import tally_blocks
 from genledger.tail.lines import Block
+
+from ..fast.realfiles import FILES
+from ..fast.test_events import objects
 
 SUMS = ("records", "total_comp", "total_prompt", "stream_chunks")
 OLD = 1_700_000_000  # a file time long settled
@@ -255,3 +261,74 @@ def test_a_prompt_count_no_event_reports_is_missing_never_a_zero(tmp_path: Path)
     block = refresh(config).stats["datasets"]["ds"]
     assert (block["n_done"], block["total_comp"], block["total_prompt"]) == (2, 7 + 3, 25)
     assert (block["n_prompt_counted"], block["quality"]["prompt_missing"]) == (1, 1)
+
+
+# --- `extend`: an event carrying on the latest request, written in place, is what `feed` does -
+
+
+def _fed(
+    events: list[tuple[Family, dict[str, Any]]], fast: bool, taken: list[int] | None = None
+) -> tuple[list[Any], Any]:
+    """The requests each event settles and the state after them, read by `feed` alone or
+    with `extend` first (as a refresh reads them); `taken`: extend's events counted."""
+    state, done = StreamState(anchored=False), []
+    for number, (family, obj) in enumerate(events, start=1):
+        event = read_event(family, obj)
+        if fast and not event.neutral and state.extend(family, event, number, 0):
+            done.append([])
+            if taken is not None:
+                taken.append(number)
+            continue
+        if event.neutral:
+            done.append([])
+            continue
+        done.append([p.to_list() for p in state.feed(family, obj, number, 0, None, event)])
+    return done, (state.to_dict(), [p.to_list() for p in state.settle()])
+
+
+def _set(obj: dict[str, Any], path: Any, value: str) -> dict[str, Any]:
+    """`obj` with the plain path `path` (a family's id) set to `value`."""
+    keys = [key for key, _ in path.steps]
+    node = obj
+    for key in keys[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[keys[-1]] = value
+    return obj
+
+
+@st.composite
+def _streams(draw: st.DrawFn) -> list[tuple[Family, dict[str, Any]]]:
+    """Runs of objects near one or two families' events, each id one of two or none
+    (interleaved requests, cut streams, usage and finishes anywhere)."""
+    families = draw(st.lists(st.sampled_from(FAMILIES), min_size=1, max_size=2))
+    out = []
+    for _ in range(draw(st.integers(1, 12))):
+        family = draw(st.sampled_from(families))
+        obj = draw(objects(family))
+        if family.key is not None and family.key.paths[0].get is not None and draw(st.booleans()):
+            obj = _set(obj, family.key.paths[0], draw(st.sampled_from(["a", "b"])))
+        out.append((family, obj))
+    return out
+
+
+@settings(max_examples=600, deadline=None)
+@given(_streams())
+def test_an_event_carried_on_in_place_is_fed_as_feed_reads_it(
+    events: list[tuple[Family, dict[str, Any]]],
+) -> None:
+    assert _fed(events, fast=True) == _fed(events, fast=False)
+
+
+def test_every_real_stream_is_fed_alike_with_and_without_extend() -> None:
+    taken: list[int] = []
+    for path in FILES:
+        events = []
+        for line in path.read_bytes().splitlines():
+            obj = decoded(line)
+            family = None if obj is None else event_family(obj)
+            if obj is not None and family is not None:
+                events.append((family, obj))
+        assert _fed(events, fast=True, taken=taken) == _fed(events, fast=False), path
+    assert len(taken) > 5_000 or not FILES  # most real events carry on a request

@@ -3,11 +3,26 @@ stream, and how events fold (usage merged per field, texts joined, a lone record
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from genledger.parse.streams import BY_NAME, combine, event_family, final_object, fold
+from genledger.parse.streams import (
+    BY_NAME,
+    FAMILIES,
+    Acc,
+    Family,
+    combine,
+    combine_into,
+    event_family,
+    final_object,
+    fold,
+)
+
+from ..fast.test_events import objects
 
 EVENTS = [
     ({"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 3}}}, "anthropic"),
@@ -163,3 +178,37 @@ def test_the_families_signature_is_stable_and_moves_with_a_family(
         streams, "FAMILIES", tuple(chat if f.name == chat.name else f for f in streams.FAMILIES)
     )
     assert streams.signature() != before
+
+
+# --- a fold written in place equals `combine` ---------------------------------------------
+
+
+@st.composite
+def _folds(draw: st.DrawFn) -> tuple[Family, list[Acc]]:
+    """A family and the folds of a run of objects near its events (as a pass reads them)."""
+    family = draw(st.sampled_from(FAMILIES))
+    made = draw(st.lists(objects(family), min_size=1, max_size=8))
+    return family, [fold(family, obj) for obj in made]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_folds())
+def test_a_fold_written_in_place_equals_combine(made: tuple[Family, list[Acc]]) -> None:
+    family, folds = made
+    kept = copy.deepcopy(folds)
+    by_combine, in_place = folds[0], copy.deepcopy(folds[0])
+    for acc in folds[1:]:
+        by_combine = combine(family, by_combine, acc)
+        in_place = combine_into(family, in_place, acc)
+    assert in_place == by_combine
+    assert folds == kept  # the folds combined in are left as they were
+
+
+def test_a_fold_with_other_choices_or_a_record_is_combined_anew() -> None:
+    chat = BY_NAME["openai_chat"]
+    two = fold(chat, {"choices": [{"index": 1, "delta": {"content": "b"}}]})
+    first = fold(chat, {"choices": [{"delta": {"content": "a"}}]})
+    assert "x" in two
+    assert combine_into(chat, dict(first), two) == combine(chat, first, two)
+    record = fold(chat, {"id": "c"}, record=True)
+    assert "o" not in combine_into(chat, record, first)
