@@ -172,6 +172,7 @@ def _tally_rows(
                 decoder.misses = 0  # as the run reader's reads: the typed tier read them
             start = went
             if start >= end:
+                block.walked(before)  # its line count known: no count of the read's bytes
                 return
         if walk is not None or (decoder is not None and stalls < WALK_PATIENCE):
             # the line it stopped at, or one that may make the chat shape the last: then on
