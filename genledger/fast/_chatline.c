@@ -27,6 +27,13 @@
  * through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row that
  * constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
  *
+ * The same scan reads the chat object one level down (`fast.shapes.Wrapped`, `Batch`: the
+ * wrapper's keys checked, its record id and format name taken), and a sibling scan reads
+ * SGLang and flat /generate records (`fast.shapes.SGLang`, `Flat`: their id arrays checked
+ * and counted, 64 bytes at a time in the usual spelling, their text keyed as a content is),
+ * into the facts their own constructors take; the walk makes a row of each record of an
+ * SGLang batch line. The context says which kind a call reads (`fast.chatline.KINDS`).
+ *
  * No state lives outside a call: the module has no globals.
  */
 #define PY_SSIZE_T_CLEAN
@@ -1003,22 +1010,16 @@ flat_member(Cursor *c, int index, void *data)
     }
 }
 
-/* Scans one SGLang or flat line (`kind`); SURE and `g` filled when the shape holds it and
- * the facts follow as its `facts` writes them (a failed SGLang request, a flat record with
- * no count at all: unsure). */
+/* Scans one SGLang or flat record (`kind`) at the cursor, leaving it after the record; SURE
+ * and `g` filled when the shape holds it and the facts follow as its `facts` writes them (a
+ * failed SGLang request, a flat record with no count at all: unsure). */
 static int
-scan_generated(const byte *data, Py_ssize_t size, Generated *g, int kind)
+generated_object(Cursor *c, Generated *g, int kind)
 {
-    Cursor c = {data, data + size};
     memset(g, 0, sizeof *g);
     g->output_len = g->input_len = -1;
-    if (size == 0 || data[0] != '{')
-        return UNSURE;
-    if (members(&c, kind == K_SGLANG ? SGLANG : FLAT,
+    if (members(c, kind == K_SGLANG ? SGLANG : FLAT,
                 kind == K_SGLANG ? sglang_member : flat_member, g))
-        return UNSURE;
-    skip_space(&c);
-    if (c.at != c.end)
         return UNSURE;
     if (kind == K_SGLANG)
         return g->has_meta && g->completion.given /* required */
@@ -1026,6 +1027,17 @@ scan_generated(const byte *data, Py_ssize_t size, Generated *g, int kind)
                    ? SURE
                    : UNSURE;
     return g->completion.given || g->output_len >= 0 ? SURE : UNSURE;
+}
+
+/* Scans one SGLang or flat line (`kind`): one record (`generated_object`), nothing after. */
+static int
+scan_generated(const byte *data, Py_ssize_t size, Generated *g, int kind)
+{
+    Cursor c = {data, data + size};
+    if (size == 0 || data[0] != '{' || generated_object(&c, g, kind))
+        return UNSURE;
+    skip_space(&c);
+    return c.at == c.end ? SURE : UNSURE;
 }
 
 /* --- the facts --------------------------------------------------------------------------- */
@@ -1446,17 +1458,19 @@ chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * facts `args` (new references, taken) at their places. */
 static PyObject *
 row_of(PyObject *template, const Py_ssize_t *places, int n_facts, PyObject *file,
-       Py_ssize_t number, Py_ssize_t offset, PyObject **args)
+       Py_ssize_t number, Py_ssize_t offset, Py_ssize_t item, PyObject **args)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(template);
     PyObject *items[MAX_ROW], *row = NULL;
     PyObject *line = PyLong_FromSsize_t(number), *at = PyLong_FromSsize_t(offset);
-    if (line && at && (row = PyTuple_New(n))) {
+    PyObject *index = PyLong_FromSsize_t(item);
+    if (line && at && index && (row = PyTuple_New(n))) {
         for (Py_ssize_t i = 0; i < n; i++)
             items[i] = PyTuple_GET_ITEM(template, i);
         items[0] = file;
         items[1] = line;
         items[2] = at;
+        items[3] = index; /* the record's index in an array line */
         for (int i = 0; i < n_facts; i++)
             items[places[i]] = args[i];
         for (Py_ssize_t i = 0; i < n; i++)
@@ -1464,6 +1478,7 @@ row_of(PyObject *template, const Py_ssize_t *places, int n_facts, PyObject *file
     }
     Py_XDECREF(line);
     Py_XDECREF(at);
+    Py_XDECREF(index);
     for (int i = 0; i < n_facts; i++)
         Py_DECREF(args[i]);
     return row;
@@ -1493,6 +1508,47 @@ places_of(PyObject *context, int kind, Py_ssize_t *places)
         }
     }
     return 0;
+}
+
+/* The rows of an SGLang batch line (`[{record}, ...]`, as the typed shapes read a list of
+ * `SGLang`): one a record, its index the row's item, appended to `rows`; 1, or 0 when one
+ * record is unsure or the array is empty (nothing appended), -1 on an error. */
+static int
+batch_rows(const byte *data, Py_ssize_t size, PyObject *context, const Py_ssize_t *places,
+           PyObject *file, Py_ssize_t number, Py_ssize_t offset, PyObject *rows)
+{
+    Cursor c = {data, data + size};
+    Py_ssize_t before = PyList_GET_SIZE(rows), item = 0;
+    int status = 1;
+    if (!take(&c, '[') || take(&c, ']'))
+        return 0;
+    do {
+        Generated g;
+        PyObject *values[GENERATED_FACTS];
+        if (generated_object(&c, &g, K_SGLANG)) {
+            status = 0;
+            break;
+        }
+        if ((status = generated_values(&g, K_SGLANG, context, values)) <= 0)
+            break;
+        PyObject *row = row_of(PyTuple_GET_ITEM(context, X_TEMPLATE), places, GENERATED_FACTS,
+                               file, number, offset, item++, values);
+        if (!row || PyList_Append(rows, row) < 0) {
+            Py_XDECREF(row);
+            status = -1;
+            break;
+        }
+        Py_DECREF(row);
+    } while (take(&c, ','));
+    if (status == 1) {
+        int closed = take(&c, ']');
+        skip_space(&c);
+        status = closed && c.at == c.end;
+    }
+    /* an unsure line is the typed shapes' whole (an error propagates as it is) */
+    if (status == 0 && PyList_SetSlice(rows, before, PyList_GET_SIZE(rows), NULL) < 0)
+        return -1;
+    return status;
 }
 
 /* chat_rows(context, data, start, end, number, offset, file, rows): from `start`, each
@@ -1541,6 +1597,17 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             break;
         if (start == 0 && offset == 0 && stop - start >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
             break;
+        if (kind == K_SGLANG && stop > start && data[start] == '[') { /* a batch of records */
+            int status = batch_rows(data + start, stop - start, args[0], places, args[6],
+                                    number + 1, offset + start, args[7]);
+            if (status <= 0) {
+                failed = status < 0;
+                break;
+            }
+            number++;
+            start = stop + 1;
+            continue;
+        }
         PyObject *values[FACTS];
         int n = 0, status = line_values(data + start, stop - start, kind, args[0], 1, values, &n);
         if (status == 0)
@@ -1548,7 +1615,7 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyObject *row = NULL;
         if (status > 0)
             row = row_of(PyTuple_GET_ITEM(args[0], X_TEMPLATE), places, n, args[6], number + 1,
-                         offset + start, values);
+                         offset + start, 0, values);
         if (!row || PyList_Append(args[7], row) < 0) {
             Py_XDECREF(row);
             failed = 1;

@@ -4,7 +4,8 @@ The same chat object one level down is read alike: under `response` (`fast.shape
 or in an OpenAI Batch output line (`fast.shapes.Batch`), each with its own record id and
 format name; so are SGLang /generate records (`fast.shapes.SGLang`) and flat ones
 (`fast.shapes.Flat`), their id arrays counted and their text keyed in the same scan, their
-facts made by their shapes' constructors (`KINDS`).
+facts made by their shapes' constructors (`KINDS`); the walk also takes SGLang batch lines
+(an array of records: a row each, its index the row's item).
 
 A line of a clear read (`fast.rawtext.read_clear`: valid UTF-8), without a think tag, a `\\u`
 or `\\/` escape (a spelled line, `fast.rawtext.SPELLED`; the content alone may hold `\\u`

@@ -185,6 +185,10 @@ def _tally_rows(
         for number, offset, content in rows:
             if streams is not None and streams.eager:
                 obj = decoded(content)  # a blank line decodes to none
+                if obj is None and not is_blank(content):
+                    # no single object, so no event: the lines after it take the fact
+                    # decoders and the walk (an array's events are read from its facts)
+                    streams.eager = False
                 if obj is None or not streams.event(builder, number, offset, obj):
                     _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
             elif run is not None and (fact := run(content)) is not None:

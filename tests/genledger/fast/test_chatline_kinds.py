@@ -524,3 +524,74 @@ def test_lines_of_other_kinds_go_to_the_typed_shapes() -> None:
         assert _reader(shapes[kind])(line) is not None, kind
         others = [s for k, s in shapes.items() if k != kind]
         assert [s for s in others if _reader(s)(line) is not None] == [], kind
+
+
+# --- SGLang batches: a line holding an array of records ----------------------------------------
+
+
+def _batch(records: list[Any], style: str = "orjson") -> bytes:
+    return _dumps(records, style)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(_changes("sglang"), min_size=0, max_size=4),
+    st.sampled_from(["orjson", "spaced", "ascii"]),
+    st.sampled_from([b"", b" ", b"]", b",{}", b"x"]),
+    st.integers(0, 3),
+)
+@example([[], [], []], "orjson", b"", 0)  # three usual records
+@example([[], [("meta_info", "completion_tokens", ...)]], "orjson", b"", 0)  # one unsure
+@example([], "orjson", b"", 0)  # an empty batch
+def test_batch_lines_are_walked_as_the_general_path(
+    changes: list[list[tuple[str, str, Any]]], style: str, tail: bytes, usual_after: int
+) -> None:
+    # a batch line (any of its records near the shape) between usual batches, walked
+    usual = _batch([_records()["sglang"]] * 2)
+    line = _batch([_changed("sglang", c) for c in changes], style)
+    if tail and line.endswith(b"]"):
+        line = line[:-1] + tail + b"]" if tail != b"]" else line + tail
+    lines = [usual] * 3 + [line] + [usual] * usual_after
+    fastparse.fast_decoder.cache_clear()
+    try:
+        assert _tally_or_error(lines, FAST) == _tally_or_error(lines, GENERAL), line
+    finally:
+        fastparse.fast_decoder.cache_clear()
+
+
+def _tally_or_error(lines: list[bytes], reading: Any) -> Any:
+    # found, not fixed here: the books raise OverflowError on a count near 2**63 (main too)
+    try:
+        return count_tally(lines, [], reading)
+    except OverflowError as exc:
+        return ("error", str(exc))
+
+
+def test_a_batch_file_is_walked_natively(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _records()["sglang"]
+    lines = [_batch([{**records, "text": f"answer {i} {j}"} for j in range(3)]) for i in range(40)]
+    walked = _walked_rows(monkeypatch)
+    fastparse.fast_decoder.cache_clear()
+    try:
+        assert count_tally(lines, [7], FAST) == count_tally(lines, [7], GENERAL)
+    finally:
+        fastparse.fast_decoder.cache_clear()
+    assert sum(walked) >= 3 * 30  # the rows of most batch lines came from the walk
+
+
+def test_a_batch_walk_keeping_an_unsure_lines_rows_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    right = "if (status == 0 && PyList_SetSlice(rows, before, PyList_GET_SIZE(rows), NULL) < 0)"
+    module = planted(SOURCE, tmp_path, (right, "if (0)"))
+    walk = partial(module.chat_rows, chatline.CONTEXTS[SGLang])
+    built = {**chatline.BUILT, SGLang: (chatline.BUILT[SGLang][0], walk)}
+    monkeypatch.setattr(chatline, "BUILT", built)
+    usual = _records()["sglang"]
+    unsure = {**usual, "meta_info": {"prompt_tokens": 3}}  # no completion count: typed shapes
+    lines = [_batch([usual, usual])] * 3 + [_batch([usual, unsure])] + [_batch([usual])] * 2
+    fastparse.fast_decoder.cache_clear()
+    try:
+        assert count_tally(lines, [], FAST) != count_tally(lines, [], GENERAL)
+    finally:
+        fastparse.fast_decoder.cache_clear()
