@@ -19,13 +19,20 @@
  * every result equals theirs (tests/genledger/fast/test_chatline.py).
  *
  * The caller promises what `fast.rawtext.read_clear` says of the read: the line is valid
- * UTF-8 and holds no think tag but one spelled with ASCII escapes (refused here). The
+ * UTF-8. A line spelling `think>` in any string is refused here (`scan_string`). The
  * counts go through the caller's `settle` (`parse.usage.settle`), a text's answer key
  * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case, the C
  * collapse then the hash, is called here in place), the calls' answer through its `calls`
  * (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the facts
  * through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row that
  * constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
+ *
+ * The same scan reads the chat object one level down (`fast.shapes.Wrapped`, `Batch`: the
+ * wrapper's keys checked, its record id and format name taken), and a sibling scan reads
+ * SGLang and flat /generate records (`fast.shapes.SGLang`, `Flat`: their id arrays checked
+ * and counted, 64 bytes at a time in the usual spelling, their text keyed as a content is),
+ * into the facts their own constructors take; the walk makes a row of each record of an
+ * SGLang batch line. The context says which kind a call reads (`fast.chatline.KINDS`).
  *
  * No state lives outside a call: the module has no globals.
  */
@@ -79,20 +86,22 @@ take(Cursor *c, byte b)
     return 0;
 }
 
-/* How many bytes from `p` are neither a quote, a backslash nor a control character, found
- * 16 at a time (texts are most of a line's bytes); the scalar loop after it finishes. */
+/* How many bytes from `p` are neither a quote, a backslash, a control character nor `>`
+ * (the end of a think tag), found 16 at a time (texts are most of a line's bytes); the
+ * scalar loop after it finishes. */
 static inline Py_ssize_t
 plain_bytes(const byte *p, const byte *end)
 {
     const byte *start = p;
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-    const __m128i below = _mm_set1_epi8(0x1f);
+    const __m128i below = _mm_set1_epi8(0x1f), angle = _mm_set1_epi8('>');
     while (end - p >= 16) {
         __m128i here = _mm_loadu_si128((const __m128i *)p);
         __m128i stop = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(here, quote), _mm_cmpeq_epi8(here, backslash)),
-            _mm_cmpeq_epi8(_mm_min_epu8(here, below), here)); /* a byte <= 0x1f */
+            _mm_or_si128(_mm_cmpeq_epi8(here, angle),
+                         _mm_cmpeq_epi8(_mm_min_epu8(here, below), here))); /* <= 0x1f */
         unsigned found = (unsigned)_mm_movemask_epi8(stop);
         if (found)
             return p - start + __builtin_ctz(found);
@@ -146,7 +155,9 @@ unicode_escape(const byte *q, const byte *end, long *code)
 
 /* A JSON string at the cursor (space before it skipped): its span; the simple escapes are
  * checked, a control character or another escape makes the line unsure: a `\u` escape,
- * unless `unicode` and of a non-ASCII character (`unicode_escape`). */
+ * unless `unicode` and of a non-ASCII character (`unicode_escape`). So does `think>` (a
+ * think tag, maybe a leak: the typed shapes decide), which no string can spell otherwise:
+ * its characters' escapes are refused, so a string that decodes to it holds its bytes. */
 static int
 scan_string(Cursor *c, Span *s, int unicode)
 {
@@ -158,10 +169,16 @@ scan_string(Cursor *c, Span *s, int unicode)
     s->escaped = s->unicode = 0;
     for (;;) {
         const byte *q = p + plain_bytes(p, c->end);
-        while (q < c->end && *q != '"' && *q != '\\' && *q >= 0x20)
+        while (q < c->end && *q != '"' && *q != '\\' && *q >= 0x20 && *q != '>')
             q++;
         if (q >= c->end || *q < 0x20)
             return UNSURE;
+        if (*q == '>') {
+            if (q - s->start >= 5 && memcmp(q - 5, "think", 5) == 0)
+                return UNSURE;
+            p = q + 1;
+            continue;
+        }
         if (*q == '"') {
             s->size = q - s->start;
             c->at = q + 1;
@@ -541,6 +558,12 @@ typedef struct {
     int has_id, has_object, has_model, has_usage, choices;
     Choice choice;
     Usage usage;
+    /* the line around the chat object (`fast.shapes.Wrapped`, `fast.shapes.Batch`): the
+     * outer id, the Batch line's custom id, its status, and which one names the record */
+    Span outer_id, custom_id;
+    Count status;
+    int has_outer_id, has_custom_id, has_body, has_response;
+    const Span *key; /* the record id's span, or NULL: none */
 } Record;
 
 enum { R_USAGE, R_CHOICES, R_ID, R_OBJECT, R_CREATED, R_MODEL, R_FINGERPRINT, R_TIER, R_RAW };
@@ -592,10 +615,429 @@ record_member(Cursor *c, int index, void *data)
     }
 }
 
+/* --- the lines around a chat object ------------------------------------------------------- */
+
+/* The kinds of line, as `fast.chatline.KINDS` numbers them. */
+enum { K_CHAT, K_WRAPPED, K_BATCH, K_SGLANG, K_FLAT, K_KINDS };
+
+/* fast.shapes.Wrapped: `{"response": {chat}, "id": str}` */
+enum { W_RESPONSE, W_ID };
+static const char *const WRAPPED[] = {"response", "id", NULL};
+
+static int
+wrapped_member(Cursor *c, int index, void *data)
+{
+    Record *r = data;
+    if (index == W_RESPONSE) {
+        r->has_response = 1;
+        return members(c, RECORD, record_member, r);
+    }
+    r->has_outer_id = 1;
+    return string(c, &r->outer_id) || r->outer_id.escaped ? UNSURE : SURE;
+}
+
+/* fast.shapes._BatchResponse: `{"body": {chat}, "status_code": int64, "request_id": str|null}` */
+enum { B_BODY, B_STATUS, B_REQUEST };
+static const char *const BATCH_RESPONSE[] = {"body", "status_code", "request_id", NULL};
+
+static int
+batch_response_member(Cursor *c, int index, void *data)
+{
+    Record *r = data;
+    switch (index) {
+    case B_BODY:
+        r->has_body = 1;
+        return members(c, RECORD, record_member, r);
+    case B_STATUS: /* an int64, never null (a missing one is 200) */
+        return count(c, &r->status) || !r->status.given ? UNSURE : SURE;
+    default:
+        return text_or_null(c);
+    }
+}
+
+/* fast.shapes.Batch: `{"response": {...}, "custom_id": str, "id": str, "error": null}` */
+enum { BL_RESPONSE, BL_CUSTOM, BL_ID, BL_ERROR };
+static const char *const BATCH[] = {"response", "custom_id", "id", "error", NULL};
+
+static int
+batch_member(Cursor *c, int index, void *data)
+{
+    Record *r = data;
+    switch (index) {
+    case BL_RESPONSE:
+        r->has_response = 1;
+        return members(c, BATCH_RESPONSE, batch_response_member, r);
+    case BL_CUSTOM:
+        r->has_custom_id = 1;
+        return string(c, &r->custom_id) || r->custom_id.escaped ? UNSURE : SURE;
+    case BL_ID:
+        r->has_outer_id = 1;
+        return string(c, &r->outer_id) || r->outer_id.escaped ? UNSURE : SURE;
+    default: /* only a null error: a failed request is the general path's */
+        return null_next(c) ? SURE : UNSURE;
+    }
+}
+
 static inline int
 spelled(const Span *s, const char *text)
 {
     return (Py_ssize_t)strlen(text) == s->size && memcmp(text, s->start, (size_t)s->size) == 0;
+}
+
+/* --- SGLang /generate and flat records (`fast.shapes.SGLang`, `fast.shapes.Flat`) -------- */
+
+typedef struct {
+    Span text, id, finish;
+    Count prompt, completion, reasoning, cached;
+    Py_ssize_t output_len, input_len; /* -1: absent */
+    int has_text, has_id, has_finish, has_meta;
+} Generated;
+
+/* The rules of the usual id array's bytes, 64 at a time: only digits, commas and spaces;
+ * a comma after a digit, a space after a comma, no digit after a leading `0`, digit runs of
+ * at most 18 (`run`: the digits before the block); the classes of the block's last two
+ * bytes carried to the next. */
+typedef struct {
+    uint64_t digit, comma, zero; /* bit 0: the byte before the block; bit 1: the one before */
+    int run;
+    Py_ssize_t commas;
+} IdRules;
+
+/* The set bits of a word (SWAR: `popcnt` is not in x86-64's baseline). */
+static inline int
+ones(uint64_t x)
+{
+    x = x - (x >> 1 & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + (x >> 2 & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Checks the first `valid` bytes of a block (their class masks given); 0 when one breaks a
+ * rule. */
+static inline int
+id_block(IdRules *k, uint64_t d, uint64_t c, uint64_t z, uint64_t s, int valid)
+{
+    uint64_t keep = valid == 64 ? ~0ULL : (1ULL << valid) - 1;
+    d &= keep, c &= keep, z &= keep, s &= keep;
+    uint64_t before_d = (d << 1 | (k->digit & 1)) & keep;
+    uint64_t before_c = (c << 1 | (k->comma & 1)) & keep;
+    uint64_t before_z = (z << 1 | (k->zero & 1)) & keep;
+    uint64_t two_before_d = (d << 2 | (k->digit >> 1 & 1) | (k->digit & 1) << 1) & keep;
+    if ((c & ~before_d) | (s & ~before_c) | (d & before_z & ~two_before_d))
+        return 0;
+    uint64_t other = ~d & keep; /* the bytes that end a digit run */
+    if (!other) {
+        k->run += valid;
+    } else {
+        if (k->run + __builtin_ctzll(other) > MAX_DIGITS)
+            return 0;
+        k->run = valid - 1 - (63 - __builtin_clzll(other));
+    }
+    /* a run of 19 digits inside the block: 19 digit bits in a row */
+    uint64_t runs = d;
+    for (int shift = 1; shift <= 8; shift <<= 1)
+        runs &= runs >> shift;
+    /* `runs` now marks where 16 (1+1+2+4+8) digits start; the 3 after them complete 19 */
+    runs &= d >> 16 & d >> 17 & d >> 18;
+    if (runs || k->run > MAX_DIGITS)
+        return 0;
+    k->commas += ones(c);
+    unsigned last = (unsigned)valid - 1;
+    k->digit = (d >> last & 1) | (valid > 1 ? (d >> (last - 1) & 1) << 1 : (k->digit & 1) << 1);
+    k->comma = c >> last & 1;
+    k->zero = z >> last & 1;
+    return 1;
+}
+
+#if defined(__SSE2__)
+/* The class masks of the 16 bytes at `p`, or'ed in at bit `shift`. */
+static inline void
+id_classes(const byte *p, int shift, uint64_t *d, uint64_t *c, uint64_t *z, uint64_t *s)
+{
+    __m128i here = _mm_loadu_si128((const __m128i *)p);
+    /* digits: '0'..'9', a signed range after the offset */
+    __m128i shifted = _mm_xor_si128(_mm_sub_epi8(here, _mm_set1_epi8('0')),
+                                    _mm_set1_epi8((char)0x80));
+    __m128i digits = _mm_cmplt_epi8(shifted, _mm_set1_epi8((char)(0x80 + 10)));
+    *d |= (uint64_t)(unsigned)_mm_movemask_epi8(digits) << shift;
+    *c |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, _mm_set1_epi8(','))) << shift;
+    *z |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, _mm_set1_epi8('0'))) << shift;
+    *s |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(here, _mm_set1_epi8(' '))) << shift;
+}
+#endif
+
+/* The usual id array at `c->at` (its `[`: integers of at most 18 digits, no sign, spelled
+ * `,` or `, ` apart, as orjson and `json.dumps` write them), checked and counted 64 bytes at
+ * a time: 1 with its length in `*n`, the cursor past it; 0 for any other spelling (the exact
+ * scan then decides). */
+static int
+quick_id_array(Cursor *c, Py_ssize_t *n)
+{
+#if defined(__SSE2__)
+    const byte *p = c->at + 1;
+    IdRules k = {0, 0, 0, 0, 0};
+    for (;;) {
+        byte tail[64];
+        const byte *block = p;
+        int size = 64;
+        if (c->end - p < 64) { /* the line's last bytes, padded with a byte of no class */
+            size = (int)(c->end - p);
+            memset(tail, 'x', sizeof tail);
+            memcpy(tail, p, (size_t)size);
+            block = tail;
+        }
+        uint64_t d = 0, cm = 0, z = 0, s = 0;
+        for (int i = 0; i < 4; i++)
+            id_classes(block + 16 * i, 16 * i, &d, &cm, &z, &s);
+        uint64_t known = d | cm | s;
+        int valid = ~known ? __builtin_ctzll(~known) : 64;
+        if (valid > size)
+            valid = size;
+        if (valid && !id_block(&k, d, cm, z, s, valid))
+            return 0;
+        if (valid == 64) {
+            p += 64;
+            continue;
+        }
+        /* the array ends here: `]` after a digit (the body's first byte is one, by the rules) */
+        if (valid >= size || block[valid] != ']' || !(k.digit & 1) || p + valid == c->at + 1)
+            return 0;
+        *n = k.commas + 1;
+        c->at = p + valid + 1;
+        return 1;
+    }
+#else
+    (void)c;
+    (void)n;
+    return 0;
+#endif
+}
+
+/* An id array as `shapes._ids_len` counts it (`shapes.flat_len`): only integers of at most
+ * 18 digits and nulls are taken here, its length in `*n`; anything else (a lifted array's
+ * stand-in, a fraction, an inner array, null for the array) is unsure. The usual spelling is
+ * read 16 bytes at a time (`quick_id_array`), any other byte by byte. */
+static int
+id_array(Cursor *c, Py_ssize_t *n)
+{
+    *n = 0;
+    skip_space(c);
+    if (c->at < c->end && *c->at == '[' && quick_id_array(c, n))
+        return SURE;
+    if (!take(c, '['))
+        return UNSURE;
+    if (take(c, ']'))
+        return SURE;
+    do {
+        skip_space(c);
+        const byte *p = c->at;
+        if (p < c->end && *p == 'n') {
+            if (word(c, "null", 4))
+                return UNSURE;
+        } else {
+            p += p < c->end && *p == '-';
+            const byte *digits = p;
+            while (p < c->end && *p >= '0' && *p <= '9')
+                p++;
+            if (p == digits || p - digits > MAX_DIGITS || (p - digits > 1 && *digits == '0'))
+                return UNSURE;
+            c->at = p;
+        }
+        (*n)++;
+    } while (take(c, ','));
+    return take(c, ']') ? SURE : UNSURE;
+}
+
+/* fast.shapes._FinishObject: `{"type": str, "matched": int64|str|null, "length": int64|null,
+ * "message": str|null}`, its `type` the reason (`shapes._reason`). */
+enum { F_TYPE, F_MATCHED, F_LENGTH, F_MESSAGE };
+static const char *const FINISH_OBJECT[] = {"type", "matched", "length", "message", NULL};
+
+static int
+finish_member(Cursor *c, int index, void *data)
+{
+    Generated *g = data;
+    Count n;
+    switch (index) {
+    case F_TYPE:
+        g->has_finish = 1;
+        return string(c, &g->finish) || g->finish.escaped ? UNSURE : SURE;
+    case F_MATCHED:
+        skip_space(c);
+        if (c->at < c->end && *c->at == '"')
+            return text_or_null(c);
+        return count(c, &n);
+    case F_LENGTH:
+        return count(c, &n);
+    default:
+        return text_or_null(c);
+    }
+}
+
+/* A finish reason (`shapes.Finish`): a string without escapes, an object, or null. */
+static int
+finish_reason(Cursor *c, Generated *g)
+{
+    if (null_next(c))
+        return SURE;
+    if (c->at < c->end && *c->at == '{')
+        return members(c, FINISH_OBJECT, finish_member, g) || !g->has_finish ? UNSURE : SURE;
+    g->has_finish = 1;
+    return string(c, &g->finish) || g->finish.escaped ? UNSURE : SURE;
+}
+
+/* A number or null where the shape types `float | None`: no exponent, at most 18 digits
+ * before any fraction (msgspec takes every such number as a float). */
+static int
+real_or_null(Cursor *c)
+{
+    if (null_next(c))
+        return SURE;
+    const byte *p = c->at;
+    p += p < c->end && *p == '-';
+    const byte *digits = p;
+    while (p < c->end && *p >= '0' && *p <= '9')
+        p++;
+    if (p == digits || p - digits > MAX_DIGITS || (p - digits > 1 && *digits == '0'))
+        return UNSURE;
+    if (p < c->end && *p == '.') {
+        const byte *fraction = ++p;
+        while (p < c->end && *p >= '0' && *p <= '9')
+            p++;
+        if (p == fraction)
+            return UNSURE;
+    }
+    if (p < c->end && (*p == 'e' || *p == 'E'))
+        return UNSURE;
+    c->at = p;
+    return SURE;
+}
+
+/* A text (`shapes.Text`: a string or null); `has` says a string. */
+static int
+raw_text(Cursor *c, Span *s, int *has)
+{
+    if (null_next(c))
+        return SURE;
+    *has = 1;
+    return text_string(c, s);
+}
+
+/* fast.shapes._SGLangMeta */
+enum {
+    S_COMPLETION, S_ID, S_PROMPT, S_FINISH, S_WEIGHT, S_REASONING, S_CACHED, S_CACHED_DETAILS,
+    S_LATENCY
+};
+static const char *const SGLANG_META[] = {
+    "completion_tokens", "id", "prompt_tokens", "finish_reason", "weight_version",
+    "reasoning_tokens", "cached_tokens", "cached_tokens_details", "e2e_latency", NULL};
+
+static int
+meta_member(Cursor *c, int index, void *data)
+{
+    Generated *g = data;
+    switch (index) {
+    case S_COMPLETION: /* required, never null */
+        return count(c, &g->completion) || !g->completion.given ? UNSURE : SURE;
+    case S_ID:
+        g->has_id = 1;
+        return string(c, &g->id) || g->id.escaped ? UNSURE : SURE;
+    case S_PROMPT:
+        return count(c, &g->prompt);
+    case S_FINISH:
+        return finish_reason(c, g);
+    case S_WEIGHT:
+        return text_or_null(c);
+    case S_REASONING:
+        return count(c, &g->reasoning);
+    case S_CACHED:
+        return count(c, &g->cached);
+    case S_CACHED_DETAILS:
+        return null_next(c) ? SURE : UNSURE;
+    default:
+        return real_or_null(c);
+    }
+}
+
+/* fast.shapes.SGLang: `{"meta_info": {...}, "text": Text, "output_ids": [...]}` */
+enum { SG_META, SG_TEXT, SG_OUTPUT };
+static const char *const SGLANG[] = {"meta_info", "text", "output_ids", NULL};
+
+static int
+sglang_member(Cursor *c, int index, void *data)
+{
+    Generated *g = data;
+    switch (index) {
+    case SG_META:
+        g->has_meta = 1;
+        return members(c, SGLANG_META, meta_member, g);
+    case SG_TEXT:
+        return raw_text(c, &g->text, &g->has_text);
+    default:
+        return id_array(c, &g->output_len);
+    }
+}
+
+/* fast.shapes.Flat */
+enum { FL_ID, FL_REQUEST, FL_TEXT, FL_INPUT, FL_OUTPUT, FL_PROMPT, FL_COMPLETION, FL_FINISH };
+static const char *const FLAT[] = {
+    "id", "request_id", "text", "input_ids", "output_ids", "prompt_tokens",
+    "completion_tokens", "finish_reason", NULL};
+
+static int
+flat_member(Cursor *c, int index, void *data)
+{
+    Generated *g = data;
+    switch (index) {
+    case FL_ID:
+        g->has_id = 1;
+        return string(c, &g->id) || g->id.escaped ? UNSURE : SURE;
+    case FL_REQUEST:
+        return text_or_null(c);
+    case FL_TEXT:
+        return raw_text(c, &g->text, &g->has_text);
+    case FL_INPUT:
+        return id_array(c, &g->input_len);
+    case FL_OUTPUT:
+        return id_array(c, &g->output_len);
+    case FL_PROMPT:
+        return count(c, &g->prompt);
+    case FL_COMPLETION:
+        return count(c, &g->completion);
+    default:
+        return finish_reason(c, g);
+    }
+}
+
+/* Scans one SGLang or flat record (`kind`) at the cursor, leaving it after the record; SURE
+ * and `g` filled when the shape holds it and the facts follow as its `facts` writes them (a
+ * failed SGLang request, a flat record with no count at all: unsure). */
+static int
+generated_object(Cursor *c, Generated *g, int kind)
+{
+    memset(g, 0, sizeof *g);
+    g->output_len = g->input_len = -1;
+    if (members(c, kind == K_SGLANG ? SGLANG : FLAT,
+                kind == K_SGLANG ? sglang_member : flat_member, g))
+        return UNSURE;
+    if (kind == K_SGLANG)
+        return g->has_meta && g->completion.given /* required */
+                       && !(g->has_finish && spelled(&g->finish, "abort"))
+                   ? SURE
+                   : UNSURE;
+    return g->completion.given || g->output_len >= 0 ? SURE : UNSURE;
+}
+
+/* Scans one SGLang or flat line (`kind`): one record (`generated_object`), nothing after. */
+static int
+scan_generated(const byte *data, Py_ssize_t size, Generated *g, int kind)
+{
+    Cursor c = {data, data + size};
+    if (size == 0 || data[0] != '{' || generated_object(&c, g, kind))
+        return UNSURE;
+    skip_space(&c);
+    return c.at == c.end ? SURE : UNSURE;
 }
 
 /* --- the facts --------------------------------------------------------------------------- */
@@ -622,8 +1064,9 @@ text_object(const Span *s, int has)
 static int
 texts_of(const Record *r, PyObject **texts)
 {
-    const Span *spans[3] = {&r->id, &r->choice.finish, &r->model};
-    int has[3] = {r->has_id, r->choice.has_finish, r->has_model};
+    const Span none = {NULL, 0, 0, 0};
+    const Span *spans[3] = {r->key ? r->key : &none, &r->choice.finish, &r->model};
+    int has[3] = {r->key != NULL, r->choice.has_finish, r->has_model};
     for (int i = 0; i < 3; i++) {
         if (i == 1 && has[i] && spans[i]->size == 0) /* "" is a finish reason, not none */
             texts[i] = PyUnicode_FromStringAndSize("", 0);
@@ -656,7 +1099,7 @@ time_object(const Count *n)
 /* The context's items (`fast.chatline.CONTEXT`). */
 enum {
     X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_COLLAPSE, X_HASH, X_SIGN,
-    X_TEMPLATE, X_PLACES, X_SIZE
+    X_TEMPLATE, X_PLACES, X_KIND, X_SIZE
 };
 enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
 
@@ -828,29 +1271,140 @@ done:
     return status;
 }
 
-/* The facts of a scanned record (the constructor's tuple); None where `values_of` says 0. */
+enum { GENERATED_FACTS = 12 }; /* the facts `shapes._SGLANG` and `shapes._FLAT` take */
+
+/* A str of a span without escapes (`has`: else None; `empty`: "" is None, as `id or None`);
+ * NULL with UnicodeDecodeError set when it is not valid UTF-8. */
 static PyObject *
-facts_of(const Record *r, PyObject *context)
+plain_object(const Span *s, int has, int empty)
 {
-    PyObject *args[FACTS];
-    int status = values_of(r, context, args);
-    if (status <= 0)
-        return status < 0 ? NULL : Py_NewRef(Py_None);
-    PyObject *facts = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_MAKER), args, FACTS, NULL);
-    for (int i = 0; i < FACTS; i++)
-        Py_DECREF(args[i]);
-    return facts;
+    if (!has || (s->size == 0 && empty))
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8((const char *)s->start, s->size, NULL);
 }
 
-/* Scans one line; SURE and `r` filled when it is the usual record. */
+/* The facts of a scanned SGLang or flat record, in the order its constructor takes them
+ * (`SGLang.facts`, `Flat.facts`): 1 and `args` filled (new references), 0 when a text is not
+ * valid UTF-8, -1 on an error. */
 static int
-scan(const byte *data, Py_ssize_t size, Record *r)
+generated_values(const Generated *g, int kind, PyObject *context, PyObject **args)
+{
+    PyObject *id = NULL, *finish = NULL, *answer = NULL, *settled = NULL, *length = NULL;
+    PyObject *counts[6] = {NULL};
+    int made = 0, status = -1, flat = kind == K_FLAT, derived = flat && !g->completion.given;
+    Count none = {0, 0};
+    Count input = {g->input_len, g->input_len >= 0}, output = {g->output_len, g->output_len >= 0};
+    /* SGLang: (prompt, completion, -, reasoning, cached); flat: (prompt, count, -); derived:
+     * the count and the prompt are the id arrays' lengths */
+    const Count *given[6] = {
+        derived ? &input : &g->prompt, derived ? &output : &g->completion, &none,
+        flat ? &none : &g->reasoning, flat ? &none : &g->cached, &none};
+    if (!(id = plain_object(&g->id, g->has_id, 1))
+        || !(finish = plain_object(&g->finish, g->has_finish, 0))) {
+        status = PyErr_ExceptionMatches(PyExc_UnicodeDecodeError) ? 0 : -1;
+        if (!status)
+            PyErr_Clear();
+        goto done;
+    }
+    if (g->has_text)
+        answer = text_key(context, &g->text);
+    else
+        answer = Py_NewRef(Py_None);
+    if (!answer || !(length = count_object(&output)))
+        goto done;
+    for (int i = 0; i < 6; i++)
+        if (!(counts[i] = count_object(given[i])))
+            goto done;
+    settled = PyObject_Vectorcall(PyTuple_GET_ITEM(context, X_SETTLE), counts, 6, NULL);
+    if (!settled)
+        goto done;
+    if (!PyTuple_Check(settled) || PyTuple_GET_SIZE(settled) != 6) {
+        PyErr_SetString(PyExc_TypeError, "settle must return 6 facts");
+        goto done;
+    }
+    args[made++] = Py_NewRef(id);
+    if (flat)
+        args[made++] = Py_NewRef(PyTuple_GET_ITEM(context, derived ? X_COMPLETION : X_CHAT));
+    for (int i = 0; i < 6; i++)
+        args[made++] = Py_NewRef(PyTuple_GET_ITEM(settled, i));
+    if (!flat)
+        args[made++] = Py_NewRef(counts[4]); /* cached */
+    args[made++] = Py_NewRef(finish);
+    args[made++] = Py_NewRef(length);
+    args[made++] = Py_NewRef(g->has_text && g->text.size == 0 ? Py_True : Py_False);
+    args[made++] = Py_NewRef(answer);
+    status = 1;
+done:
+    for (int i = 0; i < 6; i++)
+        Py_XDECREF(counts[i]);
+    Py_XDECREF(id);
+    Py_XDECREF(finish);
+    Py_XDECREF(answer);
+    Py_XDECREF(settled);
+    Py_XDECREF(length);
+    return status;
+}
+
+static int scan(const byte *data, Py_ssize_t size, Record *r, int kind);
+
+/* The facts of one line of `kind` (`args`, `*n` of them, new references): 1; 0 when the scan
+ * is unsure; -1 on an error. `walk`: a text completion, a closer of streams, is the caller's. */
+static int
+line_values(const byte *data, Py_ssize_t size, int kind, PyObject *context, int walk,
+            PyObject **args, int *n)
+{
+    if (kind >= K_SGLANG) {
+        Generated g;
+        if (scan_generated(data, size, &g, kind))
+            return 0;
+        *n = GENERATED_FACTS;
+        return generated_values(&g, kind, context, args);
+    }
+    Record r;
+    if (scan(data, size, &r, kind) || (walk && r.has_object && spelled(&r.object, "text_completion")))
+        return 0;
+    *n = FACTS;
+    return values_of(&r, context, args);
+}
+
+/* Scans the line around the chat object (`kind`) and says which span names the record:
+ * the chat's id (`Chat.facts`), the wrapper's (`Wrapped.facts`), the Batch line's custom
+ * id, else its id (`Batch.facts`); SURE when the wrapper is the usual one. */
+static int
+scan_kind(Cursor *c, Record *r, int kind)
+{
+    switch (kind) {
+    case K_CHAT:
+        if (members(c, RECORD, record_member, r))
+            return UNSURE;
+        r->key = r->has_id ? &r->id : NULL;
+        return SURE;
+    case K_WRAPPED:
+        if (members(c, WRAPPED, wrapped_member, r) || !r->has_response)
+            return UNSURE;
+        r->key = r->has_outer_id ? &r->outer_id : NULL;
+        return SURE;
+    default:
+        if (members(c, BATCH, batch_member, r) || !r->has_response || !r->has_body)
+            return UNSURE;
+        if (r->status.given && r->status.value != 200)
+            return UNSURE; /* a failed request */
+        r->key = r->has_custom_id && r->custom_id.size ? &r->custom_id
+                 : r->has_outer_id                     ? &r->outer_id
+                                                       : NULL;
+        return SURE;
+    }
+}
+
+/* Scans one line of `kind`; SURE and `r` filled when it is the usual record. */
+static int
+scan(const byte *data, Py_ssize_t size, Record *r, int kind)
 {
     Cursor c = {data, data + size};
     memset(r, 0, sizeof *r);
     if (size == 0 || data[0] != '{') /* as the typed tier: space or a BOM first is not its */
         return UNSURE;
-    if (members(&c, RECORD, record_member, r))
+    if (scan_kind(&c, r, kind))
         return UNSURE;
     skip_space(&c);
     if (c.at != c.end || !r->has_usage || !r->usage.completion.given || !r->choices
@@ -863,6 +1417,18 @@ scan(const byte *data, Py_ssize_t size, Record *r)
     return SURE;
 }
 
+/* The context's kind of line (`K_CHAT`, ...), -1 with an error set if it is none. */
+static int
+kind_of(PyObject *context)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(context, X_KIND));
+    if (kind >= 0 && kind < K_KINDS)
+        return (int)kind;
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "chatline: an unknown kind of line");
+    return -1;
+}
+
 static PyObject *
 chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -873,53 +1439,67 @@ chat_facts(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "chat_facts(context, line: bytes)");
         return NULL;
     }
-    Record r;
-    if (scan((const byte *)PyBytes_AS_STRING(args[1]), PyBytes_GET_SIZE(args[1]), &r))
-        Py_RETURN_NONE;
-    return facts_of(&r, args[0]);
+    int kind = kind_of(args[0]);
+    if (kind < 0)
+        return NULL;
+    PyObject *values[FACTS];
+    int n = 0, status = line_values((const byte *)PyBytes_AS_STRING(args[1]),
+                                    PyBytes_GET_SIZE(args[1]), kind, args[0], 0, values, &n);
+    if (status <= 0)
+        return status < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *facts = PyObject_Vectorcall(PyTuple_GET_ITEM(args[0], X_MAKER), values, n, NULL);
+    for (int i = 0; i < n; i++)
+        Py_DECREF(values[i]);
+    return facts;
 }
 
 /* A row of the token table as `TableBuilder.add` makes it: the context's template row (the
  * constructor's constants and every other fact's default) with the position columns and the
  * facts `args` (new references, taken) at their places. */
 static PyObject *
-row_of(PyObject *template, const Py_ssize_t *places, PyObject *file, Py_ssize_t number,
-       Py_ssize_t offset, PyObject **args)
+row_of(PyObject *template, const Py_ssize_t *places, int n_facts, PyObject *file,
+       Py_ssize_t number, Py_ssize_t offset, Py_ssize_t item, PyObject **args)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(template);
     PyObject *items[MAX_ROW], *row = NULL;
     PyObject *line = PyLong_FromSsize_t(number), *at = PyLong_FromSsize_t(offset);
-    if (line && at && (row = PyTuple_New(n))) {
+    PyObject *index = PyLong_FromSsize_t(item);
+    if (line && at && index && (row = PyTuple_New(n))) {
         for (Py_ssize_t i = 0; i < n; i++)
             items[i] = PyTuple_GET_ITEM(template, i);
         items[0] = file;
         items[1] = line;
         items[2] = at;
-        for (int i = 0; i < FACTS; i++)
+        items[3] = index; /* the record's index in an array line */
+        for (int i = 0; i < n_facts; i++)
             items[places[i]] = args[i];
         for (Py_ssize_t i = 0; i < n; i++)
             PyTuple_SET_ITEM(row, i, Py_NewRef(items[i]));
     }
     Py_XDECREF(line);
     Py_XDECREF(at);
-    for (int i = 0; i < FACTS; i++)
+    Py_XDECREF(index);
+    for (int i = 0; i < n_facts; i++)
         Py_DECREF(args[i]);
     return row;
 }
 
-/* The places of the constructor's facts in a row, checked against the template's size. */
+/* The places of the constructor's facts in a row (as many as `kind`'s facts), checked
+ * against the template's size. */
 static int
-places_of(PyObject *context, Py_ssize_t *places)
+places_of(PyObject *context, int kind, Py_ssize_t *places)
 {
     PyObject *template = PyTuple_GET_ITEM(context, X_TEMPLATE);
     PyObject *given = PyTuple_GET_ITEM(context, X_PLACES);
+    int n = kind >= K_SGLANG ? GENERATED_FACTS : FACTS;
     if (!PyTuple_Check(template) || PyTuple_GET_SIZE(template) > MAX_ROW
         || PyTuple_GET_SIZE(template) < 5 || !PyTuple_Check(given)
-        || PyTuple_GET_SIZE(given) != FACTS) {
-        PyErr_SetString(PyExc_TypeError, "chat_rows: a row template and 18 places are needed");
+        || PyTuple_GET_SIZE(given) != n) {
+        PyErr_SetString(PyExc_TypeError,
+                        "chat_rows: a row template and a place for each fact are needed");
         return -1;
     }
-    for (int i = 0; i < FACTS; i++) {
+    for (int i = 0; i < n; i++) {
         places[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(given, i));
         if (places[i] < 5 || places[i] >= PyTuple_GET_SIZE(template)) {
             if (!PyErr_Occurred())
@@ -928,6 +1508,47 @@ places_of(PyObject *context, Py_ssize_t *places)
         }
     }
     return 0;
+}
+
+/* The rows of an SGLang batch line (`[{record}, ...]`, as the typed shapes read a list of
+ * `SGLang`): one a record, its index the row's item, appended to `rows`; 1, or 0 when one
+ * record is unsure or the array is empty (nothing appended), -1 on an error. */
+static int
+batch_rows(const byte *data, Py_ssize_t size, PyObject *context, const Py_ssize_t *places,
+           PyObject *file, Py_ssize_t number, Py_ssize_t offset, PyObject *rows)
+{
+    Cursor c = {data, data + size};
+    Py_ssize_t before = PyList_GET_SIZE(rows), item = 0;
+    int status = 1;
+    if (!take(&c, '[') || take(&c, ']'))
+        return 0;
+    do {
+        Generated g;
+        PyObject *values[GENERATED_FACTS];
+        if (generated_object(&c, &g, K_SGLANG)) {
+            status = 0;
+            break;
+        }
+        if ((status = generated_values(&g, K_SGLANG, context, values)) <= 0)
+            break;
+        PyObject *row = row_of(PyTuple_GET_ITEM(context, X_TEMPLATE), places, GENERATED_FACTS,
+                               file, number, offset, item++, values);
+        if (!row || PyList_Append(rows, row) < 0) {
+            Py_XDECREF(row);
+            status = -1;
+            break;
+        }
+        Py_DECREF(row);
+    } while (take(&c, ','));
+    if (status == 1) {
+        int closed = take(&c, ']');
+        skip_space(&c);
+        status = closed && c.at == c.end;
+    }
+    /* an unsure line is the typed shapes' whole (an error propagates as it is) */
+    if (status == 0 && PyList_SetSlice(rows, before, PyList_GET_SIZE(rows), NULL) < 0)
+        return -1;
+    return status;
 }
 
 /* chat_rows(context, data, start, end, number, offset, file, rows): from `start`, each
@@ -949,7 +1570,8 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t places[FACTS];
-    if (places_of(args[0], places) < 0)
+    int kind = kind_of(args[0]);
+    if (kind < 0 || places_of(args[0], kind, places) < 0)
         return NULL;
     start = PyLong_AsSsize_t(args[2]);
     end = PyLong_AsSsize_t(args[3]);
@@ -966,7 +1588,6 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const byte *data = view.buf;
     int failed = 0;
-    Record r;
     while (start < end) {
         const byte *newline = memchr(data + start, '\n', (size_t)(end - start));
         if (!newline)
@@ -976,17 +1597,25 @@ chat_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             break;
         if (start == 0 && offset == 0 && stop - start >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
             break;
-        if (scan(data + start, stop - start, &r)
-            || (r.has_object && spelled(&r.object, "text_completion")))
-            break;
+        if (kind == K_SGLANG && stop > start && data[start] == '[') { /* a batch of records */
+            int status = batch_rows(data + start, stop - start, args[0], places, args[6],
+                                    number + 1, offset + start, args[7]);
+            if (status <= 0) {
+                failed = status < 0;
+                break;
+            }
+            number++;
+            start = stop + 1;
+            continue;
+        }
         PyObject *values[FACTS];
-        int status = values_of(&r, args[0], values);
+        int n = 0, status = line_values(data + start, stop - start, kind, args[0], 1, values, &n);
         if (status == 0)
             break;
         PyObject *row = NULL;
         if (status > 0)
-            row = row_of(PyTuple_GET_ITEM(args[0], X_TEMPLATE), places, args[6], number + 1,
-                         offset + start, values);
+            row = row_of(PyTuple_GET_ITEM(args[0], X_TEMPLATE), places, n, args[6], number + 1,
+                         offset + start, 0, values);
         if (!row || PyList_Append(args[7], row) < 0) {
             Py_XDECREF(row);
             failed = 1;

@@ -1,6 +1,13 @@
 """The usual OpenAI chat completion line read in C (`_chatline.c`): the native tier.
 
-A line of a clear read (`fast.rawtext.read_clear`: valid UTF-8, no think tag) without a `\\u`
+The same chat object one level down is read alike: under `response` (`fast.shapes.Wrapped`)
+or in an OpenAI Batch output line (`fast.shapes.Batch`), each with its own record id and
+format name; so are SGLang /generate records (`fast.shapes.SGLang`) and flat ones
+(`fast.shapes.Flat`), their id arrays counted and their text keyed in the same scan, their
+facts made by their shapes' constructors (`KINDS`); the walk also takes SGLang batch lines
+(an array of records: a row each, its index the row's item).
+
+A line of a clear read (`fast.rawtext.read_clear`: valid UTF-8), without a think tag, a `\\u`
 or `\\/` escape (a spelled line, `fast.rawtext.SPELLED`; the content alone may hold `\\u`
 escapes of non-ASCII characters, respelled as orjson spells them for its answer key, in C)
 holding one chat completion whose sole message answers with a text, or with tool calls alone,
@@ -22,7 +29,7 @@ from typing import Any
 
 from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
 from genledger.fast.extension import built
-from genledger.fast.shapes import CHAT_FACTS, Chat, Unusual, sole_call
+from genledger.fast.shapes import Batch, Chat, Flat, SGLang, Unusual, Wrapped, sole_call
 from genledger.parse.answer import SIGN, hash64
 from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
 from genledger.parse.usage import settle
@@ -42,37 +49,62 @@ def _call_answer(calls: bytes) -> tuple[int | None, bool] | None:
 RowsWalk = Callable[[bytes, int, int, int, int, str, list[Any]], tuple[int, int]]
 
 
-def _context() -> tuple[Any, ...]:
-    """What the C reader calls and reads (`_chatline.c`'s `X_` items, in order): the facts'
-    constructor, `settle`, the answer key, the two format names, the calls' answer, the
-    answer key's collapse and hash and its sign, a row template (the position columns, then
-    the constructor's constants and every other fact's default) and the places in a row of
-    the facts the constructor takes."""
-    taken = CHAT_FACTS.__code__.co_argcount
-    names = states_of(CHAT_FACTS)[:taken]
-    template = (*(column.default for column in POSITION), *CHAT_FACTS(*[None] * taken))
+# The kinds of line the C scan reads (its `K_` numbers): the shape, and its two format names:
+# of a chat completion and of a text completion in it (`Chat.facts`, `Wrapped.facts`,
+# `Batch.facts`: a wrapper names both alike), of a flat record with a count and of one
+# without (`Flat.facts`); the SGLang constructor names its own.
+KINDS: dict[type[Any], tuple[int, str, str]] = {
+    Chat: (0, "openai_chat", "openai_completion"),
+    Wrapped: (1, "wrapped_openai", "wrapped_openai"),
+    Batch: (2, "openai_batch", "openai_batch"),
+    SGLang: (3, "", ""),
+    Flat: (4, "flat", "derived"),
+}
+
+
+def _context(shape: type[Any]) -> tuple[Any, ...]:
+    """What the C reader calls and reads for lines of `shape` (`_chatline.c`'s `X_` items,
+    in order): the facts' constructor, `settle`, the answer key, the two format names, the
+    calls' answer, the answer key's collapse and hash and its sign, a row template (the
+    position columns, then the constructor's constants and every other fact's default), the
+    places in a row of the facts the constructor takes, and the kind of line."""
+    kind, chat, completion = KINDS[shape]
+    maker = shape.MAKER
+    taken = maker.__code__.co_argcount
+    names = states_of(maker)[:taken]
+    template = (*(column.default for column in POSITION), *maker(*[None] * taken))
     places = tuple(RESPONSES.position(name) for name in names)
     return (
-        CHAT_FACTS, settle, key_of_spelled_bytes, "openai_chat", "openai_completion",
-        _call_answer, collapse, hash64, SIGN, template, places,
+        maker, settle, key_of_spelled_bytes, chat, completion, _call_answer, collapse,
+        hash64, SIGN, template, places, kind,
     )  # fmt: skip
 
 
-CONTEXT = _context()
+CONTEXTS = {shape: _context(shape) for shape in KINDS}
+CONTEXT = CONTEXTS[Chat]
 
 
-# the C reader and walk with their context bound; None where the extension was not built
 _C = built("_chatline")
-NATIVE: LineFacts | None = None if _C is None else partial(_C.chat_facts, CONTEXT)
-WALK: RowsWalk | None = None if _C is None else partial(_C.chat_rows, CONTEXT)
+# the C reader and walk of each kind of line with its context bound; none where the
+# extension was not built
+BUILT: dict[type[Any], tuple[LineFacts, RowsWalk]] = (
+    {}
+    if _C is None
+    else {
+        shape: (partial(_C.chat_facts, context), partial(_C.chat_rows, context))
+        for shape, context in CONTEXTS.items()
+    }
+)
+NATIVE: LineFacts | None = BUILT[Chat][0] if BUILT else None
+WALK: RowsWalk | None = BUILT[Chat][1] if BUILT else None
 
 
 def native_reader(shape: type[Any], clear: bool) -> LineFacts | None:
     """The native tier for a run of lines that `shape` read last, in a read that is `clear`
     (`rawtext.read_clear`); None where it does not apply."""
-    if NATIVE is None or shape is not Chat or not clear:
+    if not clear or shape not in BUILT:
         return None
-    return NATIVE
+    return NATIVE if shape is Chat else BUILT[shape][0]
 
 
 def native_walk(shape: type[Any], clear: bool) -> RowsWalk | None:
@@ -80,4 +112,6 @@ def native_walk(shape: type[Any], clear: bool) -> RowsWalk | None:
     file, rows)` appends the rows of the usual chat lines from `data[start]` on (each as
     `TableBuilder.add` makes it) and returns where it stopped and the lines before that;
     None where the native tier does not apply."""
-    return WALK if native_reader(shape, clear) is not None else None
+    if not clear or shape not in BUILT:
+        return None
+    return WALK if shape is Chat else BUILT[shape][1]

@@ -97,10 +97,11 @@ def read_plain(flags: ReadFlags) -> int | None:
 
 
 def read_clear(flags: ReadFlags) -> bool:
-    """Whether every line of a read with `flags` is valid UTF-8 and spells no think tag
-    without a `\\u` escape of an ASCII character: all the native tier, which refuses such
-    escapes and `\\/` (a line with neither is then `SPELLED`), needs of a read."""
-    return flags.utf8 and not flags.think_tags
+    """Whether every line of a read with `flags` is valid UTF-8: all the native tier needs of
+    a read. Its scan refuses a line that spells `think>`, a `\\u` escape of an ASCII
+    character or `\\/` (a line with none of them is then `SPELLED`), so a read with a few
+    think tags keeps it for its other lines."""
+    return flags.utf8
 
 
 def plain_line(content: bytes, flags: ReadFlags) -> int:

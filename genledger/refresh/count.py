@@ -174,6 +174,7 @@ def _tally_rows(
                 decoder.misses = 0  # as the run reader's reads: the typed tier read them
             start = went
             if start >= end:
+                block.walked(before)  # its line count known: no count of the read's bytes
                 return
         if walk is not None or (decoder is not None and stalls < WALK_PATIENCE):
             # the line it stopped at, or one that may make the chat shape the last: then on
@@ -186,6 +187,10 @@ def _tally_rows(
         for number, offset, content in rows:
             if streams is not None and streams.eager:
                 obj = decoded(content)  # a blank line decodes to none
+                if obj is None and not is_blank(content):
+                    # no single object, so no event: the lines after it take the fact
+                    # decoders and the walk (an array's events are read from its facts)
+                    streams.eager = False
                 if obj is None or not streams.event(builder, number, offset, obj):
                     _tally_line(builder, number, offset, content, facts_of, flags, streams, obj)
             elif run is not None and (fact := run(content)) is not None:

@@ -53,6 +53,11 @@ class Block:
             self._count = self.data.count(b"\n", 0, self.end)
         return self.number + self._count
 
+    def walked(self, number: int) -> None:
+        """Note that `number` lines end at or before the block's end: a reader that walked
+        them all (`refresh.count`'s native walk) spares `next_number` a count of the read."""
+        self._count = number - self.number
+
     @property
     def next_offset(self) -> int:
         """File offset just past this block's last `\\n`."""

@@ -191,7 +191,7 @@ def test_the_run_reader_of_a_spelled_chat_read_is_the_native_tier() -> None:
     assert decoder.facts(line, flags) == _general(line)
     assert decoder.typed is not None and decoder.typed.shapes[decoder.typed.last] is Chat
     assert chatline.native_reader(Chat, True) is chatline.NATIVE
-    assert chatline.native_reader(Chat, False) is None  # a think tag in the read: typed shapes
+    assert chatline.native_reader(Chat, False) is None  # not UTF-8: the typed shapes
     reader = decoder.run_reader(flags)
     assert reader is not None and reader.__name__ == "first_native"
     assert [reader(line)] == _general(line)
@@ -530,6 +530,7 @@ def test_texts_with_unicode_escapes_are_read_as_the_general_path(text: str) -> N
     read = _native()(line)
     assert _agrees(_native(), line), line
     unsure = any(_ascii_escape(c) or 0xD800 <= ord(c) <= 0xDFFF for c in text)
+    unsure = unsure or "think>" in text  # a think tag: the scan refuses the line
     event("read natively" if read is not None else "left to the typed shapes")
     assert read is not None or unsure or not text.strip(), line  # non-ASCII escapes are read
 
@@ -615,9 +616,9 @@ def test_the_walk_counts_a_run_of_lines_as_the_general_path(
 def test_a_walk_that_drops_the_lines_it_is_not_sure_of_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    right = """            || (r.has_object && spelled(&r.object, "text_completion")))
+    right = """        if (status == 0)
             break;"""
-    wrong = """            || (r.has_object && spelled(&r.object, "text_completion"))) {
+    wrong = """        if (status == 0) {
             number++;
             start = stop + 1;
             continue;

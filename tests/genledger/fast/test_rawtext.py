@@ -90,8 +90,9 @@ def _misjudged(lines: list[bytes]) -> list[bytes]:
         said = plain_line(line, flags)
         alone = plain_line(line, inspect(line, len(line)))
         spelled = said != 0 and not _escaped(line)
-        # a clear read's line without either escape is spelled: what the native tier needs
-        clear = not read_clear(flags) or _escaped(line) or said == SPELLED
+        # a clear read's line without either escape or a think tag is spelled: what the
+        # native tier needs (its scan refuses the others)
+        clear = not read_clear(flags) or _escaped(line) or b"think>" in line or said == SPELLED
         if said != alone or (said == SPELLED) != spelled or not clear:
             wrong.append(line)
     return wrong

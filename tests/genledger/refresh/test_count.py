@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from genledger.config import Switches
+from genledger.fast import chatline
 from genledger.fast import lines as fastlines
 from genledger.ledger.tally import FileTally
 from genledger.refresh.count import tally_blocks
@@ -93,9 +94,22 @@ def test_a_run_reader_that_ignores_the_lines_flags_is_caught(
     # planted bug: every line of a read taken as plain, a think tag's line too
     lines = [TAGGED[2]] * 30 + [TAGGED[0]] + [TAGGED[2]] * 5  # a run, then a tag
     assert tally(lines, [], FAST) == tally(lines, [], GENERAL)
+    # the typed run reader's own (the native tier, which would take the run, refuses a tag)
+    monkeypatch.setattr(chatline, "BUILT", {})
     monkeypatch.setattr(fastlines, "read_plain", lambda flags: 3)
     fastlines.fast_decoder.cache_clear()
     try:
         assert tally(lines, [], FAST) != tally(lines, [], GENERAL)
     finally:
         fastlines.fast_decoder.cache_clear()
+
+
+def test_a_walked_read_knows_its_line_count() -> None:
+    # the native walk notes the lines of a read it took whole (`Block.walked`): the next read's
+    # first line number is the one a count of the read's newlines gives
+    lines = [_chat(f"answer {i}") for i in range(50)]
+    data = b"".join(line + b"\n" for line in lines)
+    blocks = [Block(data, 0, 7, len(data))]
+    tally_blocks(blocks, "f.jsonl", "responses", FAST)
+    assert blocks[0]._count == 50  # set by the walk (a fresh block counts on demand)
+    assert blocks[0].next_number == 7 + data.count(b"\n")
