@@ -18,6 +18,8 @@ than its whole cannot lie inside it: it is counted beside it. A total above prom
 completion is output the format did not itemise: counted as reasoning, so the completion
 holds every billed token. A total below it is only reported. Each finding is flagged with
 the numbers; a declaration that states a quirk (with `a - b`, `a + b`) has nothing to flag.
+Where counting a part beside its whole would take a count beyond int64 (each number within
+it, their sum not), the wholes stay as given and the rests are unknown, with the finding.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ SETTLED: tuple[str, ...] = (
     *(side.column for side in SIDES), UNITEMISED.column, *(b.column for b in RESTS),
     "usage_detail",
 )  # fmt: skip
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _count(value: Any) -> int | None:
@@ -101,6 +106,18 @@ def _compiled() -> Callable[..., tuple[Any, ...]]:
 
 
 def _audited(given: list[Any], total: Any, parts: list[Any]) -> tuple[Any, ...]:
+    settled = _counted_beside(list(given), total, list(parts))
+    if all(_INT64_MIN <= v <= _INT64_MAX for v in settled[:-1] if v is not None):
+        return settled
+    # Counted together, the numbers leave int64, which every count column holds: the
+    # wholes stay as given, the rests unknown, and the finding says why.
+    named = [f"{side.audit} {n}" for side, n in zip(SIDES, given, strict=True) if n is not None]
+    named += [f"{b.audit} {n}" for b, n in zip(DECLARED, parts, strict=True) if n is not None]
+    beyond = f"{', '.join(named)}: beyond int64 together, left as given, the rests unknown"
+    return (*given, parts[_UNITEMISED], *(None for _ in _REST_SIDE), beyond)
+
+
+def _counted_beside(given: list[Any], total: Any, parts: list[Any]) -> tuple[Any, ...]:
     findings = []
     valid: list[Any] = [_count(w) for w in given]
     read: list[Any] = [_count(p) for p in parts]

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from genledger.config import Config
+from genledger.ledger import jsonio
 from genledger.refresh.collect import refresh
 
 
@@ -37,7 +38,7 @@ def collect_tree(
         n_prompts=n_prompts or {},
     )
     stats = refresh(config, full=True).stats
-    assert orjson.loads(stats_path.read_bytes()) == stats
+    assert jsonio.loads(stats_path.read_bytes()) == stats
     return stats
 
 
@@ -48,7 +49,7 @@ VOLATILE_FILE = ("mtime",)
 
 def comparable(stats: dict[str, Any]) -> dict[str, Any]:
     """The stats JSON minus time-dependent fields (generated_at, rates, mtimes)."""
-    out = orjson.loads(orjson.dumps(stats))
+    out = jsonio.loads(jsonio.dumps(stats))  # exact big integers, as the stats file holds them
     for key in VOLATILE_TOP:
         out.pop(key, None)
     out["totals"].pop("rate", None)

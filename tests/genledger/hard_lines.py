@@ -120,6 +120,9 @@ RESPONSE_LINES: list[bytes] = [
     b'{"completion_tokens": 0, "output_ids": [1, 2, 3, 4]}',
     b'{"completion_tokens": ' + str(BIG).encode() + b"}",
     b'{"completion_tokens": 18446744073709551615}',
+    # each count within int64, the completion with its reasoning beside it beyond
+    b'{"usage": {"completion_tokens": 9, "completion_tokens_details": {"reasoning_tokens": '
+    b'9223372036854775807}}, "choices": [{"message": {"content": "a"}}]}',
     b'{"completion_tokens": ' + b"9" * 400 + b"}",
     b'{"completion_tokens": 1e999}',
     b'{"completion_tokens": 1, "unknown": 1e999}',

@@ -60,6 +60,26 @@ def test_a_count_that_is_no_count_is_never_made_into_one(counts: tuple[Any, ...]
     assert visible is None or visible >= 0
 
 
+INT64_MAX = (1 << 63) - 1
+NEAR_MAX = st.one_of(
+    st.none(), st.integers(0, INT64_MAX), st.integers(INT64_MAX - 10, INT64_MAX), st.just(0)
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(NEAR_MAX, NEAR_MAX, NEAR_MAX, NEAR_MAX, NEAR_MAX, NEAR_MAX)
+def test_settled_counts_stay_within_int64(
+    prompt: Any, completion: Any, reasoning: Any, cached: Any, write: Any, total: Any
+) -> None:
+    # every count column holds int64s: a part counted beside its whole, or a total's
+    # unitemised output, must not take a count beyond them
+    *counts, finding = settle(prompt, completion, total, reasoning, cached, write)
+    assert all(-INT64_MAX - 1 <= n <= INT64_MAX for n in counts if n is not None), counts
+    if finding is not None and "beyond int64" in finding:
+        assert counts[:2] == [prompt, completion]  # left as given
+        assert counts[3:] == [None, None]  # the rests unknown
+
+
 @pytest.mark.parametrize(
     ("usage", "finding", "expected"),
     [
