@@ -11,8 +11,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from genledger.ledger import heap, segments
-from genledger.ledger.idlist import drained, leading, moved, pack_ints, unpack_ints
+from genledger.ledger import segments
+from genledger.ledger.idlist import joined_into, leading, moved, pack_ints, unpack_ints
 from genledger.ledger.segments import Stored
 
 BYTES_PER_RECORD = 16
@@ -44,17 +44,11 @@ class HashList:
     def joined(cls, parts: list[HashList], shifts: Sequence[int] = ()) -> HashList:
         """`parts` one after another, lines moved on and `parts` emptied as
         `IdList.joined`'s."""
-        out, shifts = cls(), list(shifts) or [0] * len(parts)
-        if len(parts) == 1 and not shifts[0]:
-            return parts.pop()  # lists are not changed once counted: nothing to copy
-        copied = 0
-        for part, shift in zip(drained(parts), shifts, strict=True):
-            out.extend(part, shift)
-            copied += 16 * len(part)
-            if copied >= heap.TRIM_BYTES:  # as `IdList.joined`
-                copied = 0
-                heap.give_back()
-        return out
+        return joined_into(cls(), parts, shifts)
+
+    def nbytes(self) -> int:
+        """The bytes its arrays hold: two int64s a key."""
+        return 16 * len(self)
 
     def extend(self, other: HashList, shift: int = 0) -> None:
         """`other`'s keys after these, in place, as `IdList.extend`."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, pairwise
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pybase64
 
@@ -87,17 +87,11 @@ class IdList:
         """`parts` one after another (as `a + b + ...`), each part's line numbers moved on by
         its shift (none: 0). Each byte is copied once, and `parts` is emptied as it goes: a
         part the caller no longer holds is freed once copied."""
-        out, shifts = cls(), list(shifts) or [0] * len(parts)
-        if len(parts) == 1 and not shifts[0]:
-            return parts.pop()  # lists are not changed once counted: nothing to copy
-        copied = 0
-        for part, shift in zip(drained(parts), shifts, strict=True):
-            out.extend(part, shift)
-            copied += len(part.data) + 16 * len(part)
-            if copied >= heap.TRIM_BYTES:  # the parts copied are free: give their pages back
-                copied = 0
-                heap.give_back()
-        return out
+        return joined_into(cls(), parts, shifts)
+
+    def nbytes(self) -> int:
+        """The bytes its arrays hold: the ids' text and two int64s an id."""
+        return len(self.data) + 16 * len(self)
 
     def extend(self, other: IdList, shift: int = 0) -> None:
         """`other`'s ids after these, its lines moved on by `shift`: in place, so only for a
@@ -183,6 +177,31 @@ def leading(first: IdList | HashList, shift: int) -> dict[str, Stored]:
     if not len(first):
         return {}
     return {k: v for k, v in first.stored.items() if not (shift and k == "lines")}
+
+
+class _Joinable(Protocol):
+    def __len__(self) -> int: ...
+    def extend(self, other: Any, shift: int = 0) -> None: ...
+    def nbytes(self) -> int: ...
+
+
+J = TypeVar("J", bound=_Joinable)
+
+
+def joined_into(out: J, parts: list[J], shifts: Sequence[int] = ()) -> J:
+    """`parts` extended onto the empty `out` one after another, each part's lines moved on by
+    its shift (none: 0), `parts` emptied as it goes; a lone unmoved part is itself."""
+    shifts = list(shifts) or [0] * len(parts)
+    if len(parts) == 1 and not shifts[0]:
+        return parts.pop()  # lists are not changed once counted: nothing to copy
+    copied = 0
+    for part, shift in zip(drained(parts), shifts, strict=True):
+        out.extend(part, shift)
+        copied += part.nbytes()
+        if copied >= heap.TRIM_BYTES:  # the parts copied are free: give their pages back
+            copied = 0
+            heap.give_back()
+    return out
 
 
 def drained(parts: list[T]) -> Iterator[T]:
