@@ -40,6 +40,7 @@ from genledger.fast.chatline import RowsWalk, native_reader, native_walk
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_clear, read_plain
+from genledger.fast.realshapes import REAL_SHAPES
 from genledger.fast.records import RecordReader
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
@@ -47,8 +48,9 @@ from genledger.parse.schema import RESPONSES, Facts, states_of
 from genledger.parse.tokenized import mask_sum, tokenized_facts, unwrap
 
 ON = Switches()
-# The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
-RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES
+# The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes),
+# then the other servers' (genledger.fast.realshapes).
+RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES + REAL_SHAPES
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {

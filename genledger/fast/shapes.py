@@ -456,6 +456,8 @@ class Chat(_Shape):
     generationId: msgspec.Raw = NO_TEXT  # the provider's key
     time_info: msgspec.Raw = NO_TEXT
     request_id: msgspec.Raw = NO_TEXT  # Z.ai's (vLLM's offline id, read beside `outputs`)
+    x_groq: msgspec.Raw = NO_TEXT  # Groq's request id (its `usage` only in a stream's chunk)
+    timings: msgspec.Raw = NO_TEXT  # llama.cpp's (`timings.cache_n` read beside a /completion)
 
     def finishes(self, plain: bool) -> tuple[str | None, str | None]:
         """The first finish reason and the later ones joined; checks every choice's texts."""
