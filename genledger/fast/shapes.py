@@ -235,6 +235,9 @@ class _SGLangMeta(_Shape):
     cached_tokens: Int64 | None = None
     cached_tokens_details: None = None
     e2e_latency: float | None = None
+    # what recent servers write beside the counts, read by no declaration: only checked JSON
+    routed_experts: msgspec.Raw = NO_TEXT
+    cache_miss_count: msgspec.Raw = NO_TEXT
 
 
 _SGLANG = RESPONSES.positional(
