@@ -1,13 +1,14 @@
 """Typed shapes of records real servers write that the other shape modules did not hold.
 
 OpenAI's legacy text completions (`"object": "text_completion"`, also vLLM's and llama.cpp's
-`/v1/completions`) and Ollama's native `/api/chat` and `/api/generate` replies, declared key
-by key like `genledger.fast.shapes` (whose rules and helpers they share), with the keys real
-records and the providers' SDK models (`openai.types.Completion`, `ollama.ChatResponse`,
-`ollama.GenerateResponse`) hold, nulls where they write nulls. Their facts are those
-`formats.response_facts` gives for the declarations `openai_completion` and `ollama`; anything
-outside the shapes raises and the slower paths decide. tests/genledger/fast/test_realshapes.py
-checks them against the general path.
+`/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies and DashScope's
+native Generation replies that succeeded, declared key by key like `genledger.fast.shapes`
+(whose rules and helpers they share), with the keys real records and the providers' SDK models
+(`openai.types.Completion`, `ollama.ChatResponse`, `ollama.GenerateResponse`, dashscope's
+GenerationResponse) hold, nulls where they write nulls. Their facts are those
+`formats.response_facts` gives for the declarations `openai_completion`, `ollama` and
+`dashscope`; anything outside the shapes raises and the slower paths decide.
+tests/genledger/fast/test_realshapes.py checks them against the general path.
 """
 
 # No `from __future__ import annotations`: msgspec reads these structs' annotations when a
@@ -25,6 +26,7 @@ from genledger.fast.shapes import (
     Text,
     Unusual,
     _no_think,
+    _raw_value,
     _reason,
     _Shape,
     _shows_text,
@@ -33,6 +35,8 @@ from genledger.fast.shapes import (
     answer_key,
     text_key,
 )
+from genledger.parse.answer import key_of_texts, part_text
+from genledger.parse.formats import _visible as visible  # as fast/shapes.py reads it
 from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
 from genledger.parse.usage import settle
@@ -160,4 +164,102 @@ class Ollama(_Shape):
         return _OLLAMA(*settle(self.prompt_eval_count, self.eval_count, None), self.done_reason)
 
 
-REAL_SHAPES: tuple[type[Any], ...] = (TextCompletion, Ollama)
+# --- Alibaba DashScope native Generation / MultiModalConversation ---------------------------
+
+
+class _DSMessage(_Shape):
+    role: str | None = None
+    content: msgspec.Raw = NO_TEXT  # an answer path: a text, or a list of `{"text"}` parts
+    # read by no declaration (`dashscope` reads no messages): only checked JSON
+    reasoning_content: msgspec.Raw = NO_TEXT
+    tool_calls: msgspec.Raw = NO_TEXT
+
+
+class _DSChoice(_Shape):
+    finish_reason: str | None = None
+    message: _DSMessage | None = None
+    logprobs: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+
+
+class _DSOutput(_Shape):
+    text: msgspec.Raw = NO_TEXT  # an answer path (`output.text`)
+    finish_reason: str | None = None
+    choices: list[_DSChoice] | None = None
+    search_info: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+
+
+class _DSPromptDetails(_Shape):
+    cached_tokens: Int64 | None = None
+
+
+class _DSOutputDetails(_Shape):
+    reasoning_tokens: Int64 | None = None
+
+
+class _DSUsage(_Shape):
+    output_tokens: Int64  # required: the detect's `usage.output_tokens`
+    input_tokens: Int64 | None = None
+    total_tokens: Int64 | None = None
+    prompt_tokens_details: _DSPromptDetails | None = None
+    output_tokens_details: _DSOutputDetails | None = None
+    # a multimodal reply's parts of the input, read by no declaration: only checked JSON
+    image_tokens: msgspec.Raw = NO_TEXT
+    video_tokens: msgspec.Raw = NO_TEXT
+    audio_tokens: msgspec.Raw = NO_TEXT
+    input_tokens_details: msgspec.Raw = NO_TEXT
+
+
+_DASHSCOPE = RESPONSES.positional(
+    "record_id", *USAGE, "cached_tokens", "total_tokens", "finish_reason", "model",
+    "empty_output", "answer_hash", format="dashscope", count_type="int", n_samples=1,
+)  # fmt: skip
+
+
+class DashScope(_Shape):
+    """`{"status_code": 200, "request_id", "output": {...}, "usage": {...}}` (the dashscope
+    SDK's GenerationResponse / MultiModalConversationResponse)."""
+
+    FORMATS: ClassVar = (("dashscope", ""),)
+    MAKER: ClassVar = _DASHSCOPE
+
+    request_id: str  # the detect: `output & usage.output_tokens & has(request_id)`
+    output: _DSOutput
+    usage: _DSUsage
+    status_code: Int64 | None = None
+    code: msgspec.Raw = NO_TEXT  # the failure's words: read only when it failed
+    message: msgspec.Raw = NO_TEXT
+    model: str | None = None
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record (the `dashscope` declaration's)."""
+        if self.status_code is not None and self.status_code != 200:
+            raise Unusual  # a failure rule: `status_code != 200`
+        output, usage = self.output, self.usage
+        choices = output.choices or ()
+        for choice in choices:
+            if choice.message is not None:
+                _think_tag_in(choice.message.reasoning_content, bool(plain))
+        # finish: `output.choices[].finish_reason | output.finish_reason`, the first reached
+        finishes = [c.finish_reason for c in choices if c.finish_reason is not None]
+        finish = finishes[0] if finishes else output.finish_reason
+        # answer: every `output.choices[].message.content`, then `output.text`, by the general
+        # answer rules on the decoded values (a content may be a list of parts)
+        raws = [c.message.content for c in choices if c.message is not None]
+        values = [v for raw in (*raws, output.text) if (v := _raw_value(raw)) is not None]
+        texts = [text for value in values if (text := part_text(value)) is not None]
+        details = usage.prompt_tokens_details
+        cached = None if details is None else details.cached_tokens
+        reasoning = usage.output_tokens_details
+        return _DASHSCOPE(
+            self.request_id or None,
+            *settle(
+                usage.input_tokens, usage.output_tokens, usage.total_tokens,
+                None if reasoning is None else reasoning.reasoning_tokens, cached,
+            ),
+            cached, usage.total_tokens, finish, text_value(self.model),
+            not any(map(visible, values)),  # `output` is the answer's place, never null here
+            key_of_texts(texts) if texts else None,
+        )  # fmt: skip
+
+
+REAL_SHAPES: tuple[type[Any], ...] = (TextCompletion, Ollama, DashScope)

@@ -10,13 +10,22 @@ from typing import Any
 import msgspec
 import orjson
 import pytest
+from anthropic.types import (
+    Message,
+    ServerToolUseBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from ollama import ChatResponse, GenerateResponse, Message
+from ollama import ChatResponse, GenerateResponse
+from ollama import Message as OllamaMessage
 from openai.types import Completion, CompletionChoice, CompletionUsage
 
+from genledger.fast import apishapes, realshapes, shapes
 from genledger.fast import lines as fastparse
-from genledger.fast import realshapes, shapes
 from genledger.fast.rawtext import NOTHING_PLAIN
 from genledger.parse.line import facts_of_line
 
@@ -48,6 +57,9 @@ def _lines(name: str) -> list[bytes]:
         ("ollama_generate_native", realshapes.Ollama),
         ("sglang_generate", shapes.SGLang),  # meta_info's routed_experts, cache_miss_count
         ("groq_chat", shapes.Chat),  # x_groq
+        ("anthropic_messages", apishapes.Anthropic),  # tool uses, tool results, compactions
+        ("vertex_claude_messages", apishapes.Anthropic),
+        ("dashscope_native", realshapes.DashScope),
     ],
 )
 def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> None:
@@ -149,7 +161,7 @@ def test_ollama_replies_near_the_shape_give_the_general_facts(
     # false or null, counts of every kind, think tags with and without `thinking`, ids, errors.
     base = dict(model="llama3.2", created_at="2023-08-04T19:22:45.499127Z", done=True)
     if kind == "chat":
-        message = Message(role="assistant", content=content, thinking=thinking)
+        message = OllamaMessage(role="assistant", content=content, thinking=thinking)
         record = ChatResponse(**base, message=message).model_dump(mode="json")
     else:
         record = GenerateResponse(**base, response=content or "", thinking=thinking)
@@ -165,3 +177,127 @@ def test_an_unknown_key_leaves_the_shapes() -> None:
     record["surprise"] = 1
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(orjson.dumps(record), type=realshapes.Ollama)
+
+
+INPUT = st.one_of(
+    st.none(),
+    st.just({}),
+    st.just({"location": "Florence,Italy"}),
+    st.just({"text": ""}),  # shows nothing (a part with an empty text)
+    st.just({"thought": True, "q": 1}),
+    st.just({"b": [1, {"z": None}], "a": "é"}),
+    st.just([]),
+    st.just("raw"),
+)
+
+
+def _block(kind: str, text: str | None, tool_input: Any) -> dict[str, Any]:
+    if kind == "text":
+        return TextBlock.model_construct(type="text", text=text, citations=None).model_dump(
+            mode="json", warnings=False
+        )
+    if kind == "thinking":
+        block = ThinkingBlock.model_construct(type="thinking", thinking=text, signature="s")
+        return block.model_dump(mode="json", warnings=False)
+    maker = ToolUseBlock if kind == "tool_use" else ServerToolUseBlock
+    block = maker.model_construct(
+        type=kind, id="toolu_1", name="weather", input=tool_input, caller={"type": "direct"}
+    )
+    return block.model_dump(mode="json", warnings=False, exclude_unset=True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["text", "thinking", "tool_use", "server_tool_use"]), TEXT, INPUT
+        ),
+        max_size=4,
+    ),
+    st.one_of(VALID, COUNT),
+    st.sampled_from(["message", "batch", "bedrock"]),
+)
+@example([("text", "I'll check.", None), ("tool_use", None, {"location": "F"})], 68, "message")
+@example([("tool_use", None, {})], 5, "message")  # an empty input still shows a call
+@example([("tool_use", None, None)], 5, "message")  # no input: nothing shown
+def test_anthropic_tool_uses_near_the_shape_give_the_general_facts(
+    blocks: list[tuple[str, str | None, Any]], output: Any, where: str
+) -> None:
+    # Messages built with the anthropic SDK's blocks (text, thinking, tool use, server tool
+    # use with `caller`), as a message, a Message Batch result and a Bedrock batch line.
+    content = [_block(kind, text, tool_input) for kind, text, tool_input in blocks]
+    usage = Usage.model_construct(input_tokens=16, output_tokens=output)
+    message = Message.model_construct(
+        id="msg_1", type="message", role="assistant", model="claude-3-7-sonnet-20250219",
+        content=[], stop_reason="tool_use", stop_sequence=None, usage=usage,
+    ).model_dump(mode="json", warnings=False, exclude_unset=True)  # fmt: skip
+    message["content"] = content
+    record: dict[str, Any] = message
+    if where == "batch":
+        record = {"custom_id": "r1", "result": {"type": "succeeded", "message": message}}
+    elif where == "bedrock":
+        record = {"recordId": "r1", "modelInput": {}, "modelOutput": message}
+    assert_same(orjson.dumps(record), "responses")
+
+
+CONTENT = st.one_of(
+    TEXT,
+    st.lists(st.fixed_dictionaries({"text": TEXT}), max_size=2),
+    st.just([{"image": "x.png"}]),
+    st.just(7),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(FINISH, st.one_of(st.none(), CONTENT)), max_size=3),
+    st.one_of(st.none(), CONTENT),
+    FINISH,
+    st.fixed_dictionaries(
+        {"output_tokens": st.one_of(VALID, VALID, COUNT)},
+        optional={
+            "input_tokens": st.one_of(VALID, COUNT),
+            "total_tokens": COUNT,
+            "image_tokens": VALID,
+            "prompt_tokens_details": st.fixed_dictionaries({"cached_tokens": COUNT}),
+            "output_tokens_details": st.fixed_dictionaries({"reasoning_tokens": COUNT}),
+        },
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "status_code": st.sampled_from([200, 200, 400, None, "200"]),
+            "request_id": st.sampled_from(["", "1e1ba78d", None, 5]),
+            "code": st.sampled_from(["", "InvalidParameter"]),
+            "model": st.sampled_from(["qwen-plus", ""]),
+            "choices_null": st.just(True),
+        },
+    ),
+)
+@example([("stop", "我是通义千问。")], None, None, {"output_tokens": 17, "input_tokens": 23}, {})
+@example([("stop", [{"text": "A cat."}])], None, None, {"output_tokens": 16}, {})
+@example([], "a text reply", "stop", {"output_tokens": 3}, {"choices_null": True})
+def test_dashscope_replies_near_the_shape_give_the_general_facts(
+    choices: list[tuple[Any, Any]],
+    text: Any,
+    finish: Any,
+    usage: dict[str, Any],
+    top: dict[str, Any],
+) -> None:
+    # The dashscope SDK's GenerationResponse as its to-dict writes it (the SDK is not a test
+    # dependency: the keys are its documented ones and the real records'): text and multimodal
+    # contents, a reply in `output.text`, finishes at both places, failed and odd status codes,
+    # request ids of every kind, counts out of range.
+    output: dict[str, Any] = {"text": text, "finish_reason": finish}
+    if top.pop("choices_null", False):
+        output["choices"] = None
+    else:
+        output["choices"] = [
+            {"finish_reason": f, "message": {"role": "assistant", "content": c}} for f, c in choices
+        ]
+    record = {"status_code": 200, "request_id": "r1", "code": "", "message": ""}
+    record.update(top)
+    if record["request_id"] is None:
+        del record["request_id"]
+    record.update(output=output, usage=usage)
+    assert_same(orjson.dumps(record), "responses")
