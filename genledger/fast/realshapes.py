@@ -1,14 +1,15 @@
 """Typed shapes of records real servers write that the other shape modules did not hold.
 
 OpenAI's legacy text completions (`"object": "text_completion"`, also vLLM's and llama.cpp's
-`/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies and DashScope's
-native Generation replies that succeeded, declared key by key like `genledger.fast.shapes`
-(whose rules and helpers they share), with the keys real records and the providers' SDK models
-(`openai.types.Completion`, `ollama.ChatResponse`, `ollama.GenerateResponse`, dashscope's
-GenerationResponse) hold, nulls where they write nulls. Their facts are those
-`formats.response_facts` gives for the declarations `openai_completion`, `ollama` and
-`dashscope`; anything outside the shapes raises and the slower paths decide.
-tests/genledger/fast/test_realshapes.py checks them against the general path.
+`/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies, DashScope's native
+Generation replies that succeeded and Amazon Titan Text bodies (also in Bedrock batch output
+lines), declared key by key like `genledger.fast.shapes` (whose rules and helpers they share),
+with the keys real records, the providers' docs and SDK models (`openai.types.Completion`,
+`ollama.ChatResponse`, `ollama.GenerateResponse`) hold, nulls where they write nulls. Their
+facts are those `formats.response_facts` gives for the declarations `openai_completion`,
+`ollama`, `dashscope`, `bedrock_titan` and `bedrock_batch`; anything outside the shapes raises
+and the slower paths decide. tests/genledger/fast/test_realshapes.py checks them against the
+general path.
 """
 
 # No `from __future__ import annotations`: msgspec reads these structs' annotations when a
@@ -262,4 +263,66 @@ class DashScope(_Shape):
         )  # fmt: skip
 
 
-REAL_SHAPES: tuple[type[Any], ...] = (TextCompletion, Ollama, DashScope)
+# --- Amazon Titan Text on Bedrock (InvokeModel bodies and batch output lines) ----------------
+
+
+class _TitanResult(_Shape, rename="camel"):
+    token_count: Int64  # the detect's `results[].tokenCount`
+    output_text: Text = NO_TEXT  # the answer path `results[].outputText`
+    completion_reason: str | None = None
+
+
+_TITAN = RESPONSES.positional(
+    "record_id", "format", *USAGE, "finish_reason", "empty_output", "answer_hash",
+    count_type="int", n_samples=1,
+)  # fmt: skip
+
+
+class Titan(_Shape, rename="camel"):
+    """`{"inputTextTokenCount", "results": [{"tokenCount", "outputText", ...}]}` with one
+    result (Titan Text's InvokeModel body)."""
+
+    FORMATS: ClassVar = (("bedrock_titan", ""),)
+    MAKER: ClassVar = _TITAN
+
+    input_text_token_count: Int64  # the detect's `inputTextTokenCount`
+    results: list[_TitanResult]
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record (the `bedrock_titan` declaration's)."""
+        return self.read(plain, None, "bedrock_titan")
+
+    def read(self, plain: int, record_id: str | None, fmt: str) -> Facts:
+        """The facts of this body, as its own record or as a batch line's."""
+        if len(self.results) != 1:
+            raise Unusual  # several results' counts add up as declared: the general path
+        result = self.results[0]
+        _think_tag_in(result.output_text, bool(plain))  # a raw text: never a leak, checked
+        return _TITAN(
+            record_id,
+            fmt,
+            *settle(self.input_text_token_count, result.token_count, None),
+            result.completion_reason,
+            not _shows_text(result.output_text),  # `results` is the answer's place
+            text_key(plain, result.output_text),
+        )
+
+
+class BedrockBatchTitan(_Shape, rename="camel"):
+    """A Bedrock batch inference output line with a Titan Text body: `{"recordId",
+    "modelInput", "modelOutput": {...}}`."""
+
+    FORMATS: ClassVar = (("bedrock_titan", "modelOutput"),)
+    MAKER: ClassVar = _TITAN
+
+    record_id: str  # the detect: `recordId & modelOutput`
+    model_output: Titan  # read as `bedrock_titan` (neither Anthropic's nor Converse's keys)
+    model_input: msgspec.Raw = NO_TEXT  # the request: skipped
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record: the body's, named by the batch."""
+        # the declared id `recordId` (a non-empty string); no `error` key (a failure rule)
+        return self.model_output.read(plain, self.record_id or None, "bedrock_batch")
+
+
+REAL_SHAPES: tuple[type[Any], ...] = (TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan)

@@ -60,6 +60,7 @@ def _lines(name: str) -> list[bytes]:
         ("anthropic_messages", apishapes.Anthropic),  # tool uses, tool results, compactions
         ("vertex_claude_messages", apishapes.Anthropic),
         ("dashscope_native", realshapes.DashScope),
+        ("bedrock_batch_titan", realshapes.BedrockBatchTitan),  # its line that succeeded
     ],
 )
 def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> None:
@@ -70,12 +71,21 @@ def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> Non
         facts = facts_of_line(line, "responses")
         if b"think>" in line:
             continue  # a possible leak: the general path decides
-        if facts[0].format not in {fmt for fmt, _ in shape.FORMATS}:
+        if facts[0].failed_request or facts[0].format not in _named(shape):
             continue
         assert typed.decode(line, NOTHING_PLAIN) == facts, line[:200]
         assert typed.shapes[typed.last] is shape
         held += 1
     assert held
+
+
+def _named(shape: type[Any]) -> set[str]:
+    """The format names a shape's records take: its formats', or its batch's."""
+    return (
+        {"bedrock_batch"}
+        if shape is realshapes.BedrockBatchTitan
+        else {f for f, _ in shape.FORMATS}
+    )
 
 
 def _completion(
@@ -300,4 +310,36 @@ def test_dashscope_replies_near_the_shape_give_the_general_facts(
     if record["request_id"] is None:
         del record["request_id"]
     record.update(output=output, usage=usage)
+    assert_same(orjson.dumps(record), "responses")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"tokenCount": st.one_of(VALID, VALID, COUNT)},
+            optional={"outputText": TEXT, "completionReason": FINISH, "index": st.just(0)},
+        ),
+        max_size=2,
+    ),
+    st.one_of(VALID, COUNT),
+    st.sampled_from(["body", "batch", "batch with error", "batch without id"]),
+)
+@example([{"tokenCount": 3, "outputText": "blue\n", "completionReason": "FINISH"}], 8, "batch")
+@example([{"tokenCount": 3, "outputText": ""}], 8, "body")  # an empty reply
+def test_titan_bodies_near_the_shape_give_the_general_facts(
+    results: list[dict[str, Any]], prompt: Any, where: str
+) -> None:
+    # Amazon Titan Text's InvokeModel body (its documented keys, as the real batch line holds
+    # them), alone and as a Bedrock batch line's modelOutput: several results, odd counts,
+    # texts with think tags, an error beside the output, a line without its record id.
+    body = {"inputTextTokenCount": prompt, "results": results}
+    record: dict[str, Any] = body
+    if where != "body":
+        record = {"recordId": "3223593EFGH", "modelInput": {"inputText": "Roses"}}
+        record["modelOutput"] = body
+        if where == "batch with error":
+            record["error"] = {"errorCode": 400, "errorMessage": "bad request"}
+        elif where == "batch without id":
+            del record["recordId"]
     assert_same(orjson.dumps(record), "responses")
