@@ -2,14 +2,14 @@
 
 OpenAI's legacy text completions (`"object": "text_completion"`, also vLLM's and llama.cpp's
 `/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies, DashScope's native
-Generation replies that succeeded and Amazon Titan Text bodies (also in Bedrock batch output
-lines), declared key by key like `genledger.fast.shapes` (whose rules and helpers they share),
-with the keys real records, the providers' docs and SDK models (`openai.types.Completion`,
-`ollama.ChatResponse`, `ollama.GenerateResponse`) hold, nulls where they write nulls. Their
-facts are those `formats.response_facts` gives for the declarations `openai_completion`,
-`ollama`, `dashscope`, `bedrock_titan` and `bedrock_batch`; anything outside the shapes raises
-and the slower paths decide. tests/genledger/fast/test_realshapes.py checks them against the
-general path.
+Generation replies that succeeded, Amazon Titan Text bodies (also in Bedrock batch output
+lines) and providers' error bodies, declared key by key like `genledger.fast.shapes` (whose
+rules and helpers they share), with the keys real records, the providers' docs and SDK models
+(`openai.types.Completion`, `ollama.ChatResponse`, `ollama.GenerateResponse`) hold, nulls
+where they write nulls. Their facts are those `formats.response_facts` gives for the
+declarations `openai_completion`, `ollama`, `dashscope`, `bedrock_titan`, `bedrock_batch` and
+`error`; anything outside the shapes raises and the slower paths decide.
+tests/genledger/fast/test_realshapes.py checks them against the general path.
 """
 
 # No `from __future__ import annotations`: msgspec reads these structs' annotations when a
@@ -37,6 +37,7 @@ from genledger.fast.shapes import (
     text_key,
 )
 from genledger.parse.answer import key_of_texts, part_text
+from genledger.parse.declarations import MESSAGE_CHARS
 from genledger.parse.formats import _visible as visible  # as fast/shapes.py reads it
 from genledger.parse.formats import text_value, time_value
 from genledger.parse.schema import RESPONSES, Facts
@@ -325,4 +326,53 @@ class BedrockBatchTitan(_Shape, rename="camel"):
         return self.model_output.read(plain, self.record_id or None, "bedrock_batch")
 
 
-REAL_SHAPES: tuple[type[Any], ...] = (TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan)
+# --- a provider's error body saved as a line (OpenAI, Anthropic, Gemini, Groq, OpenRouter) -----
+
+
+class _ErrorObject(_Shape):
+    message: str  # the reason's detail (`error.message`, the first place ERROR_MESSAGE names)
+    code: str | Int64 | None = None  # the label: `error {error.code | error.type | ...}`
+    type: str | None = None
+    # read by no declaration (openai's ErrorObject, Gemini's, Groq's, OpenRouter's extras):
+    # only checked JSON
+    param: msgspec.Raw = NO_TEXT
+    status: msgspec.Raw = NO_TEXT
+    details: msgspec.Raw = NO_TEXT
+    failed_generation: msgspec.Raw = NO_TEXT
+    metadata: msgspec.Raw = NO_TEXT
+    misalignment: msgspec.Raw = NO_TEXT
+
+
+_ERROR = RESPONSES.positional(
+    "request_detail", *USAGE, format="error", failed_request=True, n_samples=0
+)
+
+
+class ErrorBody(_Shape):
+    """`{"error": {"message", "code" or "type", ...}}`, also Anthropic's `{"type": "error",
+    "error": {...}, "request_id"}`: the `error` declaration's first failure rule."""
+
+    FORMATS: ClassVar = (("error", ""),)
+    MAKER: ClassVar = _ERROR
+
+    error: _ErrorObject  # the detect `error`; its failure rule `error`, the first that holds
+    type: Literal["error"] | None = None  # no stream event's type
+    request_id: msgspec.Raw = NO_TEXT  # read by no declaration (no id path): only checked
+    user_id: msgspec.Raw = NO_TEXT  # OpenRouter's: read by no declaration, only checked
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record: a failed request, its reason
+        `error <code or type>: <message>` as `formats.failure_reason` writes it."""
+        error = self.error
+        if not error.message:
+            raise Unusual  # the message is looked for in the other places: the general path
+        label = error.code if error.code is not None else error.type
+        # `formats._fill`: a value as `str(...)[:60]`, a missing one `?`, then " ?" dropped
+        text = "error " + ("?" if label is None else str(label)[:60])
+        detail = error.message[:MESSAGE_CHARS]
+        return _ERROR(f"{text.replace(' ?', '')}: {detail}", *settle(None, None, None))
+
+
+REAL_SHAPES: tuple[type[Any], ...] = (
+    TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody,
+)  # fmt: skip

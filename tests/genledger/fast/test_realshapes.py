@@ -22,7 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ollama import ChatResponse, GenerateResponse
 from ollama import Message as OllamaMessage
-from openai.types import Completion, CompletionChoice, CompletionUsage
+from openai.types import Completion, CompletionChoice, CompletionUsage, ErrorObject
 
 from genledger.fast import apishapes, realshapes, shapes
 from genledger.fast import lines as fastparse
@@ -61,6 +61,7 @@ def _lines(name: str) -> list[bytes]:
         ("vertex_claude_messages", apishapes.Anthropic),
         ("dashscope_native", realshapes.DashScope),
         ("bedrock_batch_titan", realshapes.BedrockBatchTitan),  # its line that succeeded
+        ("provider_error_bodies", realshapes.ErrorBody),
     ],
 )
 def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> None:
@@ -71,7 +72,9 @@ def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> Non
         facts = facts_of_line(line, "responses")
         if b"think>" in line:
             continue  # a possible leak: the general path decides
-        if facts[0].failed_request or facts[0].format not in _named(shape):
+        failed = facts[0].failed_request and shape is not realshapes.ErrorBody
+        bare = line.startswith(b'{"message"')  # the `message` rule: the general path's
+        if failed or bare or facts[0].format not in _named(shape):
             continue
         assert typed.decode(line, NOTHING_PLAIN) == facts, line[:200]
         assert typed.shapes[typed.last] is shape
@@ -342,4 +345,63 @@ def test_titan_bodies_near_the_shape_give_the_general_facts(
             record["error"] = {"errorCode": 400, "errorMessage": "bad request"}
         elif where == "batch without id":
             del record["recordId"]
+    assert_same(orjson.dumps(record), "responses")
+
+
+LABEL = st.one_of(
+    st.none(),
+    st.sampled_from(["model_not_found", "invalid_request_error", "", "a ?b", "x" * 70]),
+    st.sampled_from([404, 429, 0, -1, 2**63, True, 1.5]),
+    st.just({"nested": 1}),
+)
+MESSAGE = st.one_of(
+    st.sampled_from(["The model `gpt-5.2-proo` does not exist.", "", "y" * 260, "é ?"]),
+    st.none(),
+    st.just({"message": "inner"}),
+    st.just(7),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    LABEL,
+    LABEL,
+    MESSAGE,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "param": st.one_of(st.none(), st.just("model")),
+            "errorCode": st.just(400),
+            "errorMessage": st.just("bad request"),
+            "status": st.just("NOT_FOUND"),
+            "failed_generation": st.just("maybe"),
+        },
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["error", "message_start", None]),
+            "request_id": st.sampled_from(["req_011", None]),
+            "id": st.sampled_from(["x", ""]),
+            "message": st.just("top"),
+            "usage": st.just({"completion_tokens": 3}),
+            "error_null": st.just(True),
+        },
+    ),
+)
+@example("model_not_found", None, "The model does not exist.", {}, {})
+@example(None, "not_found_error", "model: x", {}, {"type": "error", "request_id": "req_1"})
+@example(None, None, "no label", {}, {})  # `error` alone: its " ?" dropped
+@example("a ?b", None, "m", {}, {})  # " ?" inside a code is dropped as well
+def test_error_bodies_near_the_shape_give_the_general_facts(
+    code: Any, kind: Any, message: Any, more: dict[str, Any], top: dict[str, Any]
+) -> None:
+    # openai's ErrorObject (and Anthropic's, Gemini's, Groq's error bodies, as the real ones
+    # hold them): codes and types of every JSON type, long and empty messages, messages in
+    # other places, stream events' types, ids and counts beside the error.
+    error = ErrorObject.model_construct(code=code, message=message, type=kind)
+    record: dict[str, Any] = {"error": {**error.model_dump(warnings=False), **more}}
+    if top.pop("error_null", False):
+        record["error"] = None
+    record.update(top)
     assert_same(orjson.dumps(record), "responses")
