@@ -3,13 +3,14 @@
 OpenAI's legacy text completions (`"object": "text_completion"`, also vLLM's and llama.cpp's
 `/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies, DashScope's native
 Generation replies that succeeded, Amazon Titan Text bodies (also in Bedrock batch output
-lines) and providers' error bodies, declared key by key like `genledger.fast.shapes` (whose
-rules and helpers they share), with the keys real records, the providers' docs and SDK models
-(`openai.types.Completion`, `ollama.ChatResponse`, `ollama.GenerateResponse`) hold, nulls
-where they write nulls. Their facts are those `formats.response_facts` gives for the
-declarations `openai_completion`, `ollama`, `dashscope`, `bedrock_titan`, `bedrock_batch` and
-`error`; anything outside the shapes raises and the slower paths decide.
-tests/genledger/fast/test_realshapes.py checks them against the general path.
+lines), providers' error bodies and Bedrock batch lines that failed, declared key by key like
+`genledger.fast.shapes` (whose rules and helpers they share), with the keys real records, the
+providers' docs and SDK models (`openai.types.Completion`, `ollama.ChatResponse`,
+`ollama.GenerateResponse`) hold, nulls where they write nulls. Their facts are those
+`formats.response_facts` gives for the declarations `openai_completion`, `ollama`,
+`dashscope`, `bedrock_titan`, `bedrock_batch` and `error`; anything outside the shapes raises
+and the slower paths decide. tests/genledger/fast/test_realshapes.py checks them against the
+general path.
 """
 
 # No `from __future__ import annotations`: msgspec reads these structs' annotations when a
@@ -367,12 +368,52 @@ class ErrorBody(_Shape):
         if not error.message:
             raise Unusual  # the message is looked for in the other places: the general path
         label = error.code if error.code is not None else error.type
-        # `formats._fill`: a value as `str(...)[:60]`, a missing one `?`, then " ?" dropped
-        text = "error " + ("?" if label is None else str(label)[:60])
-        detail = error.message[:MESSAGE_CHARS]
-        return _ERROR(f"{text.replace(' ?', '')}: {detail}", *settle(None, None, None))
+        return _ERROR(_failure("error", label, error.message), *settle(None, None, None))
+
+
+class _BedrockError(_Shape, rename="camel"):
+    error_message: str  # the reason's detail (`error.errorMessage`, the first place named)
+    error_code: str | Int64 | None = None  # the label: `error {error.errorCode}`
+
+
+_BATCH_ERROR = RESPONSES.positional(
+    "record_id", "request_detail", *USAGE, format="bedrock_batch", failed_request=True,
+    n_samples=0,
+)  # fmt: skip
+
+
+class BedrockBatchError(_Shape, rename="camel"):
+    """A Bedrock batch output line whose request failed: `{"recordId", "modelInput",
+    "error": {"errorCode", "errorMessage"}}` (no `modelOutput`)."""
+
+    FORMATS: ClassVar = (("bedrock_batch", ""),)
+    MAKER: ClassVar = _BATCH_ERROR
+
+    record_id: str  # the detect: `recordId & error`
+    error: _BedrockError  # the first failure rule, `error`
+    model_input: msgspec.Raw = NO_TEXT  # the request: skipped
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record: a failed request, its reason
+        `error <errorCode>: <errorMessage>` as `formats.failure_reason` writes it."""
+        error = self.error
+        if not error.error_message:
+            raise Unusual  # the message is looked for in the other places: the general path
+        return _BATCH_ERROR(
+            self.record_id or None,
+            _failure("error", error.error_code, error.error_message),
+            *settle(None, None, None),
+        )
+
+
+def _failure(label: str, value: str | int | None, message: str) -> str:
+    """`formats.failure_reason` of a rule labelled `<label> {<a path>}` whose path reached
+    `value`, with a non-empty `message`: a value as `str(...)[:60]`, a missing one `?`, then
+    " ?" dropped (`formats._fill`), and the message cut at `MESSAGE_CHARS`."""
+    text = f"{label} " + ("?" if value is None else str(value)[:60])
+    return f"{text.replace(' ?', '')}: {message[:MESSAGE_CHARS]}"
 
 
 REAL_SHAPES: tuple[type[Any], ...] = (
-    TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody,
+    TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody, BedrockBatchError,
 )  # fmt: skip

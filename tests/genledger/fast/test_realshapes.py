@@ -61,6 +61,7 @@ def _lines(name: str) -> list[bytes]:
         ("vertex_claude_messages", apishapes.Anthropic),
         ("dashscope_native", realshapes.DashScope),
         ("bedrock_batch_titan", realshapes.BedrockBatchTitan),  # its line that succeeded
+        ("bedrock_batch_titan", realshapes.BedrockBatchError),  # and its line that failed
         ("provider_error_bodies", realshapes.ErrorBody),
     ],
 )
@@ -72,9 +73,11 @@ def test_real_records_take_their_typed_shape(name: str, shape: type[Any]) -> Non
         facts = facts_of_line(line, "responses")
         if b"think>" in line:
             continue  # a possible leak: the general path decides
-        failed = facts[0].failed_request and shape is not realshapes.ErrorBody
+        failures = (realshapes.ErrorBody, realshapes.BedrockBatchError)
+        if facts[0].failed_request != (shape in failures):
+            continue
         bare = line.startswith(b'{"message"')  # the `message` rule: the general path's
-        if failed or bare or facts[0].format not in _named(shape):
+        if bare or facts[0].format not in _named(shape):
             continue
         assert typed.decode(line, NOTHING_PLAIN) == facts, line[:200]
         assert typed.shapes[typed.last] is shape
@@ -404,4 +407,33 @@ def test_error_bodies_near_the_shape_give_the_general_facts(
     if top.pop("error_null", False):
         record["error"] = None
     record.update(top)
+    assert_same(orjson.dumps(record), "responses")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    LABEL,
+    MESSAGE,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "recordId": st.sampled_from(["", 7, None]),
+            "modelOutput": st.sampled_from([None, {"inputTextTokenCount": 1}]),
+            "modelInput": st.just({"inputText": "Hello world"}),
+            "error_message": st.just({"message": "inner"}),
+        },
+    ),
+)
+@example(400, "bad request", {})
+@example(None, "no code", {})  # `error` alone: its " ?" dropped
+def test_bedrock_batch_failures_near_the_shape_give_the_general_facts(
+    code: Any, message: Any, top: dict[str, Any]
+) -> None:
+    # A Bedrock batch output line that failed (its documented `error` object, as the real line
+    # holds it): codes of every JSON type, messages missing, empty or elsewhere, a modelOutput
+    # beside the error, record ids of every kind.
+    error: dict[str, Any] = {"errorCode": code, "errorMessage": message}
+    if "error_message" in top:
+        error = {"errorCode": code, "message": top.pop("error_message")["message"]}
+    record = {"recordId": "1223213ABCD", "error": error, **top}
     assert_same(orjson.dumps(record), "responses")
