@@ -1,16 +1,16 @@
 """Typed shapes of records real servers write that the other shape modules did not hold.
 
 OpenAI's legacy text completions (`"object": "text_completion"`, also vLLM's and llama.cpp's
-`/v1/completions`), Ollama's native `/api/chat` and `/api/generate` replies, DashScope's native
-Generation replies that succeeded, Amazon Titan Text bodies (also in Bedrock batch output
-lines), providers' error bodies and Bedrock batch lines that failed, declared key by key like
-`genledger.fast.shapes` (whose rules and helpers they share), with the keys real records, the
-providers' docs and SDK models (`openai.types.Completion`, `ollama.ChatResponse`,
-`ollama.GenerateResponse`) hold, nulls where they write nulls. Their facts are those
-`formats.response_facts` gives for the declarations `openai_completion`, `ollama`,
-`dashscope`, `bedrock_titan`, `bedrock_batch` and `error`; anything outside the shapes raises
-and the slower paths decide. tests/genledger/fast/test_realshapes.py checks them against the
-general path.
+`/v1/completions`), xAI's chat completions, Ollama's native `/api/chat` and `/api/generate`
+replies, DashScope's native Generation replies that succeeded, Amazon Titan Text bodies (also
+in Bedrock batch output lines), providers' error bodies and Bedrock batch lines that failed,
+declared key by key like `genledger.fast.shapes` (whose rules and helpers they share), with
+the keys real records, the providers' docs and SDK models (`openai.types.Completion`,
+`ollama.ChatResponse`, `ollama.GenerateResponse`) hold, nulls where they write nulls. Their
+facts are those `formats.response_facts` gives for the declarations `openai_completion`,
+`xai_chat`, `ollama`, `dashscope`, `bedrock_titan`, `bedrock_batch` and `error`; anything
+outside the shapes raises and the slower paths decide. tests/genledger/fast/test_realshapes.py
+checks them against the general path.
 """
 
 # No `from __future__ import annotations`: msgspec reads these structs' annotations when a
@@ -20,13 +20,17 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from genledger.fast.apishapes import _sum
 from genledger.fast.shapes import (
+    CHAT_FACTS,
     NO_TEXT,
     USAGE,
+    Chat,
     Finish,
     Int64,
     Text,
     Unusual,
+    _chat_facts,
     _no_think,
     _raw_value,
     _reason,
@@ -109,6 +113,41 @@ class TextCompletion(_Shape):
             text_value(self.model), time_value(self.created), answer,
             not any(_shows_text(choice.text) for choice in choices),
         )  # fmt: skip
+
+
+# --- xAI chat completions (REST): reasoning beside the completion ------------------------------
+
+
+class _XaiUsage(_Usage, kw_only=True):
+    num_sources_used: msgspec.Raw  # required: the detect's `has(usage.num_sources_used)`
+    cost_in_usd_ticks: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+
+
+class XaiChat(Chat, kw_only=True):
+    """An xAI chat completion (`usage.num_sources_used`): the `xai_chat` declaration, the
+    chat fields but its completion `completion_tokens + completion_tokens_details.
+    reasoning_tokens` and its reasoning only the latter."""
+
+    # one format where the chat shape names two (a ClassVar's type is its first value's)
+    FORMATS: ClassVar = (("xai_chat", ""),)  # type: ignore[assignment]
+    MAKER: ClassVar = CHAT_FACTS
+
+    usage: _XaiUsage
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record (the chat shape's, its counts as declared)."""
+        facts: Any = _chat_facts(self, self.id or None, "xai_chat", plain)
+        usage = self.usage
+        details = usage.completion_tokens_details
+        reasoning = None if details is None else details.reasoning_tokens
+        completion = _sum(usage.completion_tokens, reasoning)
+        if completion is None:
+            raise Unusual  # a sum beyond int64: the general path words it
+        settled = settle(
+            usage.prompt_tokens, completion, usage.total_tokens, reasoning, facts.cached_tokens,
+            facts.cache_write_tokens,
+        )  # fmt: skip
+        return facts._replace(**dict(zip(USAGE, settled, strict=True)))  # type: ignore[no-any-return]
 
 
 # --- Ollama native /api/chat and /api/generate ------------------------------------------------
@@ -415,5 +454,6 @@ def _failure(label: str, value: str | int | None, message: str) -> str:
 
 
 REAL_SHAPES: tuple[type[Any], ...] = (
-    TextCompletion, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody, BedrockBatchError,
+    TextCompletion, XaiChat, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody,
+    BedrockBatchError,
 )  # fmt: skip

@@ -23,6 +23,9 @@ from hypothesis import strategies as st
 from ollama import ChatResponse, GenerateResponse
 from ollama import Message as OllamaMessage
 from openai.types import Completion, CompletionChoice, CompletionUsage, ErrorObject
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
+from openai.types.chat.chat_completion import Choice
+from openai.types.completion_usage import CompletionTokensDetails
 
 from genledger.fast import apishapes, realshapes, shapes
 from genledger.fast import lines as fastparse
@@ -52,6 +55,8 @@ def _lines(name: str) -> list[bytes]:
     ("name", "shape"),
     [
         ("openai_text_completion", realshapes.TextCompletion),
+        ("xai_rest", realshapes.XaiChat),
+        ("xai_chat_reasoning", realshapes.XaiChat),
         ("vllm_openai_server", realshapes.TextCompletion),
         ("ollama_chat_native", realshapes.Ollama),
         ("ollama_generate_native", realshapes.Ollama),
@@ -436,4 +441,44 @@ def test_bedrock_batch_failures_near_the_shape_give_the_general_facts(
     if "error_message" in top:
         error = {"errorCode": code, "message": top.pop("error_message")["message"]}
     record = {"recordId": "1223213ABCD", "error": error, **top}
+    assert_same(orjson.dumps(record), "responses")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(VALID, VALID, COUNT),
+    st.one_of(st.none(), VALID, COUNT, st.just("no details")),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "prompt_tokens": st.one_of(VALID, COUNT),
+            "total_tokens": st.one_of(VALID, COUNT),
+            "reasoning_tokens": VALID,  # SGLang's flat key: no xai_chat count
+            "cost_in_usd_ticks": st.just(2488500),
+        },
+    ),
+    st.sampled_from([0, None, "x"]),
+    st.one_of(TEXT, st.just("The answer is 4.")),
+)
+@example(76, 320, {"prompt_tokens": 41, "total_tokens": 117}, 0, "Hi!")
+@example(2**63 - 1, 5, {}, 0, "overflow")  # a sum beyond int64
+@example(9, "no details", {"reasoning_tokens": 4}, 0, "flat")  # SGLang's key: not xAI's
+def test_xai_chat_completions_near_the_shape_give_the_general_facts(
+    completion: Any, reasoning: Any, more: dict[str, Any], sources: Any, content: Any
+) -> None:
+    # Built with the openai SDK's chat models, then xAI's usage keys: the sources count (null
+    # too), reasoning beside the completion (absent, odd), its cost in ticks.
+    message = ChatCompletionMessage.model_construct(role="assistant", content=content)
+    choice = Choice.model_construct(index=0, message=message, finish_reason="stop")
+    usage = CompletionUsage.model_construct(completion_tokens=completion)
+    if reasoning != "no details":
+        details = CompletionTokensDetails.model_construct(reasoning_tokens=reasoning)
+        usage = CompletionUsage.model_construct(
+            completion_tokens=completion, completion_tokens_details=details
+        )
+    record = ChatCompletion.model_construct(
+        id="chatcmpl-1", object="chat.completion", created=1, model="grok-4", choices=[choice],
+        usage=usage,
+    ).model_dump(mode="json", exclude_unset=True, warnings=False)  # fmt: skip
+    record["usage"].update(more, num_sources_used=sources)
     assert_same(orjson.dumps(record), "responses")
