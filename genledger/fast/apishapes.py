@@ -246,6 +246,16 @@ class _APart(_Shape):
     thinking: Text = NO_TEXT
     signature: str | None = None
     citations: None = None
+    # a (server) tool use: its `input` an answer path (`content[].input`), read by the general
+    # answer rules when given; the anthropic SDK's ToolUseBlock and ServerToolUseBlock keys
+    input: msgspec.Raw = NO_TEXT
+    id: str | None = None
+    name: str | None = None
+    caller: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+    toolset_name: msgspec.Raw = NO_TEXT
+    # a tool result's or a compaction's blocks (no answer path reaches them): only checked JSON
+    tool_use_id: msgspec.Raw = NO_TEXT
+    content: msgspec.Raw = NO_TEXT
 
 
 class _AThinking(_Shape):
@@ -305,11 +315,16 @@ class Anthropic(_Shape):
 
     def read(self, plain: bool, record_id: str | None, fmt: str) -> Facts:
         """The facts of this message, as its own record or as a batch result's."""
-        visible = False
+        visible = called = False
         for part in self.content or ():
             _texts(plain, part.text, part.thinking)
-            visible = visible or _shows_text(part.text)  # content[].text (no `input` here)
-        texts = [part.text for part in self.content or ()]
+            visible = visible or _shows_text(part.text)
+            called = called or _given(part.input)
+        if called:  # tool inputs are objects: the general answer rules on the decoded values
+            answer, empty = _anthropic_called(self.content or [])
+        else:  # content[].text alone
+            answer = answer_key(plain, *(part.text for part in self.content or ()))
+            empty = self.content is not None and not visible
         usage = self.usage
         details = usage.output_tokens_details
         read, written = usage.cache_read_input_tokens, usage.cache_creation_input_tokens
@@ -327,10 +342,23 @@ class Anthropic(_Shape):
             read,
             written,
             self.stop_reason,
-            self.content is not None and not visible,
+            empty,
             text_value(self.model),
-            answer_key(plain, *texts),
+            answer,
         )
+
+
+def _anthropic_called(parts: list[_APart]) -> tuple[int | None, bool]:
+    """(answer key, empty output) of a message with tool inputs, by the general answer rules
+    on the answer values in path order: every `content[].text`, then every `content[].input`."""
+    values = [
+        value
+        for key in ("text", "input")
+        for part in parts
+        if (value := _raw_value(getattr(part, key))) is not None
+    ]
+    texts = [text for value in values if (text := part_text(value)) is not None]
+    return (key_of_texts(texts) if texts else None), not any(map(visible_value, values))
 
 
 class _ASucceeded(_Shape):

@@ -40,6 +40,7 @@ from genledger.fast.chatline import RowsWalk, native_reader, native_walk
 from genledger.fast.guards import Guard, unstated_guard
 from genledger.fast.lift import ESCAPE, counts_of, lift, raw_counts
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags, plain_line, read_clear, read_plain
+from genledger.fast.realshapes import REAL_SHAPES
 from genledger.fast.records import RecordReader
 from genledger.fast.shapes import _TOKENIZED, TOKENIZED_SHAPES, Unusual, flat_len
 from genledger.parse.declarations import BUILT_IN_ONLY, FormatSet
@@ -47,8 +48,9 @@ from genledger.parse.schema import RESPONSES, Facts, states_of
 from genledger.parse.tokenized import mask_sum, tokenized_facts, unwrap
 
 ON = Switches()
-# The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes).
-RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES
+# The pipelines' shapes first (most lines), then the hosted APIs' (genledger.fast.apishapes),
+# then the other servers' (genledger.fast.realshapes).
+RESPONSE_SHAPES: tuple[type[Any], ...] = shapes.RESPONSE_SHAPES + API_SHAPES + REAL_SHAPES
 
 # Arrays only counted (or 0/1-summed): kept as raw bytes.
 RAW_KEYS = {
@@ -261,6 +263,11 @@ class _Typed:
         self.inspected = [False] * len(shapes)
         self.last = 0  # files run in one shape for long stretches: try the last one first
         self._inspect(0)
+        # Each shape forbids unknown keys: a line's first top-level key rules out every shape
+        # without it, before any decode (a line no shape holds costs one lookup, not a failed
+        # decode per shape). The top-level keys each shape allows, as msgspec spells them:
+        self.keys = [frozenset(shape.__struct_encode_fields__) for shape in shapes]
+        self.holding: dict[str, tuple[int, ...]] = {}  # first key -> the shapes allowing it
 
     def decoder(self, index: int) -> Decoders:
         """Shape `index`'s decoders (of an object, of an array of objects), made once."""
@@ -288,15 +295,23 @@ class _Typed:
             many = True
         else:
             return None  # leading whitespace, a BOM or not JSON: the slower paths decide
+        candidates = None if many else self._holding(content)
+        tried = self.last
+        if candidates is not None and tried not in candidates:
+            if not candidates:
+                return None  # no shape allows the line's first key
+            tried = candidates[0]  # the first shape that may hold it is tried first
+            self._inspect(tried)
         small = None
-        if self.lift_keys is not None and self.with_ids[self.last]:
+        if self.lift_keys is not None and self.with_ids[tried]:
             small = lift(content, self.lift_keys)
         shapes.LINE.lifted = small is not None  # else a stand-in's look-alike is no stand-in
         text = content if small is None else small
         try:
-            structs = self.decoder(self.last)[many].decode(text)
+            structs = self.decoder(tried)[many].decode(text)
+            self.last = tried
         except msgspec.ValidationError:
-            structs = self._other_shape(text, many)
+            structs = self._other_shape(text, many, candidates, tried)
         except msgspec.DecodeError:
             return None  # not valid JSON for any shape
         if structs is None:
@@ -312,9 +327,29 @@ class _Typed:
         except Unusual:
             return None
 
-    def _other_shape(self, content: bytes, many: bool) -> Any:
-        for index in range(len(self.shapes)):
-            if index == self.last:
+    def _holding(self, content: bytes) -> tuple[int, ...] | None:
+        """The shapes that allow the first key of an object line written `{"key"` (no
+        escape, ASCII), in order; None when the key is spelled otherwise (all may hold it)."""
+        end = content.find(b'"', 2)
+        if content[1:2] != b'"' or end < 0:
+            return None
+        raw = content[2:end]
+        if b"\\" in raw or not raw.isascii():
+            return None
+        key = raw.decode()
+        found = self.holding.get(key)
+        if found is None:
+            if len(self.holding) >= HOLDING_MAX:  # a hostile file's many keys: start again
+                self.holding.clear()
+            found = tuple(i for i, keys in enumerate(self.keys) if key in keys)
+            self.holding[key] = found
+        return found
+
+    def _other_shape(
+        self, content: bytes, many: bool, candidates: tuple[int, ...] | None, tried: int
+    ) -> Any:
+        for index in range(len(self.shapes)) if candidates is None else candidates:
+            if index == tried:
                 continue
             try:
                 structs = self.decoder(index)[many].decode(content)
@@ -533,6 +568,7 @@ class FastDecoder:
         return None
 
 
+HOLDING_MAX = 256  # first keys remembered per typed tier
 TYPED_PATIENCE = 4  # misses in a row before the typed tier rests (alternating files never do)
 # the longest rest, in lines: a file that changes shape is read typed again soon after
 TYPED_SKIP_MAX = 256

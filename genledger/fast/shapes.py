@@ -235,6 +235,9 @@ class _SGLangMeta(_Shape):
     cached_tokens: Int64 | None = None
     cached_tokens_details: None = None
     e2e_latency: float | None = None
+    # what recent servers write beside the counts, read by no declaration: only checked JSON
+    routed_experts: msgspec.Raw = NO_TEXT
+    cache_miss_count: msgspec.Raw = NO_TEXT
 
 
 _SGLANG = RESPONSES.positional(
@@ -456,6 +459,8 @@ class Chat(_Shape):
     generationId: msgspec.Raw = NO_TEXT  # the provider's key
     time_info: msgspec.Raw = NO_TEXT
     request_id: msgspec.Raw = NO_TEXT  # Z.ai's (vLLM's offline id, read beside `outputs`)
+    x_groq: msgspec.Raw = NO_TEXT  # Groq's request id (its `usage` only in a stream's chunk)
+    timings: msgspec.Raw = NO_TEXT  # llama.cpp's (`timings.cache_n` read beside a /completion)
 
     def finishes(self, plain: bool) -> tuple[str | None, str | None]:
         """The first finish reason and the later ones joined; checks every choice's texts."""

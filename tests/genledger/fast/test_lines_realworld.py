@@ -185,3 +185,27 @@ def test_real_gemini_function_calls_take_the_typed_shapes() -> None:
     assert calls
     for line in calls:
         assert typed.decode(line, NOTHING_PLAIN) == facts_of_line(line, "responses"), line[:200]
+
+
+def test_the_first_key_rules_out_only_shapes_that_cannot_hold_a_line() -> None:
+    # The typed tier skips the shapes a line's first key rules out: on every real line, and on
+    # each real record re-keyed in every order of its top-level keys, it takes exactly the
+    # lines it takes when every shape is tried.
+    every = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    every._holding = lambda content: None  # type: ignore[method-assign]
+    keyed = fastparse._Typed(fastparse.RESPONSE_SHAPES)
+    held = 0
+    for path in FILES:
+        for line in _lines(path):
+            record = orjson.loads(line)
+            variants = [line]
+            if isinstance(record, dict) and len(record) > 1:
+                keys = list(record)
+                variants += [orjson.dumps({k: record[k] for k in keys[i:] + keys[:i]})
+                             for i in range(1, len(keys))]  # fmt: skip
+            for variant in variants:
+                expected = every.decode(variant, NOTHING_PLAIN)
+                assert keyed.decode(variant, NOTHING_PLAIN) == expected, variant[:200]
+                held += expected is not None
+    assert held > 1000
+    assert keyed.holding  # the first keys were looked up
