@@ -97,19 +97,8 @@ class TextCompletion(_Shape):
         else:
             answer = answer_key(plain, *(choice.text for choice in choices))
         found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
-        usage = self.usage
-        details = usage.completion_tokens_details
-        reasoning = details.reasoning_tokens if details is not None else None
-        if reasoning is None:
-            reasoning = usage.reasoning_tokens
-        prompt_details = usage.prompt_tokens_details
-        cached = usage.cached()
-        write = None if prompt_details is None else prompt_details.cache_write_tokens
-        total = usage.total_tokens
         return _COMPLETION(
-            self.id or None,
-            *settle(usage.prompt_tokens, usage.completion_tokens, total, reasoning, cached, write),
-            cached, write, total, len(choices), found[0] if found else None,
+            self.id or None, *self.usage.counts(), len(choices), found[0] if found else None,
             text_value(self.model), time_value(self.created), answer,
             not any(_shows_text(choice.text) for choice in choices),
         )  # fmt: skip

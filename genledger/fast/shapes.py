@@ -414,6 +414,22 @@ class _Usage(_Shape):
     audio_prompt_tokens: msgspec.Raw = NO_TEXT
     cache_creation_input_tokens: msgspec.Raw = NO_TEXT  # Anthropic's name: read beside `type`
 
+    def counts(self) -> tuple[Any, ...]:
+        """`settle`'s facts, then the cache reads, the cache writes and the total: the usage
+        columns of a chat or completion record, in its constructor's order."""
+        details = self.completion_tokens_details
+        reasoning = details.reasoning_tokens if details is not None else None
+        if reasoning is None:
+            reasoning = self.reasoning_tokens
+        prompt_details = self.prompt_tokens_details
+        cached = self.cached()
+        write = None if prompt_details is None else prompt_details.cache_write_tokens
+        total = self.total_tokens
+        settled = settle(
+            self.prompt_tokens, self.completion_tokens, total, reasoning, cached, write
+        )
+        return (*settled, cached, write, total)
+
     def cached(self) -> int | None:
         """The cache reads, by the declaration's alternatives in order (first present)."""
         details = self.prompt_tokens_details
@@ -496,20 +512,9 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
             answer, empty = _chat_answer(choices, plain), False
     else:
         first, more, empty = _reason(choices[0].finish_reason), None, False
-    usage = chat.usage
-    details = usage.completion_tokens_details
-    reasoning = details.reasoning_tokens if details is not None else None
-    if reasoning is None:
-        reasoning = usage.reasoning_tokens
-    prompt_details = usage.prompt_tokens_details
-    cached = usage.cached()
-    write = None if prompt_details is None else prompt_details.cache_write_tokens
-    total = usage.total_tokens
     return _CHAT(
-        record_id, fmt,
-        *settle(usage.prompt_tokens, usage.completion_tokens, total, reasoning, cached, write),
-        cached, write, total, len(chat.choices), first, more, text_value(chat.model),
-        time_value(chat.created), answer, empty,
+        record_id, fmt, *chat.usage.counts(), len(chat.choices), first, more,
+        text_value(chat.model), time_value(chat.created), answer, empty,
     )  # fmt: skip
 
 
