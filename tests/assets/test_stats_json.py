@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import orjson
 
 from assets.spec import load_location
+from genledger.ledger import jsonio
 from genledger.synth.tree import write_sample_tree
 
 from .conftest import Materialized, location_for, materialize_all
@@ -17,7 +17,7 @@ from .conftest import Materialized, location_for, materialize_all
 
 def comparable(stats: dict[str, Any]) -> dict[str, Any]:
     """The stats JSON minus what depends on when it was computed (time, rates)."""
-    out: dict[str, Any] = orjson.loads(orjson.dumps(stats))
+    out: dict[str, Any] = jsonio.loads(jsonio.dumps(stats))
     out.pop("generated_at")
     out["totals"].pop("rate", None)
     for block in out["datasets"].values():

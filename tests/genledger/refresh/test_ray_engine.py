@@ -26,6 +26,7 @@ import psutil
 import pytest
 
 from genledger.config import Config, EngineSettings
+from genledger.ledger import jsonio
 from genledger.refresh import split
 from genledger.refresh.collect import refresh
 from genledger.refresh.parallel import ScanJob, cut_jobs
@@ -50,7 +51,7 @@ TIMING = ("generated_at", "rate", "mtime")
 
 def without_timing(stats: dict[str, Any]) -> dict[str, Any]:
     """The stats JSON less `TIMING` (at the top, in the totals, per dataset and per file)."""
-    out = orjson.loads(orjson.dumps(stats))
+    out = jsonio.loads(jsonio.dumps(stats))
     out.pop("generated_at")
     out["totals"].pop("rate", None)
     for block in out["datasets"].values():
@@ -172,7 +173,7 @@ def test_collect_ray_on_the_command_line_writes_what_a_local_collect_writes(
         command += ["-o", str(out / "s.json"), "--state", str(out / "st"), "-q", *extra]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert (out / "s.json").exists(), f"collect wrote nothing: {done.stderr[-3000:]}"
-        return done, orjson.loads((out / "s.json").read_bytes())
+        return done, jsonio.loads((out / "s.json").read_bytes())
 
     address = cluster.address if through == "gcs" else cluster.client
     ray_run, ray_stats = cli("ray", "--ray", address)

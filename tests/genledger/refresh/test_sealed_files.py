@@ -21,6 +21,7 @@ import pytest
 import zstandard
 
 from genledger.config import Config, FilePatterns
+from genledger.ledger import jsonio
 from genledger.refresh.collect import refresh
 from genledger.tail import parquet as parquet_module
 from genledger.tail.parquet import BATCH_BYTES
@@ -57,7 +58,7 @@ def collect(root: Path, tmp: Path, now: float | None = None, **config: Any) -> d
 
 def numbers(block: dict[str, Any]) -> dict[str, Any]:
     """A dataset block without what names files (their names, byte offsets vs row numbers)."""
-    out = orjson.loads(orjson.dumps(block))
+    out = jsonio.loads(jsonio.dumps(block))
     out.pop("files")
     out.pop("rate", None)
     windowless(out)  # the windows follow the order records were counted in
