@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from genledger import codecache
+
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
 
@@ -186,6 +188,7 @@ def quick_exit(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    codecache.save()
     if threading.active_count() > 1:
         sys.exit(code)
     if "logging" in sys.modules:  # handlers a library may have added still get flushed

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from genledger import codecache
 from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
 from genledger.ledger.usage import SLOT_S, TIER_FACT, TIER_STARTS, USAGE_SUMS
@@ -340,7 +341,7 @@ def account(role: str, params: Params = ()) -> Pass:
     entries = [e for e in BOOKS[role] if not isinstance(e, Given | Ratio | Trail)]
     lines = writer.function(rules, entries)
     scope: dict[str, Any] = {**source.constants, **writer.scope}
-    exec(compile("\n".join(lines), f"<books of {role}>", "exec"), scope)
+    exec(codecache.compiled("\n".join(lines), f"<books of {role}>"), scope)
     run: Callable[..., tuple[Any, ...]] = scope["account"]
     limit = int(dict(params).get("window") or WINDOW)
     trails = [(e, _trail_reader(e, names, limit)) for e in BOOKS[role] if isinstance(e, Trail)]

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from genledger import codecache
 from genledger.parse.tokenized import INT64_MAX, INT64_MIN, unwrap
 
 KEY = re.compile(r"[A-Za-z0-9_$@-]+")
@@ -56,7 +57,7 @@ def _stand_in(i: int) -> str:
 @lru_cache(maxsize=256)
 def _template(source: str, name: str) -> FunctionType:
     scope: dict[str, Any] = {}
-    exec(source, scope)  # the source holds stand-ins for keys, never a key itself
+    exec(codecache.compiled(source, "<string>"), scope)  # stand-ins for keys, never a key
     made: FunctionType = scope[name]
     return made
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from genledger import codecache
 from genledger.parse.buckets import DECLARED, RESTS
 
 Facts = tuple[Any, ...]  # one record's facts, in its table's column order
@@ -192,7 +193,7 @@ class FactTable:
                 items.append(key)
         args = ", ".join(f"a{i}" for i in range(len(names)))
         source = f"def make({args}):\n    return _new(_cls, ({', '.join(items)},))\n"
-        exec(compile(source, f"<{self.name} facts of {len(names)}>", "exec"), scope)
+        exec(codecache.compiled(source, f"<{self.name} facts of {len(names)}>"), scope)
         function: Callable[..., Facts] = scope["make"]
         function.states = tuple(given)  # type: ignore[attr-defined]
         return function

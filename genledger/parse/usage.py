@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from genledger import codecache
 from genledger.parse.buckets import DECLARED, RESTS, SIDES, UNITEMISED, parts_of
 
 # The declared parts in `settle`'s order (the buckets' table order), each with its side's
@@ -94,7 +95,7 @@ def _settle_source() -> str:
 
 def _compiled() -> Callable[..., tuple[Any, ...]]:
     scope: dict[str, Any] = {"_audited": _audited}
-    exec(compile(_settle_source(), "<usage.settle>", "exec"), scope)
+    exec(codecache.compiled(_settle_source(), "<usage.settle>"), scope)
     function: Callable[..., tuple[Any, ...]] = scope["settle"]
     function.__doc__ = (
         "The facts `SETTLED` names — (prompt, completion, the unitemised part, each rest, "

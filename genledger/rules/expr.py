@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from genledger import codecache
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -287,7 +289,7 @@ def row_function(
         body.append(f"        out.append({name!r})")
     body.append("    return out")
     namespace: dict[str, Any] = dict(source.constants)
-    exec(compile("\n".join(body), f"<rules over {len(columns)} columns>", "exec"), namespace)
+    exec(codecache.compiled("\n".join(body), f"<rules over {len(columns)} columns>"), namespace)
     failed: RowFunction = namespace["failed"]
     return failed
 
