@@ -172,3 +172,25 @@ def test_only_the_packages_own_dataclasses_are_cached(monkeypatch: pytest.Monkey
     assert Made(3) == Made(3) and repr(Made(3)) == "Ours(y=3)"
     with pytest.raises(AttributeError):
         Made(3).y = 4
+
+
+def test_a_collect_writes_the_cache_and_the_next_reads_it(tmp_path: Path) -> None:
+    """`genledger collect` ends with `os._exit`: it saves before it, and a second collect of
+    the same root (the scanning half, the books' pass) finds all it needs."""
+    from .test_cli_collect import GENLEDGER, build_clean
+
+    prefix, root = tmp_path / "prefix", tmp_path / "root"
+    build_clean(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GENLEDGER_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env |= {"PYTHONPYCACHEPREFIX": str(prefix), "HOME": str(tmp_path)}
+    out = ["-o", str(tmp_path / "stats.json"), "--state", str(tmp_path / "state"), "-q"]
+    for full in (["--full"], ["--full"]):
+        done = subprocess.run([str(GENLEDGER), "collect", str(root), *out, *full], env=env)
+        assert done.returncode in (0, 1)
+    (cache,) = prefix.rglob("generated.*.marshal")
+    before = cache.stat().st_mtime_ns, cache.read_bytes()
+    done = subprocess.run([str(GENLEDGER), "collect", str(root), *out, "--full"], env=env)
+    assert done.returncode in (0, 1)
+    assert (cache.stat().st_mtime_ns, cache.read_bytes()) == before  # nothing new to save
+    assert any(b"<books of responses>" in key.encode() for key in codecache._read(cache))
