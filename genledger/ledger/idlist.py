@@ -51,6 +51,13 @@ class IdList:
         self.lengths.append(len(encoded))
         self.lines.append(line)
 
+    def add_many(self, lines: Iterable[int], ids: list[str]) -> None:
+        """Ids found on `lines`, one each, in order (`append` of every pair)."""
+        encoded = list(map(str.encode, ids))
+        self.data += b"".join(encoded)
+        self.lengths.extend(map(len, encoded))
+        self.lines.extend(lines)
+
     def sinks(self) -> tuple[Callable[[int], None], Callable[[str], None], Callable[[], None]]:
         """`append` split for the books' pass: the appends of a record's line and of its id
         (C methods: no Python call a record), and `settle`, which encodes the ids gathered
