@@ -251,7 +251,8 @@ class _Books:
         mask = self.where(entry.when) & present
         lines = self.columns.arrays["line"][0][mask]
         found = self.ids if entry.key == IDS_KEY else self.lists.setdefault(entry.key, IdList())
-        found.add_many(array("q", lines.tobytes()), list(compress(values, mask.tolist())))
+        ids = values if mask.all() else list(compress(values, mask.tolist()))
+        found.add_many(array("q", lines.tobytes()), ids)
 
     def trail(self, entry: Trail, limit: int) -> Ends:
         """The first and last `limit` records of `entry.when` as (flags, value, label), as
@@ -319,22 +320,28 @@ class _Books:
 
 def _groups(parts: list[Any]) -> tuple[Any, Any]:
     """Of rows keyed by int64 `parts` (one array a part of the key): each distinct key's
-    first row, and each row's key's index. The parts made dense and joined into one int64
-    where it holds them all, else compared row by row (`np.unique` over rows)."""
+    first row, and each row's key's index. The parts joined into one int64 by their ranges
+    where it holds them all (keys looked up in a table when it is small, else sorted), else
+    the rows compared whole (`np.unique` over rows)."""
     import numpy as np
 
-    dense, sizes = [], []
-    for part in parts:
-        distinct, inverse = np.unique(part, return_inverse=True)
-        dense.append(inverse.reshape(-1))
-        sizes.append(len(distinct))
-    if prod(sizes) < 1 << 62:
-        joined = np.zeros(len(parts[0]), np.int64)
-        for part, size in zip(dense, sizes, strict=True):
-            joined = joined * size + part
-        _, first, group = np.unique(joined, return_index=True, return_inverse=True)
-    else:
+    lows = [int(part.min()) for part in parts]
+    sizes = [int(part.max()) - low + 1 for part, low in zip(parts, lows, strict=True)]
+    rows = len(parts[0])
+    if prod(sizes) >= 1 << 62:
         _, first, group = np.unique(
-            np.stack(dense, 1), axis=0, return_index=True, return_inverse=True
+            np.stack(parts, 1), axis=0, return_index=True, return_inverse=True
         )
-    return first, group.reshape(-1)
+        return first, group.reshape(-1)
+    joined = np.zeros(rows, np.int64)
+    for part, low, size in zip(parts, lows, sizes, strict=True):
+        joined = joined * size + (part - low)
+    if prod(sizes) > max(4 * rows, 1 << 16):
+        _, first, group = np.unique(joined, return_index=True, return_inverse=True)
+        return first, group.reshape(-1)
+    seen = np.zeros(prod(sizes), bool)
+    seen[joined] = True
+    group = (np.cumsum(seen) - 1)[joined]  # keys in ascending order, as `np.unique` numbers them
+    first = np.full(int(seen.sum()), rows, np.int64)
+    np.minimum.at(first, group, np.arange(rows))
+    return first, group

@@ -53,9 +53,13 @@ class IdList:
 
     def add_many(self, lines: Iterable[int], ids: list[str]) -> None:
         """Ids found on `lines`, one each, in order (`append` of every pair)."""
-        encoded = list(map(str.encode, ids))
-        self.data += b"".join(encoded)
-        self.lengths.extend(map(len, encoded))
+        text = "".join(ids)
+        data = text.encode()
+        if len(data) == len(text):  # ASCII: an id's bytes are its characters
+            self.lengths.extend(map(len, ids))
+        else:
+            self.lengths.extend(len(rid.encode()) for rid in ids)
+        self.data += data
         self.lines.extend(lines)
 
     def sinks(self) -> tuple[Callable[[int], None], Callable[[str], None], Callable[[], None]]:

@@ -158,3 +158,25 @@ def test_a_planted_bug_is_caught(monkeypatch: pytest.MonkeyPatch, name: str, wro
     by_rows, by_columns = _both("responses", rows)
     column_account.cache_clear()
     assert by_columns != by_rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.integers(-2, 2), st.sampled_from([0, 5, 2**40, -(2**61)])),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([1, 2, 3]),
+)
+def test_keys_are_grouped_in_the_order_they_first_occur(keys: list[Any], width: int) -> None:
+    import numpy as np
+
+    keys = [key[:width] for key in keys]
+    parts = [np.array([key[i] for key in keys], np.int64) for i in range(width)]
+    first, group = arraybooks._groups(parts)
+    seen: dict[Any, int] = {}
+    for row, key in enumerate(keys):
+        seen.setdefault(key, row)
+    assert sorted(first.tolist()) == sorted(seen.values())
+    assert [keys[int(first[g])] for g in group.tolist()] == keys  # each row's own key
