@@ -289,11 +289,12 @@ def tally_rows(
 ) -> FileTally:
     """`tally_table` of row tuples (position columns, then facts): a chunk of
     `COLUMN_ROWS` or more by the books' pass over columns (`ledger.arraybooks`; a speed
-    lever, off with the fast decoders) where its columns are clean, else by the row pass."""
+    lever, off with the fast decoders, and where numpy is not loaded already: its import
+    costs more than a few chunks save) where its columns are clean, else by the row pass."""
     if not rows:
         return FileTally()
     done = None
-    if reading.switches.fast and len(rows) >= COLUMN_ROWS and vector.load(numpy=True):
+    if reading.switches.fast and len(rows) >= COLUMN_ROWS and vector.numpy_loaded():
         done = column_account(role, _taker(role), reading.params)(rows)  # None: the row pass
     tally = FileTally.accounted(done or account(role, reading.params)(rows))
     if reading.switches.audit:  # pandas and pandera load only when asked for
