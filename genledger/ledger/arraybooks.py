@@ -276,8 +276,13 @@ class _Books:
         shown = np.where(valid, values[rows], -1).tolist()
         for i in np.flatnonzero(valid & ~present[rows]).tolist():
             shown[i] = None  # a valid row's null value, as the row shows it
-        codes, distinct = self.columns.coded[entry.label]
-        labels = [distinct[c] for c in codes[rows].tolist()]
+        if entry.label in self.columns.coded:
+            codes, distinct = self.columns.coded[entry.label]
+            labels = [distinct[c] for c in codes[rows].tolist()]
+        else:  # a label that is no text: its values as they are, null as null
+            found, known = self.columns.arrays[entry.label]
+            pairs = zip(found[rows].tolist(), known[rows].tolist(), strict=True)
+            labels = [v if k else None for v, k in pairs]
         return list(zip(bits.tolist(), shown, labels, strict=True))
 
     def _priced(self, entry: Priced) -> dict[tuple[Any, ...], list[int]]:

@@ -180,3 +180,18 @@ def test_keys_are_grouped_in_the_order_they_first_occur(keys: list[Any], width: 
         seen.setdefault(key, row)
     assert sorted(first.tolist()) == sorted(seen.values())
     assert [keys[int(first[g])] for g in group.tolist()] == keys  # each row's own key
+
+
+def test_a_trail_labelled_by_a_count_shows_its_values_and_nulls() -> None:
+    from genledger.fast.columns import taker
+    from genledger.ledger.books import RECORD, Trail, _trail_reader
+
+    rows = _rows_with(prompt_tokens=None) + _rows_with(prompt_tokens=7)
+    entry = Trail("t", RECORD, flags=(("any", RECORD),), value="completion_tokens",
+                  valid=RECORD, label="prompt_tokens")  # fmt: skip
+    names = RESPONSES.names
+    used = (("line", b"i"), ("completion_tokens", b"i"), ("prompt_tokens", b"i"),
+            ("parse_error", b"c"), ("stream_chunk", b"b"))  # fmt: skip
+    books = arraybooks._Books(taker("responses", used)(rows), {})
+    for limit in (2, 4, 10):
+        assert books.trail(entry, limit) == _trail_reader(entry, names, limit)(rows)
