@@ -195,3 +195,44 @@ def test_a_trail_labelled_by_a_count_shows_its_values_and_nulls() -> None:
     books = arraybooks._Books(taker("responses", used)(rows), {})
     for limit in (2, 4, 10):
         assert books.trail(entry, limit) == _trail_reader(entry, names, limit)(rows)
+
+
+def _tally_file(lines: list[bytes], role: str, reading: Any) -> dict[str, object]:
+    from genledger.tail.lines import Block
+
+    data = b"".join(line + b"\n" for line in lines)
+    half = data.find(b"\n", len(data) // 2) + 1  # two reads
+    blocks = [Block(data[:half], 0, 0, half), Block(data[half:], half, data[:half].count(b"\n"),
+              len(data) - half)]  # fmt: skip
+    return count.tally_blocks(blocks, "f.jsonl", role, reading).to_dict()
+
+
+@pytest.mark.parametrize("shape", ["reference", "second", "tokens", "variants"])
+def test_the_benchmark_corpora_count_as_the_general_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    from genledger.synth.corpus import write_corpus
+
+    write_corpus(tmp_path, 0.6, shape=shape)
+    files = sorted(tmp_path.rglob("*.jsonl"))
+    checked, taken = 0, []
+
+    def counted(role: str, take: Any, params: Any = ()) -> Any:
+        def run(rows: Any) -> Any:
+            taken.append(column_account(role, take, params)(rows))
+            return taken[-1]
+
+        return run
+
+    monkeypatch.setattr(count, "column_account", counted)
+    for path in files:
+        role = "responses" if path.name.startswith("raw_responses") else "tokenized"
+        if not path.name.startswith(("raw_responses", "tokenized")):
+            continue
+        lines = path.read_bytes().splitlines()
+        general = _tally_file(lines, role, GENERAL)
+        with monkeypatch.context() as patch:
+            patch.setattr(count, "COLUMN_ROWS", 1)
+            assert _tally_file(lines, role, FAST) == general, path.name
+        checked += 1
+    assert checked and any(done is not None for done in taken)  # the columns read some
