@@ -1,12 +1,12 @@
 """The books' pass over columns: the same `Accounted` as `books.account`, array-wise.
 
-A chunk's columns are taken once (`fast.columns`), then every entry of `books.BOOKS` and
-every rule of the catalogue is taken over whole columns: conditions by
-`rules.expr.evaluate_arrays` (the rules' own expressions, no second copy), counts and sums by
-numpy, tallies of coded texts by `np.bincount` over their codes, price keys by runs of one key
-(`np.add.reduceat`) grouped by `np.unique`. The row pass (`books.account`) stays the
-definition: where a column is not clean or a sum could pass int64 this pass says None, and
-the caller takes the row pass, which reads any value.
+A chunk's columns are taken once (`fast.columns`, handed in by `refresh.count`), then every
+entry of `books.BOOKS` and every rule of the catalogue is taken over whole columns:
+conditions by `rules.expr.evaluate_arrays` (the rules' own expressions, no second copy),
+counts and sums by numpy, tallies of coded texts by `np.bincount` over their codes, price
+keys by runs of one key (`np.add.reduceat`) grouped by their parts' codes (`_groups`). The
+row pass (`books.account`) stays the definition: where a column is not clean or a sum could
+pass int64 this pass says None, and the caller takes the row pass, which reads any value.
 """
 
 from __future__ import annotations
