@@ -7,8 +7,9 @@ The rows are the table rows of `../shared/realworld/data/openai_chat/raw_respons
 responses' pass (`ledger.books.account`) is compiled again with every entry, with no entry
 (the rules alone, and nothing), and with each kind of entry left out (`Priced` goes with
 `Count` or `Sum`, which it reads); the difference is that kind's cost. Also timed: turning
-the row tuples into columns (`zip(*rows)`, then the int columns into numpy arrays), what an
-array-wise pass over rows would pay first. Prints microseconds a row, best of `--repeats`.
+the row tuples into columns (`zip(*rows)`, then the int columns into numpy arrays), and the
+books' pass over columns (`ledger.arraybooks`): its columns taken in C (`fast.columns`), then
+the whole pass. Prints microseconds a row, best of `--repeats`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ import numpy as np
 import orjson
 from realcorpus import OPENAI_CHAT, SHARED
 
+from genledger.fast import vector
 from genledger.ledger import books
+from genledger.ledger.arraybooks import column_account
 from genledger.parse.formats import response_facts
 from genledger.parse.table import TableBuilder
+from genledger.refresh.count import _taker
 from genledger.rules import catalogue
 
 KINDS = (books.Count, books.Sum, books.Tally, books.Ids, books.Hashes, books.Priced,
@@ -89,6 +93,12 @@ def main() -> None:
     print(f"  rows into {len(columns)} columns       {seconds / len(rows) * 1e6:5.2f}")
     numpy = best(lambda: [np.fromiter(c, dtype=np.int64, count=len(c)) for c in ints], args.repeats)
     print(f"  {len(ints)} int columns into numpy {numpy / len(rows) * 1e6:5.2f}")
+    vector.load(numpy=True)
+    take = _taker("responses")
+    taken = best(lambda: take(rows), args.repeats)
+    print(f"  columns taken in C          {taken / len(rows) * 1e6:5.2f}")
+    over = best(lambda: column_account("responses", take)(rows), args.repeats)
+    print(f"  the pass over columns, all  {over / len(rows) * 1e6:5.2f}")
 
 
 if __name__ == "__main__":

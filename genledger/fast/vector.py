@@ -46,6 +46,12 @@ def loaded() -> bool:
     return _loaded or ("numpy" in sys.modules and load())
 
 
+def numpy_loaded() -> bool:
+    """numpy is imported already (for Parquet, by the quantile sketches of a big scan, or by
+    anyone): a lever may use it without paying its import (`load(numpy=True)` done here)."""
+    return _numpy is not None or ("numpy" in sys.modules and load(numpy=True))
+
+
 def numpy() -> Any:
     """The numpy module; `load(numpy=True)` first."""
     assert _numpy is not None, "vector.load(numpy=True) first"

@@ -343,8 +343,7 @@ def account(role: str, params: Params = ()) -> Pass:
     scope: dict[str, Any] = {**source.constants, **writer.scope}
     exec(codecache.compiled("\n".join(lines), f"<books of {role}>"), scope)
     run: Callable[..., tuple[Any, ...]] = scope["account"]
-    limit = int(dict(params).get("window") or WINDOW)
-    trails = [(e, _trail_reader(e, names, limit)) for e in BOOKS[role] if isinstance(e, Trail)]
+    trails = trail_readers(role, params)
 
     def one_pass(rows: list[tuple[Any, ...]]) -> Accounted:
         failures = Failures(table)
@@ -365,6 +364,20 @@ def account(role: str, params: Params = ()) -> Pass:
         )
 
     return one_pass
+
+
+def trail_readers(
+    role: str, params: Params = ()
+) -> list[tuple[Trail, Callable[[list[Any]], Ends]]]:
+    """Each `Trail` entry of `role` with its reader of a pass's rows (`params`' window)."""
+    names = TABLES[role].names
+    limit = window_limit(params)
+    return [(e, _trail_reader(e, names, limit)) for e in BOOKS[role] if isinstance(e, Trail)]
+
+
+def window_limit(params: Params = ()) -> int:
+    """The records a trail's ends hold: `[health] window`, else `WINDOW`."""
+    return int(dict(params).get("window") or WINDOW)
 
 
 def _trail_reader(entry: Trail, names: tuple[str, ...], limit: int) -> Callable[[list[Any]], Ends]:

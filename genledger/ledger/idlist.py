@@ -51,6 +51,17 @@ class IdList:
         self.lengths.append(len(encoded))
         self.lines.append(line)
 
+    def add_many(self, lines: Iterable[int], ids: list[str]) -> None:
+        """Ids found on `lines`, one each, in order (`append` of every pair)."""
+        text = "".join(ids)
+        data = text.encode()
+        if len(data) == len(text):  # ASCII: an id's bytes are its characters
+            self.lengths.extend(map(len, ids))
+        else:
+            self.lengths.extend(len(rid.encode()) for rid in ids)
+        self.data += data
+        self.lines.extend(lines)
+
     def sinks(self) -> tuple[Callable[[int], None], Callable[[str], None], Callable[[], None]]:
         """`append` split for the books' pass: the appends of a record's line and of its id
         (C methods: no Python call a record), and `settle`, which encodes the ids gathered

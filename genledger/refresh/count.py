@@ -5,14 +5,17 @@ and whether the pandera audit checks the books' pass (`genledger.rules.audit`)."
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
 
 import orjson
 
-from genledger.fast import jsonlines, rawtext
+from genledger.fast import jsonlines, rawtext, vector
+from genledger.fast.columns import code_of, taker
 from genledger.fast.events import decoded
 from genledger.fast.lines import FastDecoder, fast_decoder
 from genledger.fast.rawtext import NOTHING_PLAIN, ReadFlags
+from genledger.ledger.arraybooks import COLUMN_ROWS, Taker, column_account, columns_used
 from genledger.ledger.books import account
 from genledger.ledger.chain import Chain
 from genledger.ledger.prompts import PromptIds, PromptKey
@@ -277,13 +280,26 @@ def tally_table(builder: TableBuilder, reading: Reading = DEFAULT_READING) -> Fi
     return tally_rows(builder.role, builder.rows, reading)
 
 
+@cache
+def _taker(role: str) -> Taker:
+    """The columns the books of `role` read, taken out of rows by `fast.columns`."""
+    used = tuple((n, code_of(role, n, how == "read")) for n, how in columns_used(role))
+    return taker(role, used)
+
+
 def tally_rows(
     role: str, rows: list[tuple[Any, ...]], reading: Reading = DEFAULT_READING
 ) -> FileTally:
-    """`tally_table` of row tuples (position columns, then facts)."""
+    """`tally_table` of row tuples (position columns, then facts): a chunk of
+    `COLUMN_ROWS` or more by the books' pass over columns (`ledger.arraybooks`; a speed
+    lever, off with the fast decoders, and where numpy is not loaded already: its import
+    costs more than a few chunks save) where its columns are clean, else by the row pass."""
     if not rows:
         return FileTally()
-    tally = FileTally.accounted(account(role, reading.params)(rows))
+    done = None
+    if reading.switches.fast and len(rows) >= COLUMN_ROWS and vector.numpy_loaded():
+        done = column_account(role, _taker(role), reading.params)(rows)  # None: the row pass
+    tally = FileTally.accounted(done or account(role, reading.params)(rows))
     if reading.switches.audit:  # pandas and pandera load only when asked for
         from genledger.rules.audit import audit
 

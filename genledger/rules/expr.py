@@ -440,12 +440,23 @@ def _array_condition(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int)
     if isinstance(expr, IsIn):
         values, present = _array_value(expr.inner, columns, rows)
         wanted = frozenset(expr.values)
-        found = [_in(v, wanted, expr.split) for v in np.asarray(values, dtype=object)]
-        return present & np.asarray(found, dtype=bool)
+        return present & _isin_array(np.asarray(values, dtype=object).tolist(), wanted, expr.split)
     if isinstance(expr, Col):
         values, present = _array_value(expr, columns, rows)
         return present & (values == True)  # noqa: E712 - only a real True counts
     raise TypeError(f"{expr!r} is not a condition")
+
+
+def _isin_array(values: list[Any], wanted: frozenset[str], split: str | None) -> Any:
+    """`_in` of each value as a bool array, decided once a distinct value (a text column
+    holds a few texts over many rows); one by one where a value is unhashable."""
+    import numpy as np
+
+    try:
+        verdicts = {v: _in(v, wanted, split) for v in dict.fromkeys(values)}
+    except TypeError:
+        return np.asarray([_in(v, wanted, split) for v in values], dtype=bool)
+    return np.fromiter(map(verdicts.__getitem__, values), bool, len(values))
 
 
 def _array_value(expr: Expr, columns: dict[str, tuple[Any, Any]], rows: int) -> tuple[Any, Any]:

@@ -81,3 +81,18 @@ def test_lengths_that_add_up_but_run_backwards_are_refused() -> None:
     form["lengths"] = base64.b64encode(array("q", [4, -2]).tobytes()).decode()
     with pytest.raises(ValueError):
         IdList.from_dict(form)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 10**6), st.text(st.characters(exclude_categories=["Cs"]), max_size=6)
+        ),
+        max_size=20,
+    )
+)
+def test_ids_added_at_once_equal_ids_appended_one_by_one(pairs: list[tuple[int, str]]) -> None:
+    one_by_one, at_once = IdList.of(pairs), IdList()
+    at_once.add_many([line for line, _ in pairs], [rid for _, rid in pairs])
+    assert at_once == one_by_one
+    assert (at_once.data, at_once.lengths) == (one_by_one.data, one_by_one.lengths)
