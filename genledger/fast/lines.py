@@ -262,6 +262,9 @@ class _Typed:
         self.with_ids = [False] * len(shapes)
         self.inspected = [False] * len(shapes)
         self.last = 0  # files run in one shape for long stretches: try the last one first
+        # then the one before it: a batch's or a server's files alternate two shapes (results
+        # that succeeded and failed, chat and text completions)
+        self.before = 0
         self._inspect(0)
         # Each shape forbids unknown keys: a line's first top-level key rules out every shape
         # without it, before any decode (a line no shape holds costs one lookup, not a failed
@@ -309,7 +312,8 @@ class _Typed:
         text = content if small is None else small
         try:
             structs = self.decoder(tried)[many].decode(text)
-            self.last = tried
+            if tried != self.last:
+                self.before, self.last = self.last, tried
         except msgspec.ValidationError:
             structs = self._other_shape(text, many, candidates, tried)
         except msgspec.DecodeError:
@@ -348,7 +352,11 @@ class _Typed:
     def _other_shape(
         self, content: bytes, many: bool, candidates: tuple[int, ...] | None, tried: int
     ) -> Any:
-        for index in range(len(self.shapes)) if candidates is None else candidates:
+        order = range(len(self.shapes)) if candidates is None else candidates
+        before = self.before
+        if before != tried and before in order:  # the shape before the last one, first
+            order = (before, *(index for index in order if index != before))
+        for index in order:
             if index == tried:
                 continue
             try:
@@ -357,7 +365,7 @@ class _Typed:
                 continue
             except msgspec.DecodeError:
                 return None
-            self.last = index
+            self.before, self.last = self.last, index
             self._inspect(index)
             return structs
         return None

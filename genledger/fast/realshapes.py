@@ -24,6 +24,7 @@ from genledger.fast.apishapes import _sum
 from genledger.fast.shapes import (
     CHAT_FACTS,
     NO_TEXT,
+    RAW_NULL,
     USAGE,
     Chat,
     Finish,
@@ -31,6 +32,8 @@ from genledger.fast.shapes import (
     Text,
     Unusual,
     _chat_facts,
+    _Choice,
+    _Message,
     _no_think,
     _raw_value,
     _reason,
@@ -136,6 +139,55 @@ class XaiChat(Chat, kw_only=True):
             usage.prompt_tokens, completion, usage.total_tokens, reasoning, facts.cached_tokens,
             facts.cache_write_tokens,
         )  # fmt: skip
+        return facts._replace(**dict(zip(USAGE, settled, strict=True)))  # type: ignore[no-any-return]
+
+
+# --- Gemini through its OpenAI-compatible endpoint -------------------------------------------
+
+
+class _GoogleExtra(_Shape):
+    google: msgspec.Raw  # required: the detect's `choices[].message.extra_content.google`
+
+
+class _GeminiMessage(_Message, kw_only=True):
+    extra_content: _GoogleExtra  # required: in every message (a record of some: general path)
+    thought_signature: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+
+
+class _GeminiChoice(_Choice, kw_only=True):
+    message: _GeminiMessage
+
+
+class GeminiOpenAI(Chat, kw_only=True):
+    """A chat completion of Gemini's OpenAI-compatible endpoint (`extra_content.google` in
+    its messages): the `gemini_openai` declaration, the chat fields but its completion
+    `usage.total_tokens - usage.prompt_tokens` (the thoughts are only in the total) and its
+    reasoning that less `usage.completion_tokens`."""
+
+    FORMATS: ClassVar = (("gemini_openai", ""),)  # type: ignore[assignment]
+    MAKER: ClassVar = CHAT_FACTS
+
+    choices: list[_GeminiChoice]  # type: ignore[assignment]
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record (the chat shape's, its counts as declared)."""
+        if any(choice.message.extra_content.google == RAW_NULL for choice in self.choices):
+            raise Unusual  # null is absent to the detect: the general path detects the record
+        facts: Any = _chat_facts(self, self.id or None, "gemini_openai", plain)
+        usage = self.usage
+        total, prompt, visible = usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
+        if any(n is not None and n < 0 for n in (total, prompt, visible)):
+            raise Unusual  # a count that is none: the general path words it
+        if total is None:  # the first alternative has no added term: `usage.completion_tokens`
+            completion, reasoning = visible, None
+        else:
+            completion = total - (prompt or 0)
+            reasoning = completion - visible
+            if completion < 0 or reasoning < 0:
+                raise Unusual  # a difference below zero: the general path words it
+        settled = settle(
+            prompt, completion, total, reasoning, facts.cached_tokens, facts.cache_write_tokens
+        )
         return facts._replace(**dict(zip(USAGE, settled, strict=True)))  # type: ignore[no-any-return]
 
 
@@ -443,6 +495,6 @@ def _failure(label: str, value: str | int | None, message: str) -> str:
 
 
 REAL_SHAPES: tuple[type[Any], ...] = (
-    TextCompletion, XaiChat, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody,
-    BedrockBatchError,
+    TextCompletion, XaiChat, GeminiOpenAI, Ollama, DashScope, Titan, BedrockBatchTitan,
+    ErrorBody, BedrockBatchError,
 )  # fmt: skip
