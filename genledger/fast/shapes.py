@@ -423,14 +423,17 @@ class _Usage(_Shape):
         reasoning = details.reasoning_tokens if details is not None else None
         if reasoning is None:
             reasoning = self.reasoning_tokens
+        return self.settled(self.completion_tokens, reasoning)
+
+    def settled(self, completion: int | None, reasoning: int | None) -> tuple[Any, ...]:
+        """`counts` of a declaration whose completion and reasoning counts are these (xAI's
+        and Gemini's add or subtract the usage's), the other columns as the chat's."""
         prompt_details = self.prompt_tokens_details
         cached = self.cached()
         write = None if prompt_details is None else prompt_details.cache_write_tokens
         total = self.total_tokens
-        settled = settle(
-            self.prompt_tokens, self.completion_tokens, total, reasoning, cached, write
-        )
-        return (*settled, cached, write, total)
+        return (*settle(self.prompt_tokens, completion, total, reasoning, cached, write),
+                cached, write, total)  # fmt: skip
 
     def cached(self) -> int | None:
         """The cache reads, by the declaration's alternatives in order (first present)."""
@@ -502,7 +505,11 @@ class Chat(_Shape):
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
-def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Facts:
+def _chat_facts(
+    chat: Chat, record_id: str | None, fmt: str, plain: bool, counts: tuple[Any, ...] = ()
+) -> Facts:
+    """A chat body's facts; `counts`: its usage columns (`_Usage.counts`'s) where its
+    declaration reads them otherwise."""
     choices = chat.choices
     answer: Any = SLOW
     leak = False
@@ -517,7 +524,7 @@ def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Fac
     else:
         first, more, empty = _reason(choices[0].finish_reason), None, False
     facts = _CHAT(
-        record_id, fmt, *chat.usage.counts(), len(chat.choices), first, more,
+        record_id, fmt, *(counts or chat.usage.counts()), len(chat.choices), first, more,
         text_value(chat.model), time_value(chat.created), answer, empty,
     )  # fmt: skip
     # a leak is rare (a think tag, no reasoning key): stated apart from the usual facts
