@@ -139,6 +139,9 @@ class _RUsage(_Shape):
     input_tokens_details: _RInputDetails | None = None
     output_tokens_details: _ROutputDetails | None = None
     total_tokens: Int64 | None = None
+    # xAI's, read by no declaration of a Responses object: only checked JSON
+    num_sources_used: msgspec.Raw = NO_TEXT
+    num_server_side_tools_used: msgspec.Raw = NO_TEXT
 
 
 class _Incomplete(_Shape):
@@ -235,6 +238,33 @@ class Responses(_Shape):
             # .call_id, .result
             answer_key(plain, *texts, *refusals, *arguments, *calls, *results),
         )
+
+
+class _BatchResponsesOutput(_Shape):
+    body: Responses
+    status_code: Int64 = 200  # formats.batch_failure reads a missing one as 200
+    request_id: str | None = None
+
+
+class BatchResponses(_Shape):
+    """An OpenAI Batch output line of the Responses endpoint that succeeded: the body's facts
+    (its declaration `openai_responses`, under `response.body`) named by the batch."""
+
+    FORMATS: ClassVar = (("openai_responses", "response.body"),)
+    MAKER: ClassVar = _named_facts
+
+    response: _BatchResponsesOutput
+    custom_id: str = ""
+    id: str = ""
+    error: None = None  # a failure rule: `error` present
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record."""
+        if self.response.status_code != 200:
+            raise Unusual  # a failed request
+        facts: Any = self.response.body.facts(plain)
+        # openai_batch's id: custom_id, then id (a non-empty string)
+        return facts._replace(record_id=self.custom_id or self.id or None, format="openai_batch")  # type: ignore[no-any-return]
 
 
 # --- Anthropic Messages ----------------------------------------------------------------------
@@ -876,6 +906,6 @@ def _used_tools(parts: list[_CvPart]) -> tuple[int | None, bool]:
 
 
 API_SHAPES: tuple[type[Any], ...] = (
-    Responses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch, GeminiBatchSnake,
-    Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake, Converse,
+    Responses, BatchResponses, Anthropic, AnthropicBatch, Gemini, GeminiSnake, GeminiBatch,
+    GeminiBatchSnake, Cohere, VLLM, BedrockBatch, VertexBatch, VertexBatchSnake, Converse,
 )  # fmt: skip

@@ -262,6 +262,9 @@ class _Typed:
         self.with_ids = [False] * len(shapes)
         self.inspected = [False] * len(shapes)
         self.last = 0  # files run in one shape for long stretches: try the last one first
+        # then the one before it: a batch's or a server's files alternate two shapes (results
+        # that succeeded and failed, chat and text completions)
+        self.before = 0
         self._inspect(0)
         # Each shape forbids unknown keys: a line's first top-level key rules out every shape
         # without it, before any decode (a line no shape holds costs one lookup, not a failed
@@ -309,7 +312,8 @@ class _Typed:
         text = content if small is None else small
         try:
             structs = self.decoder(tried)[many].decode(text)
-            self.last = tried
+            if tried != self.last:
+                self.before, self.last = self.last, tried
         except msgspec.ValidationError:
             structs = self._other_shape(text, many, candidates, tried)
         except msgspec.DecodeError:
@@ -348,19 +352,35 @@ class _Typed:
     def _other_shape(
         self, content: bytes, many: bool, candidates: tuple[int, ...] | None, tried: int
     ) -> Any:
+        before = self.before  # the shape before the last one first (alternating files)
+        first = before != tried and (candidates is None or before in candidates)
+        if first:
+            found = self._attempt(before, content, many)
+            if found is not _MISSED:
+                return found
         for index in range(len(self.shapes)) if candidates is None else candidates:
-            if index == tried:
+            if index == tried or (first and index == before):
                 continue
-            try:
-                structs = self.decoder(index)[many].decode(content)
-            except msgspec.ValidationError:
-                continue
-            except msgspec.DecodeError:
-                return None
-            self.last = index
-            self._inspect(index)
-            return structs
+            found = self._attempt(index, content, many)
+            if found is not _MISSED:
+                return found
         return None
+
+    def _attempt(self, index: int, content: bytes, many: bool) -> Any:
+        """The line decoded in shape `index` (then the last), `_MISSED` when the shape does
+        not hold it, None when it is no valid JSON."""
+        try:
+            structs = self.decoder(index)[many].decode(content)
+        except msgspec.ValidationError:
+            return _MISSED
+        except msgspec.DecodeError:
+            return None
+        self.before, self.last = self.last, index
+        self._inspect(index)
+        return structs
+
+
+_MISSED = object()  # a shape that does not hold a line
 
 
 def _has_ids(kind: Any) -> bool:
@@ -511,6 +531,19 @@ class FastDecoder:
         line = shapes.LINE
         line.lifted = False  # as `_Typed.decode` sets it for a line it does not lift
         native = native_reader(typed.shapes[last], read_clear(flags))
+        # A line the last shape does not hold is tried in the shape before it, as
+        # `_Typed.decode` tries it next (a file alternating two shapes stays in the run),
+        # where neither lifts arrays and that shape has no guard.
+        before = typed.before
+        other = (
+            typed.decoder(before)[0].decode
+            if before != last
+            and typed.inspected[before]
+            and typed.guards[before] is None
+            and keys is None
+            and not typed.with_ids[before]
+            else None
+        )
 
         def one(content: bytes) -> Facts | None:
             if content[:1] != b"{":
@@ -522,6 +555,13 @@ class FastDecoder:
                 content = content if small is None else small
             try:
                 facts: Facts = decode(content).facts(said)
+            except msgspec.ValidationError:
+                if other is None:
+                    return None
+                try:
+                    facts = other(content).facts(said)
+                except (msgspec.DecodeError, Unusual):
+                    return None
             except (msgspec.DecodeError, Unusual):
                 return None
             self.misses = 0

@@ -24,13 +24,17 @@ from genledger.fast.apishapes import _sum
 from genledger.fast.shapes import (
     CHAT_FACTS,
     NO_TEXT,
+    RAW_NULL,
     USAGE,
     Chat,
     Finish,
     Int64,
+    SGLang,
     Text,
     Unusual,
     _chat_facts,
+    _Choice,
+    _Message,
     _no_think,
     _raw_value,
     _reason,
@@ -87,15 +91,21 @@ class TextCompletion(_Shape):
     def facts(self, plain: int) -> Facts:
         """The response facts of this record (the `openai_completion` declaration's)."""
         choices = self.choices
+        if len(choices) == 1:  # the usual record, without the lists below
+            choice = choices[0]
+            text = choice.text
+            _think_tag_in(text, bool(plain))  # a raw text is never a leak; checked
+            return _COMPLETION(
+                self.id or None, *self.usage.counts(), 1, _reason(choice.finish_reason),
+                text_value(self.model), time_value(self.created), text_key(plain, text),
+                not _shows_text(text),
+            )  # fmt: skip
         if not choices:
             raise Unusual  # no answer: `n_samples` and the finish read as declared
         for choice in choices:
-            _think_tag_in(choice.text, bool(plain))  # a raw text is never a leak; checked
+            _think_tag_in(choice.text, bool(plain))
         # the answer paths of `CHAT_ANSWER` hold only `choices[].text` here (no messages)
-        if len(choices) == 1:
-            answer = text_key(plain, choices[0].text)
-        else:
-            answer = answer_key(plain, *(choice.text for choice in choices))
+        answer = answer_key(plain, *(choice.text for choice in choices))
         found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
         return _COMPLETION(
             self.id or None, *self.usage.counts(), len(choices), found[0] if found else None,
@@ -125,18 +135,104 @@ class XaiChat(Chat, kw_only=True):
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record (the chat shape's, its counts as declared)."""
-        facts: Any = _chat_facts(self, self.id or None, "xai_chat", plain)
         usage = self.usage
         details = usage.completion_tokens_details
         reasoning = None if details is None else details.reasoning_tokens
         completion = _sum(usage.completion_tokens, reasoning)
         if completion is None:
             raise Unusual  # a sum beyond int64: the general path words it
-        settled = settle(
-            usage.prompt_tokens, completion, usage.total_tokens, reasoning, facts.cached_tokens,
-            facts.cache_write_tokens,
-        )  # fmt: skip
-        return facts._replace(**dict(zip(USAGE, settled, strict=True)))  # type: ignore[no-any-return]
+        counts = usage.settled(completion, reasoning)
+        return _chat_facts(self, self.id or None, "xai_chat", plain, counts)
+
+
+# --- Gemini through its OpenAI-compatible endpoint -------------------------------------------
+
+
+class _GoogleExtra(_Shape):
+    google: msgspec.Raw  # required: the detect's `choices[].message.extra_content.google`
+
+
+class _GeminiMessage(_Message, kw_only=True):
+    extra_content: _GoogleExtra  # required: in every message (a record of some: general path)
+    thought_signature: msgspec.Raw = NO_TEXT  # read by no declaration: only checked JSON
+
+
+class _GeminiChoice(_Choice, kw_only=True):
+    message: _GeminiMessage
+
+
+class GeminiOpenAI(Chat, kw_only=True):
+    """A chat completion of Gemini's OpenAI-compatible endpoint (`extra_content.google` in
+    its messages): the `gemini_openai` declaration, the chat fields but its completion
+    `usage.total_tokens - usage.prompt_tokens` (the thoughts are only in the total) and its
+    reasoning that less `usage.completion_tokens`."""
+
+    FORMATS: ClassVar = (("gemini_openai", ""),)  # type: ignore[assignment]
+    MAKER: ClassVar = CHAT_FACTS
+
+    choices: list[_GeminiChoice]  # type: ignore[assignment]
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of this record (the chat shape's, its counts as declared)."""
+        if any(choice.message.extra_content.google == RAW_NULL for choice in self.choices):
+            raise Unusual  # null is absent to the detect: the general path detects the record
+        usage = self.usage
+        total, prompt, visible = usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
+        if any(n is not None and n < 0 for n in (total, prompt, visible)):
+            raise Unusual  # a count that is none: the general path words it
+        if total is None:  # the first alternative has no added term: `usage.completion_tokens`
+            completion, reasoning = visible, None
+        else:
+            completion = total - (prompt or 0)
+            reasoning = completion - visible
+            if completion < 0 or reasoning < 0:
+                raise Unusual  # a difference below zero: the general path words it
+        counts = usage.settled(completion, reasoning)
+        return _chat_facts(self, self.id or None, "gemini_openai", plain, counts)
+
+
+# --- A pipeline's envelope around an SGLang /generate record ----------------------------------
+
+
+class _SamplingParams(_Shape):
+    # SGLang's sampling parameters, scalars and texts only: no value is an object, so none is a
+    # second record the envelope's reading could find
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: Int64 | None = None
+    min_p: float | None = None
+    max_new_tokens: Int64 | None = None
+    min_new_tokens: Int64 | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    repetition_penalty: float | None = None
+    stop: str | list[str] | None = None
+    n: Int64 | None = None
+    seed: Int64 | None = None
+    ignore_eos: bool | None = None
+    skip_special_tokens: bool | None = None
+
+
+class SGLangEnvelope(_Shape):
+    """`{"phase", "prompt", "sampling_params", "text", "raw": {SGLang's record}}`: no
+    declaration detects the envelope and `raw` is its one object holding a known record, so its
+    facts are the record's (`formats.response_facts` of an envelope), its id the record's (the
+    envelope has none)."""
+
+    FORMATS: ClassVar = (("sglang_generate", "raw"),)
+    MAKER: ClassVar = SGLang.MAKER
+
+    raw: SGLang  # required: the record
+    phase: str | None = None
+    prompt: Text = NO_TEXT  # a string or null (checked): no object, no second record
+    text: Text = NO_TEXT
+    sampling_params: _SamplingParams | None = None
+
+    def facts(self, plain: bool) -> Facts:
+        """The response facts of the record under `raw`."""
+        _think_tag_in(self.prompt, plain)  # a valid string or null, else the general path
+        _think_tag_in(self.text, plain)
+        return self.raw.facts(plain)
 
 
 # --- Ollama native /api/chat and /api/generate ------------------------------------------------
@@ -399,6 +495,24 @@ class ErrorBody(_Shape):
         return _ERROR(_failure("error", label, error.message), *settle(None, None, None))
 
 
+class BareError(_Shape):
+    """Bedrock's HTTP error body, a bare `{"message"}` (with a `code` too): the `error`
+    declaration's last detect and its `message` failure rule (no `error` key: not the first)."""
+
+    FORMATS: ClassVar = (("error", ""),)
+    MAKER: ClassVar = _ERROR
+
+    message: str  # the detect `message ^= ""` and the reason's detail
+    code: str | Int64 | None = None  # the label: `error {code}`
+
+    def facts(self, plain: int) -> Facts:
+        """The response facts of this record: a failed request, its reason
+        `error <code>: <message>` as `formats.failure_reason` writes it."""
+        if not self.message:
+            raise Unusual  # an empty detail is left out of the reason: the general path
+        return _ERROR(_failure("error", self.code, self.message), *settle(None, None, None))
+
+
 class _BedrockError(_Shape, rename="camel"):
     error_message: str  # the reason's detail (`error.errorMessage`, the first place named)
     error_code: str | Int64 | None = None  # the label: `error {error.errorCode}`
@@ -443,6 +557,6 @@ def _failure(label: str, value: str | int | None, message: str) -> str:
 
 
 REAL_SHAPES: tuple[type[Any], ...] = (
-    TextCompletion, XaiChat, Ollama, DashScope, Titan, BedrockBatchTitan, ErrorBody,
-    BedrockBatchError,
+    TextCompletion, XaiChat, GeminiOpenAI, SGLangEnvelope, Ollama, DashScope, Titan,
+    BedrockBatchTitan, ErrorBody, BareError, BedrockBatchError,
 )  # fmt: skip

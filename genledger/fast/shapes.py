@@ -342,15 +342,17 @@ class _Message(_Shape):
         """Whether the message answers with a tool or function call (not null)."""
         return _given(self.tool_calls) or _given(self.function_call)
 
-    def check(self, plain: bool) -> None:
-        """Every text is a valid string or null; `content` is a non-empty string without
-        a think tag (an empty answer or a possible leak: the general path decides), unless
-        the message calls a tool (then its answer is read by the general answer rules)."""
+    def check(self, plain: bool) -> bool:
+        """Every text is a valid string or null; `content` is a non-empty string (an empty
+        answer: the general path decides), unless the message calls a tool (then its answer
+        is read by the general answer rules). Whether the content leaks a think tag
+        (`formats.think_leak`: a tag, and every reasoning key absent or null)."""
         if not self.calls() and not _shows_text(self.content):
             raise Unusual
-        _no_think(self.content, plain)
+        tagged = _think_tag_in(self.content, plain)
         for text in (self.reasoning_content, self.reasoning, self.refusal):
             _think_tag_in(text, plain)
+        return tagged and not (_given(self.reasoning_content) or _given(self.reasoning))
 
 
 def _given(raw: msgspec.Raw) -> bool:
@@ -421,14 +423,17 @@ class _Usage(_Shape):
         reasoning = details.reasoning_tokens if details is not None else None
         if reasoning is None:
             reasoning = self.reasoning_tokens
+        return self.settled(self.completion_tokens, reasoning)
+
+    def settled(self, completion: int | None, reasoning: int | None) -> tuple[Any, ...]:
+        """`counts` of a declaration whose completion and reasoning counts are these (xAI's
+        and Gemini's add or subtract the usage's), the other columns as the chat's."""
         prompt_details = self.prompt_tokens_details
         cached = self.cached()
         write = None if prompt_details is None else prompt_details.cache_write_tokens
         total = self.total_tokens
-        settled = settle(
-            self.prompt_tokens, self.completion_tokens, total, reasoning, cached, write
-        )
-        return (*settled, cached, write, total)
+        return (*settle(self.prompt_tokens, completion, total, reasoning, cached, write),
+                cached, write, total)  # fmt: skip
 
     def cached(self) -> int | None:
         """The cache reads, by the declaration's alternatives in order (first present)."""
@@ -446,6 +451,7 @@ _CHAT = RESPONSES.positional(
     "empty_output", count_type="int",
 )  # fmt: skip
 CHAT_FACTS = _CHAT  # the chat facts' constructor, also called by the native tier (fast.chatline)
+CHAT_BODIES = ("openai_chat", "openai_completion", "xai_chat")  # the declarations of a chat body
 
 
 class Chat(_Shape):
@@ -478,19 +484,19 @@ class Chat(_Shape):
     x_groq: msgspec.Raw = NO_TEXT  # Groq's request id (its `usage` only in a stream's chunk)
     timings: msgspec.Raw = NO_TEXT  # llama.cpp's (`timings.cache_n` read beside a /completion)
 
-    def finishes(self, plain: bool) -> tuple[str | None, str | None]:
-        """The first finish reason and the later ones joined; checks every choice's texts."""
+    def finishes(self, plain: bool) -> tuple[str | None, str | None, bool]:
+        """The first finish reason, the later ones joined, and whether a message leaks a
+        think tag; checks every choice's texts."""
         choices = self.choices
         if not choices or self.object == "chat.completion.chunk":
             raise Unusual  # no answer place, or a stream's last chunk: the general path
         if len(choices) == 1:  # the common case, without building lists
             choice = choices[0]
-            choice.message.check(plain)
-            return _reason(choice.finish_reason), None
-        for choice in choices:
-            choice.message.check(plain)
+            return _reason(choice.finish_reason), None, choice.message.check(plain)
+        leaks = [choice.message.check(plain) for choice in choices]
         found = [r for r in (_reason(c.finish_reason) for c in choices) if r is not None]
-        return (found[0] if found else None), None  # a record's first: chat counts records
+        # a record's first finish: chat counts records
+        return (found[0] if found else None), None, any(leaks)
 
     def facts(self, plain: bool) -> Facts:
         """The response facts of this record."""
@@ -499,23 +505,30 @@ class Chat(_Shape):
         return _chat_facts(self, self.id or None, fmt, plain)
 
 
-def _chat_facts(chat: Chat, record_id: str | None, fmt: str, plain: bool) -> Facts:
+def _chat_facts(
+    chat: Chat, record_id: str | None, fmt: str, plain: bool, counts: tuple[Any, ...] = ()
+) -> Facts:
+    """A chat body's facts; `counts`: its usage columns (`_Usage.counts`'s) where its
+    declaration reads them otherwise."""
     choices = chat.choices
     answer: Any = SLOW
+    leak = False
     if plain and len(choices) == 1 and chat.object != "chat.completion.chunk":
         answer = _sole_answer(choices[0].message, plain)
     if answer is SLOW:
-        first, more = chat.finishes(plain)
+        first, more, leak = chat.finishes(plain)
         if any(choice.message.calls() for choice in choices):
             answer, empty = _called_answer(choices)
-        else:  # every choice shows a non-empty content (checked): no empty output, no leak
+        else:  # every choice shows a non-empty content (checked): no empty output
             answer, empty = _chat_answer(choices, plain), False
     else:
         first, more, empty = _reason(choices[0].finish_reason), None, False
-    return _CHAT(
-        record_id, fmt, *chat.usage.counts(), len(chat.choices), first, more,
+    facts = _CHAT(
+        record_id, fmt, *(counts or chat.usage.counts()), len(chat.choices), first, more,
         text_value(chat.model), time_value(chat.created), answer, empty,
     )  # fmt: skip
+    # a leak is rare (a think tag, no reasoning key): stated apart from the usual facts
+    return facts._replace(think_leak=True) if leak else facts  # type: ignore[attr-defined]
 
 
 SLOW = object()  # not the usual message: `Chat.finishes` and the answer rules decide
@@ -540,6 +553,13 @@ def _sole_answer(message: _Message, plain: int) -> Any:
     # a plain line holds no think tag: a string content is no leak
     return key_of_spelled_bytes(data) if plain == SPELLED else answer_key(plain, message.content)
 
+
+# A chat body is read by one of these declarations (also under a batch line's or a wrapper's
+# key: their inner formats), each reading think leaks in the shape's messages.
+if {d.messages.text if d.messages else None for d in BUILT_IN if d.name in CHAT_BODIES} != {
+    "choices[].message"
+}:
+    raise ImportError("the chat messages moved: update fast.shapes._chat_facts's think leak")
 
 # The chat declarations share their answer paths (`CHAT_ANSWER`): the message keys they read.
 CHAT_DECLARATION = next(d for d in BUILT_IN if d.name == "openai_chat" and d.answer)
