@@ -186,6 +186,8 @@ def _tally_rows(
             rows, start = block.rows(start, before), end
         for number, offset, content in rows:
             if streams is not None and streams.eager:
+                if streams.delta(builder, number, offset, content):
+                    continue  # a delta or a neutral event, read in C
                 obj = decoded(content)  # a blank line decodes to none
                 if obj is None and not is_blank(content):
                     # no single object, so no event: the lines after it take the fact
