@@ -1,24 +1,25 @@
 /* The common stream events read in C: what `StreamState.extend` needs of one event line (its
  * family, request id, whether it names a model, its delta text, reasoning and tool call
- * piece), or that it is neutral (a row alone), read from the line's bytes without decoding it
+ * text), or that it is neutral (a row alone), read from the line's bytes without decoding it
  * into Python objects (`fast.deltas`).
  *
  * Five kinds of line are read (`K_` below): an OpenAI-style chat chunk (one choice of index 0
- * whose delta holds a content, a reasoning text or nothing), Anthropic's events but a start,
+ * whose delta holds a content, a reasoning text, tool calls or nothing), Anthropic's events but a start,
  * an end and a tool's start (`content_block_delta` of a text, thinking or `partial_json`
  * piece, a signature, a block's stop, a ping), Cohere v2's likewise (`content-delta`...),
- * Bedrock ConverseStream's `contentBlockDelta` of a text, and an OpenAI Responses event but
+ * Bedrock ConverseStream's `contentBlockDelta` of a text or reasoning, and an OpenAI Responses event but
  * the ones that settle a request (`response.output_text.delta`...). Which texts tell a kind
- * (`told`, `settled`) and which keys it may not pass over (`names`: the dotted paths its
- * family reads, its error keys, the keys that tell a family) come from the caller, derived
- * from the families in `fast.deltas`; each is stated here nowhere.
+ * (`told`, `settled`), which keys it may not pass over (`names`: the dotted paths its family
+ * reads, its error keys, the keys that tell a family) and which keys of a tool call are no
+ * part of its text (`noise`, `parse.streams.TOOL_NOISE`) come from the caller, derived from
+ * the families in `fast.deltas`; each is stated here nowhere.
  *
  * Everything else returns None and the caller reads the line as before (orjson, then the
  * generated readers): a line that is not exactly one JSON object orjson decodes (bad UTF-8, a
  * lone surrogate, a control character in a string, a number with an exponent, nesting deeper
- * than `MAX_DEPTH`), a key with an escape, a key the scan reads given twice, a finish reason,
- * usage or tool call list that is not null, a choice of another index or not one choice, and
- * every key of `names`. A key the family reads nothing below is passed over, its value still
+ * than `MAX_DEPTH`), a key with an escape, a key the scan reads given twice (or one of a tool
+ * call's objects), a finish reason or usage that is not null, a choice of another index or
+ * not one choice, and every key of `names`. A key the family reads nothing below is passed over, its value still
  * checked as JSON.
  *
  * No state lives outside a call: the module has no globals.
@@ -291,7 +292,21 @@ refused(PyObject *names, const char *level, const Span *k)
 typedef struct {
     int kind;
     Text id, model, text, reasoning, tools;
+    const byte *calls; /* a chat delta's tool calls (not null): flattened by `tool_text` */
+    unsigned seen;     /* the objects read below the top (`once`): each at most once */
 } Delta;
+
+/* The objects below the top a scan reads: one given twice (orjson keeps the last) is unsure. */
+enum { O_DELTA = 1, O_MESSAGE = 2, O_CONTENT = 4, O_REASONING = 8, O_BLOCK = 16 };
+
+static inline int
+once(Delta *d, unsigned object)
+{
+    if (d->seen & object)
+        return 0;
+    d->seen |= object;
+    return 1;
+}
 
 /* An unknown key of the object at `level`: skipped, unless the family reads below it. */
 static int
@@ -334,8 +349,13 @@ chat_delta(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *leve
         /* the first of the two giving a value is the reasoning: both given, unsure */
         return text_value(c, &d->reasoning);
     }
-    if (key_is(k, "tool_calls"))
-        return is_null(c) ? SURE : UNSURE;
+    if (key_is(k, "tool_calls")) {
+        if (d->calls || is_null(c))
+            return d->calls ? UNSURE : SURE;
+        skip_space(c);
+        d->calls = c->at;
+        return skip_value(c, 3);
+    }
     if (key_is(k, "role")) /* it tells an opener, which only `feed` asks */
         return skip_value(c, 3);
     return other_key(c, names, level, k);
@@ -355,12 +375,8 @@ chat_choice(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *lev
                    ? UNSURE
                    : SURE;
     }
-    if (key_is(k, "delta")) {
-        if (d->kind == -2)
-            return UNSURE; /* given twice */
-        d->kind = -2;
-        return members(c, chat_delta, d, names, "choices.delta");
-    }
+    if (key_is(k, "delta"))
+        return once(d, O_DELTA) ? members(c, chat_delta, d, names, "choices.delta") : UNSURE;
     if (key_is(k, "finish_reason"))
         return is_null(c) ? SURE : UNSURE;
     return other_key(c, names, "choices", k);
@@ -403,7 +419,8 @@ static int
 cohere_message(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
 {
     if (key_is(k, "content"))
-        return members(c, cohere_content, d, names, "delta.message.content");
+        return once(d, O_CONTENT) ? members(c, cohere_content, d, names, "delta.message.content")
+                                  : UNSURE;
     return other_key(c, names, level, k);
 }
 
@@ -411,15 +428,27 @@ static int
 cohere_delta(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
 {
     if (key_is(k, "message"))
-        return members(c, cohere_message, d, names, "delta.message");
+        return once(d, O_MESSAGE) ? members(c, cohere_message, d, names, "delta.message") : UNSURE;
+    return other_key(c, names, level, k);
+}
+
+static int
+converse_reasoning(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
+{
+    if (key_is(k, "text"))
+        return text_value(c, &d->reasoning);
     return other_key(c, names, level, k);
 }
 
 static int
 converse_delta(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
 {
-    if (key_is(k, "text")) /* its reasoning is an object (`reasoningContent`): a read key */
+    if (key_is(k, "text"))
         return text_value(c, &d->text);
+    if (key_is(k, "reasoningContent"))
+        return once(d, O_REASONING) ? members(c, converse_reasoning, d, names,
+                                              "contentBlockDelta.delta.reasoningContent")
+                                    : UNSURE;
     return other_key(c, names, level, k);
 }
 
@@ -427,7 +456,8 @@ static int
 converse_block(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
 {
     if (key_is(k, "delta"))
-        return members(c, converse_delta, d, names, "contentBlockDelta.delta");
+        return once(d, O_BLOCK) ? members(c, converse_delta, d, names, "contentBlockDelta.delta")
+                                : UNSURE;
     return other_key(c, names, level, k);
 }
 
@@ -598,17 +628,17 @@ delta_of(const byte *data, Py_ssize_t size, PyObject *names, PyObject *told,
     return SURE;
 }
 
-/* The str a JSON string's span spells (escapes resolved; checked by `scan_string`). */
-static PyObject *
-string_of(const Span *s)
+/* The bytes a JSON string's span spells, written at `out` (room for the span's size: a
+ * spelling is never longer than its escapes); how many. Escapes checked by `scan_string`. */
+static Py_ssize_t
+spell(const Span *s, char *out)
 {
-    if (!s->escaped)
-        return PyUnicode_DecodeUTF8((const char *)s->start, s->size, "strict");
-    char *out = PyMem_Malloc(s->size ? (size_t)s->size : 1);
-    if (!out)
-        return PyErr_NoMemory();
     Py_ssize_t n = 0;
     const byte *p = s->start, *end = s->start + s->size;
+    if (!s->escaped) {
+        memcpy(out, p, (size_t)s->size);
+        return s->size;
+    }
     while (p < end) {
         if (*p != '\\') {
             out[n++] = (char)*p++;
@@ -641,9 +671,68 @@ string_of(const Span *s)
             out[n++] = (char)(0x80 | (code & 0x3F));
         }
     }
-    PyObject *text = PyUnicode_DecodeUTF8(out, n, "strict");
+    return n;
+}
+
+/* The str a JSON string's span spells. */
+static PyObject *
+string_of(const Span *s)
+{
+    if (!s->escaped)
+        return PyUnicode_DecodeUTF8((const char *)s->start, s->size, "strict");
+    char *out = PyMem_Malloc(s->size ? (size_t)s->size : 1);
+    if (!out)
+        return PyErr_NoMemory();
+    PyObject *text = PyUnicode_DecodeUTF8(out, spell(s, out), "strict");
     PyMem_Free(out);
     return text;
+}
+
+enum { TOOL_DEPTH = 8 }; /* `parse.streams._tool_text`'s: deeper objects and lists give "" */
+enum { TOOL_KEYS = 16 };  /* keys of an object in a tool call (more: unsure) */
+
+/* `parse.streams._tool_text` of the JSON value at the cursor, its bytes written at `*out`:
+ * every string in order but under a key of `noise` (how a piece is sent), objects and lists
+ * deeper than TOOL_DEPTH passed over; a key with an escape is unsure. */
+static int
+tool_text(Cursor *c, int depth, PyObject *noise, char **out)
+{
+    Span s;
+    skip_space(c);
+    if (c->at >= c->end)
+        return UNSURE;
+    byte b = *c->at;
+    if (b == '"') {
+        if (scan_string(c, &s))
+            return UNSURE;
+        *out += spell(&s, *out);
+        return SURE;
+    }
+    if ((b != '{' && b != '[') || depth > TOOL_DEPTH)
+        return skip_value(c, depth + 1);
+    c->at++;
+    if (take(c, b == '{' ? '}' : ']'))
+        return SURE;
+    Span keys[TOOL_KEYS]; /* an object's keys: one given twice is unsure (orjson keeps the last) */
+    int count = 0;
+    for (;;) {
+        int passed = 0;
+        if (b == '{') {
+            if (scan_string(c, &s) || s.escaped || !take(c, ':') || count >= TOOL_KEYS)
+                return UNSURE;
+            for (int i = 0; i < count; i++)
+                if (keys[i].size == s.size && memcmp(keys[i].start, s.start, (size_t)s.size) == 0)
+                    return UNSURE;
+            keys[count++] = s;
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(noise) && !passed; i++)
+                passed = bytes_are(PyTuple_GET_ITEM(noise, i), s.start, s.size);
+        }
+        if (passed ? skip_value(c, depth + 1) : tool_text(c, depth + 1, noise, out))
+            return UNSURE;
+        if (take(c, ','))
+            continue;
+        return take(c, b == '{' ? '}' : ']') ? SURE : UNSURE;
+    }
 }
 
 /* The str of a string value, None for null or absent (`keep_empty`: "" kept as "", else
@@ -688,47 +777,74 @@ is_told(PyObject *o)
            PyBool_Check(PyTuple_GET_ITEM(o, 3));
 }
 
+/* The text of a chat delta's tool calls (`tool_text`), None for "" (no call's text); NULL with
+ * an error set, or with none when the calls hold what the scan is unsure of. */
 static PyObject *
-delta(PyObject *self, PyObject *args)
+calls_of(const Delta *d, const byte *end, PyObject *noise)
 {
-    (void)self;
-    PyObject *names, *told, *settled;
-    Py_buffer line;
-    if (!PyArg_ParseTuple(args, "OOOy*", &names, &told, &settled, &line))
-        return NULL;
-    if (!tuple_of(names, KINDS, is_names) || !tuple_of(told, -1, is_told) ||
-        !tuple_of(settled, -1, is_bytes)) {
-        PyBuffer_Release(&line);
-        PyErr_SetString(PyExc_TypeError, "delta(names, told, settled, line): see fast.deltas");
-        return NULL;
+    char *out = PyMem_Malloc((size_t)(end - d->calls) + 1), *at = out;
+    if (!out)
+        return PyErr_NoMemory();
+    Cursor c = {d->calls, end};
+    PyObject *text = NULL;
+    if (tool_text(&c, 0, noise, &at) == SURE) {
+        text = at == out ? Py_NewRef(Py_None) : PyUnicode_DecodeUTF8(out, at - out, "strict");
     }
-    Delta d;
-    int sure = delta_of(line.buf, line.len, names, told, settled, &d);
-    PyBuffer_Release(&line);
-    if (sure != SURE)
-        Py_RETURN_NONE;
+    PyMem_Free(out);
+    return text;
+}
+
+static PyObject *
+result(const Delta *d, const byte *end, PyObject *noise)
+{
     /* an id holding nothing (or "") and a model alike are none, as a fold keeps them */
-    int model = d.model.state == 2 && d.model.span.size > 0;
-    PyObject *id = value_of(&d.id, 0);
-    PyObject *text = id ? value_of(&d.text, 1) : NULL;
-    PyObject *reasoning = text ? value_of(&d.reasoning, 1) : NULL;
-    PyObject *tools = reasoning ? value_of(&d.tools, 0) : NULL; /* "" is no call's text */
+    int model = d->model.state == 2 && d->model.span.size > 0;
+    PyObject *id = value_of(&d->id, 0);
+    PyObject *text = id ? value_of(&d->text, 1) : NULL;
+    PyObject *reasoning = text ? value_of(&d->reasoning, 1) : NULL;
+    PyObject *tools = !reasoning ? NULL
+                      : d->calls ? calls_of(d, end, noise)
+                                 : value_of(&d->tools, 0); /* "" is no call's text */
     if (!tools) {
         Py_XDECREF(id);
         Py_XDECREF(text);
         Py_XDECREF(reasoning);
-        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
             return NULL;
         PyErr_Clear(); /* not one the scan let through: the readers decide, as for any line */
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(iNONNN)", d.kind, id, model ? Py_True : Py_False, text, reasoning,
+    return Py_BuildValue("(iNONNN)", d->kind, id, model ? Py_True : Py_False, text, reasoning,
                          tools);
+}
+
+static PyObject *
+delta(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *names, *told, *settled, *noise;
+    Py_buffer line;
+    if (!PyArg_ParseTuple(args, "OOOOy*", &names, &told, &settled, &noise, &line))
+        return NULL;
+    PyObject *out;
+    Delta d;
+    if (!tuple_of(names, KINDS, is_names) || !tuple_of(told, -1, is_told) ||
+        !tuple_of(settled, -1, is_bytes) || !tuple_of(noise, -1, is_bytes)) {
+        PyErr_SetString(PyExc_TypeError, "delta(names, told, settled, noise, line): see fast.deltas");
+        out = NULL;
+    }
+    else if (delta_of(line.buf, line.len, names, told, settled, &d) != SURE)
+        out = Py_NewRef(Py_None);
+    else
+        out = result(&d, (const byte *)line.buf + line.len, noise);
+    PyBuffer_Release(&line);
+    return out;
 }
 
 static PyMethodDef methods[] = {
     {"delta", delta, METH_VARARGS,
-     "delta(names, told, settled, line) -> (kind, id, model named, text, reasoning, tools) or None"},
+     "delta(names, told, settled, noise, line) -> (kind, id, model named, text, reasoning, tools)"
+     " or None"},
     {NULL, NULL, 0, NULL},
 };
 

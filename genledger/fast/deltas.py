@@ -30,6 +30,7 @@ from genledger.parse.streams import (
     REST,
     REST_CONDITIONS,
     TOLD_BY,
+    TOOL_NOISE,
     Family,
 )
 
@@ -95,6 +96,8 @@ def told_texts() -> tuple[tuple[Told, ...], tuple[bytes, ...]]:
 
 NAMES = tuple(read_names(family) for family in KINDS)
 TOLD, SETTLED = told_texts()
+NOISE = tuple(sorted(key.encode() for key in TOOL_NOISE))  # a tool call's keys left out
+CONTEXT = (NAMES, TOLD, SETTLED, NOISE)  # what the C scan is sent with each line
 
 _C = built("_deltas")
-delta_of: DeltaOf | None = None if _C is None else partial(_C.delta, NAMES, TOLD, SETTLED)
+delta_of: DeltaOf | None = None if _C is None else partial(_C.delta, *CONTEXT)

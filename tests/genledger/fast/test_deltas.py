@@ -27,12 +27,17 @@ from anthropic.types import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
-from openai.types.chat.chat_completion_chunk import Choice, ChoiceDelta
+from openai.types.chat.chat_completion_chunk import (
+    Choice,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+    ChoiceDeltaToolCallFunction,
+)
 from openai.types.responses import ResponseTextDeltaEvent
 
 import genledger.refresh.assemble as assemble
 from genledger.fast import deltas
-from genledger.fast.deltas import KINDS, NAMES, SETTLED, TOLD, read_names
+from genledger.fast.deltas import CONTEXT, KINDS, NAMES, read_names
 from genledger.fast.events import decoded
 from genledger.ledger.streambooks import StreamBooks
 from genledger.ledger.tally import FileTally
@@ -53,7 +58,7 @@ def _check(module: ModuleType | None, line: bytes) -> bool:
     """Whether the scan of `line` (by `module`'s) says only what the definitions say; True
     when it took the line."""
     assert module is not None
-    got = module.delta(NAMES, TOLD, SETTLED, line)
+    got = module.delta(*CONTEXT, line)
     if got is None:
         return False
     kind, key, model, text, reasoning, tools = got
@@ -105,9 +110,16 @@ VALUES = st.one_of(
 
 
 def _chat(draw: st.DrawFn) -> dict[str, Any]:
+    calls = None
+    if draw(st.integers(0, 3)) == 0:  # a tool call's pieces, as the SDK's model holds them
+        function = ChoiceDeltaToolCallFunction(name=draw(st.none() | TEXTS),
+                                               arguments=draw(st.none() | TEXTS))  # fmt: skip
+        calls = [ChoiceDeltaToolCall(index=0, id=draw(st.none() | TEXTS), function=function,
+                                     type=draw(st.sampled_from([None, "function"])))]  # fmt: skip
     delta = ChoiceDelta(
-        content=draw(st.none() | TEXTS), role=draw(st.sampled_from([None, "assistant"]))
-    )
+        content=draw(st.none() | TEXTS), role=draw(st.sampled_from([None, "assistant"])),
+        tool_calls=calls,
+    )  # fmt: skip
     choice = Choice(index=draw(st.sampled_from([0, 0, 1])), delta=delta,
                     finish_reason=draw(st.sampled_from([None, None, "stop"])))  # fmt: skip
     chunk = ChatCompletionChunk(
@@ -144,7 +156,16 @@ def _cohere(draw: st.DrawFn) -> dict[str, Any]:  # no SDK installed: the documen
 
 
 def _converse(draw: st.DrawFn) -> dict[str, Any]:  # boto3 yields dicts: the documented shape
-    return {"contentBlockDelta": {"delta": {"text": draw(TEXTS)}, "contentBlockIndex": 0}}
+    delta = draw(
+        st.sampled_from(
+            [
+                {"text": draw(TEXTS)},
+                {"reasoningContent": {"text": draw(TEXTS), "signature": "x"}},
+                {"reasoningContent": {"signature": "x"}},
+            ]
+        )
+    )
+    return {"contentBlockDelta": {"delta": delta, "contentBlockIndex": 0}}  # fmt: skip
 
 
 def _responses(draw: st.DrawFn) -> dict[str, Any]:
@@ -248,7 +269,26 @@ def test_the_usual_deltas_are_taken(data: st.DataObject) -> None:
         usual = usual and choice["index"] == 0 and choice.get("finish_reason") is None
     usual = usual and "name" not in obj.get("content_block", {})  # a tool's start: the readers'
     assert EXTENSION is not None
-    assert (EXTENSION.delta(NAMES, TOLD, SETTLED, orjson.dumps(obj)) is not None) == usual, obj
+    assert (EXTENSION.delta(*CONTEXT, orjson.dumps(obj)) is not None) == usual, obj
+
+
+CHUNK = b'{"object":"chat.completion.chunk","choices":[{"index":0,"delta":%s}]}'
+TWICE = [  # a key given twice: orjson keeps the last value
+    CHUNK % b'{"content":"a","content":"b"}',
+    CHUNK % b'{"content":"a","tool_calls":[{"function":{"arguments":"x","arguments":"y"}}]}',
+    b'{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"},'
+    b'"delta":{}}]}',
+    b'{"type":"content-delta","delta":{"message":{"content":{"text":"a"}},"message":{}}}',
+    b'{"contentBlockDelta":{"delta":{"reasoningContent":{"text":"a"},"reasoningContent":{}}}}',
+    b'{"type":"content_block_delta","delta":{"text":"a"},"delta":{"type":"x"}}',
+]
+
+
+@needs_c
+@pytest.mark.parametrize("line", TWICE)
+def test_a_key_given_twice_is_left_to_the_readers(line: bytes) -> None:
+    assert EXTENSION is not None and EXTENSION.delta(*CONTEXT, line) is None
+    assert EXTENSION.delta(*CONTEXT, line.replace(b'"a"', b'"a",\n"k":1')) is None
 
 
 # --- whole files: with the scan and without, whole and cut --------------------------------------
@@ -347,7 +387,8 @@ PLANTED = {
     "an escape misread": ("e == 'n' ? '\\n'", "e == 'n' ? 'n'"),
     "a finish passed over": (FINISH + "is_null(c) ? SURE : UNSURE;", FINISH + "skip_value(c, 3);"),
     "a read key passed over": (READ + "return 1;", READ + "return 0;"),
-    "an empty id kept": ("value_of(&d.id, 0)", "value_of(&d.id, 1)"),
+    "an empty id kept": ("value_of(&d->id, 0)", "value_of(&d->id, 1)"),
+    "a tool call's noise kept": ("passed ? skip_value(c, depth", "0 ? skip_value(c, depth"),
     "a bad byte let through": (BAD + "return UNSURE;\n            p += size;",
                                BAD + "size = 1;\n            p += size;"),
     "another choice's index taken": ("*c->at != '0')", "*c->at == '-')"),
@@ -359,6 +400,8 @@ CRAFTED = [
     b'{"id":"a","object":"chat.completion.chunk","model":"m","usage":{"prompt_tokens":1},"choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"id":"","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"\xff"}}]}',
+    b'{"object":"chat.completion.chunk","choices":[{"delta":{"tool_calls":[{"index":0,"type":"f",'
+    b'"function":{"arguments":"{}"}}]}}]}',
     b'{"id":"a","object":"chat.completion.chunk","x_groq":{"usage":{"prompt_tokens":3}},"choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"id":"a","object":"chat.completion.chunk","created":"\xc0\xaf","choices":[{"index":0,"delta":{"content":"x"}}]}',
     b'{"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":1,"delta":{"content":"x"}}]}',
