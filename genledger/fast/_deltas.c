@@ -7,8 +7,10 @@
  * whose delta holds a content, a reasoning text, tool calls or nothing), Anthropic's events but a start,
  * an end and a tool's start (`content_block_delta` of a text, thinking or `partial_json`
  * piece, a signature, a block's stop, a ping), Cohere v2's likewise (`content-delta`...),
- * Bedrock ConverseStream's `contentBlockDelta` of a text or reasoning, and an OpenAI Responses event but
- * the ones that settle a request (`response.output_text.delta`...). Which texts tell a kind
+ * Bedrock ConverseStream's `contentBlockDelta` of a text or reasoning and `contentBlockStop`
+ * (each the event's only key), an OpenAI Responses
+ * event but the ones that settle a request (`response.output_text.delta`...), and a legacy
+ * text completion chunk (one choice of index 0, no finish, no usage). Which texts tell a kind
  * (`told`, `settled`), which keys it may not pass over (`names`: the dotted paths its family
  * reads, its error keys, the keys that tell a family) and which keys of a tool call are no
  * part of its text (`noise`, `parse.streams.TOOL_NOISE`) come from the caller, derived from
@@ -33,7 +35,7 @@
 
 enum { SURE = 0, UNSURE = -1 };
 enum { MAX_DEPTH = 32, MAX_DIGITS = 300, MAX_KEYS = 32 };
-enum { K_CHAT = 0, K_ANTHROPIC = 1, K_COHERE = 2, K_CONVERSE = 3, K_RESPONSES = 4, KINDS = 5 };
+enum { K_CHAT, K_ANTHROPIC, K_COHERE, K_CONVERSE, K_RESPONSES, K_COMPLETION, KINDS };
 
 typedef struct {
     const byte *at;
@@ -382,6 +384,17 @@ chat_choice(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *lev
     return other_key(c, names, "choices", k);
 }
 
+/* a legacy text completion chunk's one choice */
+static int
+completion_choice(Cursor *c, const Span *k, Delta *d, PyObject *names, const char *level)
+{
+    if (key_is(k, "text"))
+        return text_value(c, &d->text);
+    if (key_is(k, "index") || key_is(k, "finish_reason"))
+        return chat_choice(c, k, d, names, level);
+    return other_key(c, names, "choices", k);
+}
+
 /* --- Anthropic's and Cohere's deltas, Bedrock's contentBlockDelta ----------------------------- */
 
 static int
@@ -559,6 +572,7 @@ static const int READ[KINDS][TOPS] = {
     [K_COHERE] = {[T_TYPE] = 1, [T_ID] = 1, [T_DELTA] = 1},
     [K_CONVERSE] = {[T_BLOCK] = 1},
     [K_RESPONSES] = {[T_TYPE] = 1},
+    [K_COMPLETION] = {[T_OBJECT] = 1, [T_ID] = 1, [T_MODEL] = 1, [T_CHOICES] = 1, [T_USAGE] = 1},
 };
 
 static int
@@ -579,8 +593,18 @@ delta_of(const byte *data, Py_ssize_t size, PyObject *names, PyObject *told,
         kind = told_kind("type", t.value[T_TYPE], end, told, settled);
     else if (t.value[T_OBJECT])
         kind = told_kind("object", t.value[T_OBJECT], end, told, settled);
+    else if (t.value[T_BLOCK] && t.count == 0)
+        kind = K_CONVERSE;
+    else if (t.count == 1 && key_is(&t.others[0], "contentBlockStop")) {
+        /* Bedrock's block stop, its only key: nothing of it is read (a row alone) */
+        for (int i = 0; i < TOPS; i++)
+            if (t.value[i])
+                return UNSURE;
+        d->kind = K_CONVERSE;
+        return SURE;
+    }
     else
-        kind = t.value[T_BLOCK] && t.count == 0 ? K_CONVERSE : -1;
+        kind = -1;
     if (kind < 0 || kind >= KINDS)
         return UNSURE;
     PyObject *own = PyTuple_GET_ITEM(names, kind);
@@ -600,7 +624,7 @@ delta_of(const byte *data, Py_ssize_t size, PyObject *names, PyObject *told,
         if (text_value(&c, &d->model))
             return UNSURE;
     }
-    if (kind == K_CHAT) {
+    if (kind == K_CHAT || kind == K_COMPLETION) {
         if (t.value[T_USAGE]) {
             c.at = t.value[T_USAGE];
             if (!is_null(&c))
@@ -608,7 +632,8 @@ delta_of(const byte *data, Py_ssize_t size, PyObject *names, PyObject *told,
         }
         /* exactly one choice: no trailing usage (`!choices[]`), no other index */
         c.at = t.value[T_CHOICES];
-        if (!c.at || !take(&c, '[') || members(&c, chat_choice, d, own, "choices") ||
+        Member choice = kind == K_CHAT ? chat_choice : completion_choice;
+        if (!c.at || !take(&c, '[') || members(&c, choice, d, own, "choices") ||
             !take(&c, ']'))
             return UNSURE;
     }

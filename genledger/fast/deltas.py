@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from genledger.fast.extension import built
 from genledger.parse.paths import ANY
@@ -37,8 +38,14 @@ from genledger.parse.streams import (
 # The families of the C scan's kinds, in its order (`_deltas.c`'s `K_`).
 KINDS: tuple[Family, ...] = tuple(
     BY_NAME[name]
-    for name in ("openai_chat", "anthropic", "cohere", "bedrock_converse", "openai_responses")
-)
+    for name in (
+        "openai_chat", "anthropic", "cohere", "bedrock_converse", "openai_responses",
+        "openai_completion",
+    )
+)  # fmt: skip
+# the top-level keys the C scan takes only null (or absent): so an alternative telling a
+# family by a text and their absence (`object=text_completion & !usage`) tells it there
+NULLED = frozenset({"usage"})
 
 # kind, id, whether it names a model, text, reasoning, a tool call's text (None: none)
 Delta = tuple[int, str | None, bool, str | None, str | None, str | None]
@@ -72,30 +79,47 @@ def settling(family: Family) -> set[tuple[str, str]]:
     return found
 
 
-def told_texts() -> tuple[tuple[Told, ...], tuple[bytes, ...]]:
-    """The texts that tell the scan's kinds (`parse.streams.EXACT`'s, but a start's, an
-    end's and trailing usage's), and the prefixes that do (`type ^= "response."`, the first
-    of the families tested one by one) with the texts of theirs that settle a request."""
+def _telling(alt: tuple[Any, ...]) -> tuple[str, str, bool] | None:
+    """(key, text, exact) of an alternative of the families tested one by one that one told
+    text settles, for the C scan: a prefix alone, or one text with keys of `NULLED` absent."""
+    first, *rest = alt
+    if len(first.path.steps) != 1 or not isinstance(first.value, str):
+        return None
+    if first.op == "prefix" and not rest:
+        return first.path.top, first.value, False
+    nulled = all(c.op == "absent" and c.path.text in NULLED for c in rest)
+    return (first.path.top, first.value, True) if first.op == "eq" and nulled else None
+
+
+def told_texts() -> tuple[tuple[Told, ...], tuple[bytes, ...], list[set[bytes]]]:
+    """The texts that tell the scan's kinds (`parse.streams.EXACT`'s, but a start's, an end's
+    and trailing usage's; and those of the families tested one by one, `_telling`), the
+    texts of a prefix that settle a request, and per kind the keys an alternative tested
+    before its own needs (the scan leaves an event holding one to the readers)."""
     told: list[Told] = []
     settled: set[bytes] = set()
+    before: list[set[bytes]] = [set() for _ in KINDS]
     for kind, family in enumerate(KINDS):
         stops = settling(family)
         told += [(key.encode(), text.encode(), kind, True)
                  for (key, text), found in EXACT.items()
                  if found is family and (key, text) not in stops]  # fmt: skip
         for index, alt in enumerate(REST_CONDITIONS):
-            (c,) = alt if len(alt) == 1 else (None,)
-            if REST[index][0] is not family or c is None or c.op != "prefix":
+            found = _telling(alt) if REST[index][0] is family else None
+            if found is None:
                 continue
-            assert index == 0, "a prefix tells its family only when tested first"
-            assert not any(t.startswith(c.value) for _, t in EXACT), c.value
-            told.append((c.path.top.encode(), c.value.encode(), kind, False))
-            settled |= {text.encode() for key, text in stops if key == c.path.top}
-    return tuple(told), tuple(sorted(settled))
+            key, text, exact = found
+            assert not any(t.startswith(text) for _, t in EXACT), text
+            told.append((key.encode(), text.encode(), kind, exact))
+            settled |= {t.encode() for k, t in stops if k == key and not exact}
+            before[kind] |= {k.encode() for _, needed, _ in REST[:index] for k in needed}
+    return tuple(told), tuple(sorted(settled)), before
 
 
-NAMES = tuple(read_names(family) for family in KINDS)
-TOLD, SETTLED = told_texts()
+TOLD, SETTLED, BEFORE = told_texts()
+NAMES = tuple(
+    tuple(sorted({*read_names(family), *BEFORE[kind]})) for kind, family in enumerate(KINDS)
+)
 NOISE = tuple(sorted(key.encode() for key in TOOL_NOISE))  # a tool call's keys left out
 CONTEXT = (NAMES, TOLD, SETTLED, NOISE)  # what the C scan is sent with each line
 

@@ -26,6 +26,7 @@ from anthropic.types import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai.types import Completion, CompletionChoice
 from openai.types.chat import ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import (
     Choice,
@@ -165,6 +166,8 @@ def _converse(draw: st.DrawFn) -> dict[str, Any]:  # boto3 yields dicts: the doc
             ]
         )
     )
+    if draw(st.integers(0, 3)) == 0:
+        return {"contentBlockStop": {"contentBlockIndex": draw(st.integers(0, 3))}}
     return {"contentBlockDelta": {"delta": delta, "contentBlockIndex": 0}}  # fmt: skip
 
 
@@ -178,7 +181,20 @@ def _responses(draw: st.DrawFn) -> dict[str, Any]:
     return obj
 
 
-MAKERS = [_chat, _anthropic, _cohere, _converse, _responses]
+def _completion(draw: st.DrawFn) -> dict[str, Any]:
+    choice = CompletionChoice(text=draw(TEXTS), index=draw(st.sampled_from([0, 0, 2])),
+                              finish_reason=draw(st.sampled_from(["stop", "length"])))  # fmt: skip
+    chunk = Completion(id=draw(st.sampled_from(["a", "b", ""])), choices=[choice],
+                       created=1, model=draw(st.sampled_from(["m", ""])),
+                       object="text_completion")  # fmt: skip
+    obj: dict[str, Any] = chunk.model_dump()
+    if draw(st.booleans()):  # a stream's chunk: its finish null, its usage absent or null
+        obj["choices"][0]["finish_reason"] = None
+        obj["usage"] = draw(st.sampled_from([None, {"prompt_tokens": 2}]))
+    return obj
+
+
+MAKERS = [_chat, _anthropic, _cohere, _converse, _responses, _completion]
 
 
 def _paths(obj: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -261,14 +277,16 @@ def test_the_usual_deltas_are_taken(data: st.DataObject) -> None:
     if not _dumpable(obj):
         return
     family = event_family(obj)
-    assert family is not None
+    assert EXTENSION is not None
+    if family is None:  # no event (a completion's last object, with its usage)
+        assert EXTENSION.delta(*CONTEXT, orjson.dumps(obj)) is None
+        return
     acc, start, end, trailing, _ = read_event(family, obj)
     usual = not (start or end or trailing) and set(acc) <= KEPT
-    if maker is _chat:
+    if maker in (_chat, _completion):
         choice = obj["choices"][0]
         usual = usual and choice["index"] == 0 and choice.get("finish_reason") is None
     usual = usual and "name" not in obj.get("content_block", {})  # a tool's start: the readers'
-    assert EXTENSION is not None
     assert (EXTENSION.delta(*CONTEXT, orjson.dumps(obj)) is not None) == usual, obj
 
 
