@@ -410,9 +410,11 @@ PLANTED = {
     "a bad byte let through": (BAD + "return UNSURE;\n            p += size;",
                                BAD + "size = 1;\n            p += size;"),
     "another choice's index taken": ("*c->at != '0')", "*c->at == '-')"),
+    "an escape in a long text missed": ("_mm_cmpeq_epi8(here, backslash)", "_mm_setzero_si128()"),
 }  # fmt: skip
 
 CRAFTED = [
+    b'{"type":"content_block_delta","delta":{"text":"a text longer than sixteen bytes\\n, then"}}',
     b'{"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"x\\ny"},"finish_reason":null}]}',
     b'{"id":"a","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}',
     b'{"id":"a","object":"chat.completion.chunk","model":"m","usage":{"prompt_tokens":1},"choices":[{"index":0,"delta":{"content":"x"}}]}',
