@@ -12,7 +12,9 @@ decoders (its facts are `FRAGMENT`: the general path names every event so before
 anything else, `parse.formats.response_facts`); the event's family and its fold and tests
 are found once, by the reader generated for its key set (`genledger.fast.events.event_kind`),
 and an event that carries on the latest request of its family is written into it in place
-(`StreamState.extend`), the rest fed (`StreamState.feed`). A line that is no event goes on to
+(`StreamState.extend`), the rest fed (`StreamState.feed`). Before all that, a line is
+scanned in C (`delta`, `genledger.fast.deltas`): the usual delta is written into its request
+there and a neutral event adds its row, without a decode. A line that is no event goes on to
 the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
 off (`Switches.fast`), every line and event takes the definitions.
 """
