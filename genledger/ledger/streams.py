@@ -293,6 +293,8 @@ class StreamState:
         out.seen = set() if self.anchored else _canonical(self.seen | other.seen)
         done: list[Partial] = []
         for name, key in other.starts:
+            if other._headed(name, key):
+                continue  # a head before the start carries on p: its join settles p
             p = out._find(name, key)
             if p is not None and (p.key == key or key is None):
                 p.incomplete = not p.finished
@@ -317,6 +319,14 @@ class StreamState:
         out.open.extend(sorted(fresh + settled, key=lambda p: order.get(id(p), len(order))))
         out.starts = [] if self.anchored else out.starts + other.starts
         return out, done
+
+    def _headed(self, name: str, key: str | None) -> bool:
+        """A request of (family, id) here began with no start event (a head, waiting for the
+        stretch before): it came before every start of that id here, which one pass reads
+        after the head's events (the start ended the head, as its `incomplete` says, or came
+        after the head's end)."""
+        return any(p.unanchored and p.family == name and p.key == key
+                   for p in self.heads + self.open)  # fmt: skip
 
     def _resolve(self, out: StreamState, u: Partial, fresh: list[Partial]) -> list[Partial]:
         """Join a head of the later stretch to the request it continues, if any."""

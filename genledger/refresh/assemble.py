@@ -12,7 +12,9 @@ decoders (its facts are `FRAGMENT`: the general path names every event so before
 anything else, `parse.formats.response_facts`); the event's family and its fold and tests
 are found once, by the reader generated for its key set (`genledger.fast.events.event_kind`),
 and an event that carries on the latest request of its family is written into it in place
-(`StreamState.extend`), the rest fed (`StreamState.feed`). A line that is no event goes on to
+(`StreamState.extend`), the rest fed (`StreamState.feed`). Before all that, a line is
+scanned in C (`delta`, `genledger.fast.deltas`): the usual delta is written into its request
+there and a neutral event adds its row, without a decode. A line that is no event goes on to
 the fact decoders, and its decoded object is reused if it must be fed. With the fast decoders
 off (`Switches.fast`), every line and event takes the definitions.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from genledger.fast.deltas import KINDS, delta_of
 from genledger.fast.events import READERS, FinalFacts, event_kind
 from genledger.ledger.streambooks import CHUNK, FORMAT, StreamBooks, request_facts
 from genledger.ledger.streams import StreamState
@@ -44,6 +47,40 @@ class Assembler:
         self.readers = READERS if self.fast else None
         # the final objects of the requests settled here: by the typed shapes, when they hold
         self.final = FinalFacts(reading.formats, reading.switches) if self.fast else None
+        self.deltas = delta_of if self.fast else None  # the C scan of the usual deltas
+
+    def delta(self, builder: TableBuilder, number: int, offset: int, content: bytes) -> bool:
+        """`event` of a line the C scan reads (`fast.deltas`): a neutral event (its row
+        alone), or a delta that `extend` would write into the latest open request of its
+        family (written in); True. False (nothing done) for any other line: `event` reads it."""
+        found = None if self.deltas is None else self.deltas(content)
+        if found is None:
+            return False
+        kind, key, model, text, reasoning, tools = found
+        if text is None and reasoning is None and tools is None:  # no request's: a row alone
+            builder.add(number, offset, 0, FRAGMENT)
+            return True
+        name, target = KINDS[kind].name, None
+        for p in self.state.open:
+            if p.family == name:
+                if p.finished:
+                    return False
+                target = p
+        if target is None or (key is not None and key != target.key):
+            return False
+        acc = target.acc
+        # what `combine_into` keeps first must be there already (then nothing else changes)
+        if "x" in acc or "o" in acc or (model and "m" not in acc) or (key and "i" not in acc):
+            return False
+        acc["n"] += 1
+        if text is not None:
+            acc["t"] = acc.get("t", "") + text
+        if reasoning is not None:
+            acc["r"] = acc.get("r", "") + reasoning
+        if tools is not None:
+            acc["tl"] = acc.get("tl", "") + tools
+        target.line, target.offset = number, offset
+        return True
 
     def takes(self, facts: list[Facts]) -> bool:
         """Whether a line's records must be read as stream events (cheap: the facts only)."""

@@ -158,11 +158,12 @@ def _tally_rows(
     straight into the builder) while no stream is being read; each line it stops at is read
     as below, then the walk goes on (after `WALK_PATIENCE` lines in a row it could not take,
     not again in this block). While events are coming (`Assembler.eager`), a line is
-    decoded first and read as an event there, else its decoded object goes on with it to
-    `_tally_line`. Any other line is read in the shape of the one before by
-    `FastDecoder.run_reader` (the same facts, fewer steps), else by `_tally_line`; after a
-    line the run reader could not read (or without one), the next `RUN_REST` lines take
-    `_tally_line` (a file switching shapes line by line pays few decodes twice)."""
+    scanned in C first (`Assembler.delta`), else decoded and read as an event there, else
+    its decoded object goes on with it to `_tally_line`. Any other line is read in the shape
+    of the one before by `FastDecoder.run_reader` (the same facts, fewer steps), else by
+    `_tally_line`; after a line the run reader could not read (or without one), the next
+    `RUN_REST` lines take `_tally_line` (a file switching shapes line by line pays few
+    decodes twice)."""
     decoder = facts_of.fast()
     run = decoder.run_reader(flags) if decoder is not None else None
     rest = RUN_REST
@@ -192,6 +193,8 @@ def _tally_rows(
             rows, start = block.rows(start, before), end
         for number, offset, content in rows:
             if streams is not None and streams.eager:
+                if streams.delta(builder, number, offset, content):
+                    continue  # a delta or a neutral event, read in C
                 obj = decoded(content)  # a blank line decodes to none
                 if obj is None and not is_blank(content):
                     # no single object, so no event: the lines after it take the fact

@@ -9,7 +9,7 @@ import pytest
 from genledger.fast.extension import built
 from tests.genledger.fast.builds import current_build
 
-EXTENSIONS = ("_chatline", "_collapse", "_columns", "_lift", "_repeats", "_utf8")
+EXTENSIONS = ("_chatline", "_collapse", "_columns", "_deltas", "_lift", "_repeats", "_utf8")
 
 
 @pytest.mark.parametrize("name", EXTENSIONS)

@@ -332,3 +332,32 @@ def test_every_real_stream_is_fed_alike_with_and_without_extend() -> None:
                 events.append((family, obj))
         assert _fed(events, fast=True, taken=taken) == _fed(events, fast=False), path
     assert len(taken) > 5_000 or not FILES  # most real events carry on a request
+
+
+def _converse(text: str, tokens: tuple[int, int]) -> list[dict[str, Any]]:
+    """One Bedrock ConverseStream request as boto3 yields its events (no request id)."""
+    usage = {"inputTokens": tokens[0], "outputTokens": tokens[1],
+             "totalTokens": sum(tokens)}  # fmt: skip
+    deltas = [{"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": t}}} for t in text]
+    return [
+        {"messageStart": {"role": "assistant"}}, *deltas,
+        {"contentBlockStop": {"contentBlockIndex": 0}}, {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": usage, "metrics": {"latencyMs": 10}}},
+    ]  # fmt: skip
+
+
+def test_streams_without_ids_cut_at_any_line_assemble_as_one_pass() -> None:
+    """A stretch that begins inside an id-less request and starts the next one: its first
+    events carry on the request before it (its start comes after them), so the request
+    before is not cut short at the join (two requests, not three with one failed)."""
+    events = _converse("abc", (5, 3)) + _converse("de", (7, 2)) + _converse("f", (1, 1))
+    lines = [orjson.dumps(e) + b"\n" for e in events]
+    whole = tally_of(b"".join(lines)).settle_streams(StreamBooks("f.jsonl"))
+    assert (whole["records"], whole["total_prompt"], whole["total_comp"]) == (3, 13, 6)
+    for at in itertools.combinations(range(1, len(lines)), 2):
+        total, offset, before = FileTally(), 0, 0
+        for start, stop in itertools.pairwise((0, *at, len(lines))):
+            data = b"".join(lines[start:stop])
+            total = total + tally_of(data, offset).shifted(before)
+            offset, before = offset + len(data), before + stop - start
+        assert total.settle_streams(StreamBooks("f.jsonl")).sums == whole.sums, at
