@@ -45,15 +45,11 @@
 #endif
 
 #include "_cmodule.h"
+#include "_jsoncursor.h"
 
 enum { SURE = 0, UNSURE = -1 }; /* UNSURE: the typed shapes decide the line */
 enum { MAX_DEPTH = 64, MAX_DIGITS = 18, MAX_MODEL = 100 };
 static const int64_t MILLISECONDS = 100000000000LL; /* formats.MILLISECONDS */
-
-typedef struct {
-    const byte *at;
-    const byte *end;
-} Cursor;
 
 typedef struct {
     const byte *start; /* after the opening quote */
@@ -66,25 +62,6 @@ typedef struct {
     int64_t value;
     int given; /* present and not null */
 } Count;
-
-static inline void
-skip_space(Cursor *c)
-{
-    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r'))
-        c->at++;
-}
-
-/* Takes the byte `b` after optional space; 0 when it is not next. */
-static inline int
-take(Cursor *c, byte b)
-{
-    skip_space(c);
-    if (c->at < c->end && *c->at == b) {
-        c->at++;
-        return 1;
-    }
-    return 0;
-}
 
 /* How many bytes from `p` are neither a quote, a backslash, a control character nor `>`
  * (the end of a think tag), found 16 at a time (texts are most of a line's bytes); the
@@ -113,44 +90,13 @@ plain_bytes(const byte *p, const byte *end)
     return p - start;
 }
 
-/* The value of the 4 hex digits at `p`, -1 if one is not a hex digit. */
-static long
-hex4(const byte *p)
-{
-    long value = 0;
-    for (int i = 0; i < 4; i++) {
-        byte b = p[i];
-        int digit = b >= '0' && b <= '9'   ? b - '0'
-                    : b >= 'a' && b <= 'f' ? b - 'a' + 10
-                    : b >= 'A' && b <= 'F' ? b - 'A' + 10
-                                           : -1;
-        if (digit < 0)
-            return -1;
-        value = value << 4 | digit;
-    }
-    return value;
-}
-
 /* The `\u` escape at `q` (its backslash) of one non-ASCII character: its bytes (6, or 12 for
  * a surrogate pair) and, in `*code`, the character; 0 for any other (an ASCII character's,
  * which may spell a think tag; a lone surrogate; bad hex): then the line is unsure. */
 static int
 unicode_escape(const byte *q, const byte *end, long *code)
 {
-    long high = end - q >= 6 ? hex4(q + 2) : -1;
-    if (high < 0x80 || (high >= 0xDC00 && high <= 0xDFFF))
-        return 0;
-    if (high < 0xD800 || high > 0xDBFF) {
-        *code = high;
-        return 6;
-    }
-    if (end - q < 12 || q[6] != '\\' || q[7] != 'u')
-        return 0;
-    long low = hex4(q + 8);
-    if (low < 0xDC00 || low > 0xDFFF)
-        return 0;
-    *code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-    return 12;
+    return unicode_escape_from(q, end, 0x80, code);
 }
 
 /* A JSON string at the cursor (space before it skipped): its span; the simple escapes are

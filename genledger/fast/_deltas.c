@@ -35,15 +35,11 @@
 #endif
 
 #include "_cmodule.h"
+#include "_jsoncursor.h"
 
 enum { SURE = 0, UNSURE = -1 };
 enum { MAX_DEPTH = 32, MAX_DIGITS = 300, MAX_KEYS = 32 };
 enum { K_CHAT, K_ANTHROPIC, K_COHERE, K_CONVERSE, K_RESPONSES, K_COMPLETION, KINDS };
-
-typedef struct {
-    const byte *at;
-    const byte *end;
-} Cursor;
 
 typedef struct {
     const byte *start; /* after the opening quote */
@@ -57,60 +53,12 @@ typedef struct {
     Span span;
 } Text;
 
-static inline void
-skip_space(Cursor *c)
-{
-    while (c->at < c->end && (*c->at == ' ' || *c->at == '\t' || *c->at == '\n' || *c->at == '\r'))
-        c->at++;
-}
-
-static inline int
-take(Cursor *c, byte b)
-{
-    skip_space(c);
-    if (c->at < c->end && *c->at == b) {
-        c->at++;
-        return 1;
-    }
-    return 0;
-}
-
-static long
-hex4(const byte *p)
-{
-    long value = 0;
-    for (int i = 0; i < 4; i++) {
-        byte b = p[i];
-        int digit = b >= '0' && b <= '9'   ? b - '0'
-                    : b >= 'a' && b <= 'f' ? b - 'a' + 10
-                    : b >= 'A' && b <= 'F' ? b - 'A' + 10
-                                           : -1;
-        if (digit < 0)
-            return -1;
-        value = value << 4 | digit;
-    }
-    return value;
-}
-
 /* The `\u` escape at `q` (its backslash): its bytes (6, or 12 for a surrogate pair) and the
  * character in `*code`; 0 for bad hex or a lone surrogate (orjson refuses both). */
 static int
 unicode_escape(const byte *q, const byte *end, long *code)
 {
-    long high = end - q >= 6 ? hex4(q + 2) : -1;
-    if (high < 0 || (high >= 0xDC00 && high <= 0xDFFF))
-        return 0;
-    if (high < 0xD800 || high > 0xDBFF) {
-        *code = high;
-        return 6;
-    }
-    if (end - q < 12 || q[6] != '\\' || q[7] != 'u')
-        return 0;
-    long low = hex4(q + 8);
-    if (low < 0xDC00 || low > 0xDFFF)
-        return 0;
-    *code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-    return 12;
+    return unicode_escape_from(q, end, 0, code);
 }
 
 /* How many bytes from `p` are plain ASCII (neither a quote, a backslash, a control character
