@@ -17,7 +17,7 @@ CRCS = st.one_of(
     st.text(max_size=5),
     st.booleans(),
     st.floats(allow_nan=False),
-    st.lists(st.integers(), max_size=2),
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=2),
 )
 ABSENT = object()
 
