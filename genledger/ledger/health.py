@@ -39,7 +39,7 @@ def health_block(
     duplicates = failures.get("duplicate_outputs", RuleTally()).count
     truncated = failures.get("truncated_outputs", RuleTally()).count  # before it is weighed
     quantiles = tally.quantiles.get("output_tokens", Quantiles())
-    first = window_block(windows.first) if windows is not None else None
+    first = windows.first_block() if windows is not None else None
     latest = window_block(windows.latest) if windows is not None else None
     return {
         "truncated": truncated,

@@ -21,7 +21,7 @@ from genledger.ledger import books, jsonio, segments
 from genledger.ledger.books import GROUP_BY, GROUP_FIELDS, RECORDS
 from genledger.ledger.segments import Blob, Bytes, SegmentsHead
 from genledger.ledger.tally import FileTally
-from genledger.ledger.window import Windows
+from genledger.ledger.window import Windows, kept_block
 from genledger.parse import declarations, schema, streams
 from genledger.parse.declarations import FormatSet
 from genledger.rules import catalogue
@@ -121,6 +121,9 @@ class DatasetState:
         }
 
 
+UNREAD: Any = type("Unread", (), {"__repr__": lambda _: "UNREAD"})()  # no stored checksum read
+
+
 @dataclass
 class DatasetRecord:
     """Everything a refresh of one dataset needs from the previous one."""
@@ -151,6 +154,10 @@ class DatasetRecord:
     kept_crc: int | None = field(default=None, compare=False, repr=False)
     # the committed segment file its files' arrays lie in (`genledger.ledger.segments`)
     segments: SegmentsHead | None = field(default=None, compare=False, repr=False)
+    # the quiet checksum it was stored with, read in the same decode as the rest (None: it
+    # has none; `UNREAD`: not read from a record of ours), so `Rates.of_record` need not
+    # parse the whole record again for it
+    stored_crc: Any = field(default=UNREAD, compare=False, repr=False)
 
     def to_bytes(self) -> bytes:
         """Serialised form, with a version field. A quiet block goes with a checksum of the
@@ -247,7 +254,7 @@ class DatasetRecord:
                 _example(example, f"rules.failures.{rule}")
         return cls(name, data_root, files, whole.rules, whole.history, signature,
                    fleet_first=whole.fleet_first, windows=whole.windows.loaded(),
-                   segments=whole.segments)  # fmt: skip
+                   segments=whole.segments, stored_crc=whole.kept_crc)  # fmt: skip
 
     @classmethod
     def _named(cls, known: _Named | _Whole, signature: str) -> DatasetRecord:
@@ -260,7 +267,7 @@ class DatasetRecord:
         notice = RECOUNT if known.signature != signature else None
         return cls(known.name, known.data_root, files, history=known.history, signature=signature,
                    notice=notice, fleet_first=known.fleet_first, files_only_named=True,
-                   segments=known.segments)  # fmt: skip
+                   segments=known.segments, stored_crc=known.kept_crc)  # fmt: skip
 
 
 def _loaded_files(
@@ -314,7 +321,9 @@ class Rates(msgspec.Struct, frozen=True):
     def of_record(self, record: DatasetRecord, record_raw: bytes) -> bool:
         """These are the rates of `record` (read from `record_raw`): the same checksum."""
         crc = record.kept_crc
-        if crc is None:
+        if crc is None and record.stored_crc is not UNREAD:
+            crc = record.stored_crc  # read with the record: no second parse
+        elif crc is None:
             try:
                 crc = msgspec.json.decode(record_raw, type=_Crc).kept_crc
             except (msgspec.DecodeError, ValueError, TypeError):
@@ -339,6 +348,7 @@ class _Header:
     data_root: Any = None
     signature: Any = None
     segments: SegmentsHead | None = None
+    kept_crc: Any = None
 
     def ours(self, name: str, data_root: str) -> bool:
         """A record of this version, dataset and data root."""
@@ -439,10 +449,13 @@ class _Windows:
     limit: int = Windows().limit
     first: list[tuple[int, int, str | None]] = field(default_factory=list)
     latest: list[tuple[int, int, str | None]] = field(default_factory=list)
+    first_block: Any = None  # `window.kept_block` decides whether it is used
 
     def loaded(self) -> Windows:
-        """The windows."""
-        return Windows(self.limit, list(self.first), list(self.latest))
+        """The windows (with the first window's block as stored, when it is of use)."""
+        first, latest = list(self.first), list(self.latest)
+        frozen = kept_block(self.first_block, first, self.limit)
+        return Windows(self.limit, first, latest, frozen)
 
 
 @dataclass(frozen=True)

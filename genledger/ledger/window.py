@@ -58,16 +58,31 @@ class Windows:
     limit: int = 1000
     first: list[Item] = field(default_factory=list)
     latest: list[Item] = field(default_factory=list)
+    # the first window's block once it is full (frozen), kept with it in the record: a
+    # refresh that counts more records does not work it out again (`first_block`)
+    frozen: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def counted(self, ends: Ends) -> None:
         """Records counted after all those before, in order."""
         if len(self.first) < self.limit:
             self.first += ends.head[: self.limit - len(self.first)]
+            self.frozen = None
         self.latest = (self.latest + ends.last)[-self.limit :]
 
+    def first_block(self) -> dict[str, Any] | None:
+        """`window_block` of the first window, kept once the window is full."""
+        if self.frozen is not None and len(self.first) >= self.limit:
+            return self.frozen
+        block = window_block(self.first)
+        self.frozen = block if len(self.first) >= self.limit else None
+        return block
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return {"limit": self.limit, "first": self.first, "latest": self.latest}
+        """JSON-able form (with the first window's block once it is full)."""
+        stored = {"limit": self.limit, "first": self.first, "latest": self.latest}
+        if len(self.first) >= self.limit:
+            stored["first_block"] = self.first_block()
+        return stored
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Windows:
@@ -77,6 +92,29 @@ class Windows:
             return [(int(f), int(v), None if r is None else str(r)) for f, v, r in rows]
 
         return cls(int(data["limit"]), items(data["first"]), items(data["latest"]))
+
+
+BLOCK_KEYS = ("records", *(f"{name}_share" for name in FLAGS), "median_output_tokens",
+              "finish_reasons")  # fmt: skip
+
+
+def kept_block(block: Any, first: list[Item], limit: int) -> dict[str, Any] | None:
+    """A stored first-window block, when it has `window_block`'s keys and types and the
+    window is full; else None (it is then worked out again: it is only a saving)."""
+    if len(first) < limit or type(block) is not dict or tuple(block) != BLOCK_KEYS:
+        return None
+    shares = [block[f"{name}_share"] for name in FLAGS]
+    median, reasons = block["median_output_tokens"], block["finish_reasons"]
+    if (
+        block["records"] != len(first)
+        or type(block["records"]) is not int
+        or not all(type(share) is float for share in shares)
+        or not (median is None or type(median) is int)
+        or type(reasons) is not dict
+        or not all(type(k) is str and type(v) is float for k, v in reasons.items())
+    ):
+        return None
+    return block
 
 
 def window_block(items: list[Item]) -> dict[str, Any] | None:

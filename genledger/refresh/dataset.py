@@ -157,7 +157,8 @@ def read_statuses(ds: Dataset) -> tuple[Status | None, list[str]]:
 def _windows(old: DatasetRecord, health: HealthSettings) -> Windows:
     """The windows to count on: the old record's, or fresh ones when the size changed."""
     if old.windows.limit == health.window:
-        return Windows(health.window, list(old.windows.first), list(old.windows.latest))
+        first, latest = list(old.windows.first), list(old.windows.latest)
+        return Windows(health.window, first, latest, old.windows.frozen)
     return Windows(health.window)
 
 

@@ -8,10 +8,12 @@ from collections import Counter
 from statistics import median_low
 from typing import Any
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genledger.ledger.window import Ends, Windows, drift, window_block
+from genledger.ledger.records import DatasetRecord
+from genledger.ledger.window import BLOCK_KEYS, Ends, Windows, drift, window_block
 
 ITEM = st.tuples(st.integers(0, 15), st.integers(-1, 50), st.sampled_from([None, "stop", "length"]))
 # reasons as records write them, the name of a missing one among them
@@ -90,3 +92,58 @@ def test_a_share_that_doubles_by_less_than_five_points_or_rises_without_doubling
 def test_a_median_output_that_moves_by_thirty_percent_is_drift() -> None:
     assert drift(block(0, median=600), block(0, median=420)) == ["median output 600 → 420 tokens"]
     assert drift(block(0, median=600), block(0, median=430)) == []
+
+
+@given(st.lists(st.lists(ITEM, max_size=8), max_size=6), st.integers(1, 8))
+def test_the_first_blocks_kept_equal_the_blocks_of_the_first_window(batches, limit) -> None:
+    # counted batch by batch, and through the stored record between batches (the block kept
+    # once the window is full): always the block of the first window as it then stands
+    windows = Windows(limit)
+    for batch in batches:
+        windows.counted(ends_of(batch, limit))
+        assert windows.first_block() == walked_block(windows.first)
+        stored = windows.to_dict()
+        assert ("first_block" in stored) == (len(windows.first) >= limit)
+        windows = stored_and_read(windows)
+        assert windows.first_block() == walked_block(windows.first)
+
+
+def stored_and_read(windows: Windows) -> Windows:
+    """`windows` written into a state record and read back, as a refresh does."""
+    record = DatasetRecord("ds", "/data", signature="sig", windows=windows)
+    return DatasetRecord.from_bytes(record.to_bytes(), "ds", "/data", "sig").windows
+
+
+INT = st.integers(-(2**63), 2**63 - 1)  # what orjson writes
+DAMAGE = st.one_of(
+    st.none(), INT, st.floats(allow_nan=False), st.text(max_size=4), st.lists(INT, max_size=2),
+    st.dictionaries(st.sampled_from(["records", "truncated_share", "finish_reasons", "x"]),
+                    st.one_of(INT, st.floats(allow_nan=False), st.none()), max_size=3),
+)  # fmt: skip
+
+
+def well_typed(key: str, value: Any) -> bool:
+    """A value of the type a block holds at `key` (such damage is trusted, as a damaged
+    window's items of the right types are)."""
+    if key == "records":
+        return type(value) is int
+    if key == "median_output_tokens":
+        return value is None or type(value) is int
+    if key == "finish_reasons":
+        return type(value) is dict and all(type(v) is float for v in value.values())
+    return type(value) is float
+
+
+@given(st.lists(ITEM, min_size=3, max_size=6), DAMAGE, st.sampled_from(list(BLOCK_KEYS)))
+def test_a_stored_block_of_the_wrong_shape_is_worked_out_again(items, damage, key) -> None:
+    windows = Windows(3)
+    windows.counted(ends_of(items, 3))
+    whole = orjson.loads(DatasetRecord("ds", "/d", signature="s", windows=windows).to_bytes())
+    spoilt = [damage, {k: v for k, v in whole["windows"]["first_block"].items() if k != key}]
+    if not well_typed(key, damage):
+        spoilt.append({**whole["windows"]["first_block"], key: damage})
+    for block_ in spoilt:
+        whole["windows"]["first_block"] = block_
+        read = DatasetRecord.from_bytes(orjson.dumps(whole), "ds", "/d", "s").windows
+        assert read.first == windows.first
+        assert read.first_block() == walked_block(windows.first)
