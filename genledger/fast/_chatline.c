@@ -21,8 +21,8 @@
  * The caller promises what `fast.rawtext.read_clear` says of the read: the line is valid
  * UTF-8. A line spelling `think>` in any string is refused here (`scan_string`). The
  * counts go through the caller's `settle` (`parse.usage.settle`), a text's answer key
- * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case, the C
- * collapse then the hash, is called here in place), the calls' answer through its `calls`
+ * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, given a view of the line's
+ * string: no copy of the text), the calls' answer through its `calls`
  * (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the facts
  * through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row that
  * constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
@@ -1111,8 +1111,8 @@ time_object(const Count *n)
 
 /* The context's items (`fast.chatline.CONTEXT`). */
 enum {
-    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_COLLAPSE, X_HASH, X_SIGN,
-    X_TEMPLATE, X_PLACES, X_KIND, X_SIZE
+    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_TEMPLATE, X_PLACES, X_KIND,
+    X_SIZE
 };
 enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
 
