@@ -78,7 +78,7 @@ class Switches:
     stand_ins: bool = True  # GENLEDGER_FASTPARSE=0: no raw-array stand-ins
     lift: bool = True  # GENLEDGER_LIFT=0: long id arrays decoded, not counted from their bytes
     audit: bool = False  # GENLEDGER_AUDIT=1: pandera re-checks every table the books count
-    workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: the cores)
+    workers: int | None = None  # GENLEDGER_WORKERS=N: forked scan workers (None: idle cores)
 
     @property
     def fast(self) -> bool:

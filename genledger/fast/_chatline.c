@@ -21,8 +21,8 @@
  * The caller promises what `fast.rawtext.read_clear` says of the read: the line is valid
  * UTF-8. A line spelling `think>` in any string is refused here (`scan_string`). The
  * counts go through the caller's `settle` (`parse.usage.settle`), a text's answer key
- * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, whose usual case, the C
- * collapse then the hash, is called here in place), the calls' answer through its `calls`
+ * through its `key` (`fast.answerkeys.key_of_spelled_bytes`, given a view of the line's
+ * string: no copy of the text), the calls' answer through its `calls`
  * (`fast.chatline._call_answer`: the JSON value's bytes, decoded there) and the facts
  * through its constructor (`fast.shapes._CHAT`), or, for rows, into a template row that
  * constructor made: each rule is stated once, in Python (`fast.chatline.CONTEXT`).
@@ -99,6 +99,19 @@ unicode_escape(const byte *q, const byte *end, long *code)
     return unicode_escape_from(q, end, 0x80, code);
 }
 
+/* Whether `\` then `letter` is one of JSON's two-byte escapes other than `\/` (a switch: a
+ * text with a line break every few words has an escape every few dozen bytes). */
+static inline int
+simple_escape(byte letter)
+{
+    switch (letter) {
+    case '"': case '\\': case 'b': case 'f': case 'n': case 'r': case 't':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* A JSON string at the cursor (space before it skipped): its span; the simple escapes are
  * checked, a control character or another escape makes the line unsure: a `\u` escape,
  * unless `unicode` and of a non-ASCII character (`unicode_escape`). So does `think>` (a
@@ -140,7 +153,7 @@ scan_string(Cursor *c, Span *s, int unicode)
         }
         /* not `\/` either: orjson writes `/`, so a text holding it is not spelled (the
          * answer key hashes the bytes), and the native tier also reads respelled reads */
-        if (q + 1 >= c->end || !strchr("\"\\bfnrt", q[1]) || q[1] == '\0')
+        if (q + 1 >= c->end || !simple_escape(q[1]))
             return UNSURE;
         p = q + 2;
     }
@@ -1044,8 +1057,8 @@ time_object(const Count *n)
 
 /* The context's items (`fast.chatline.CONTEXT`). */
 enum {
-    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_COLLAPSE, X_HASH, X_SIGN,
-    X_TEMPLATE, X_PLACES, X_KIND, X_SIZE
+    X_MAKER, X_SETTLE, X_KEY, X_CHAT, X_COMPLETION, X_CALLS, X_TEMPLATE, X_PLACES, X_KIND,
+    X_SIZE
 };
 enum { FACTS = 18, MAX_ROW = 64 }; /* the facts the constructor takes; a row's most columns */
 
@@ -1091,44 +1104,21 @@ respelled(const Span *text)
     return bytes;
 }
 
-/* `fast.answerkeys.key_of_spelled_bytes` of a content's bytes, its usual case (no space or
- * escape at either end) in place: the collapse, then the hash less SIGN; any other text
- * through the caller's `key` (a text with `\u` escapes respelled first). */
+/* `fast.answerkeys.key_of_spelled_bytes` of a content's bytes: the caller's `key` over a view
+ * of the string in the line, quotes included (`_collapse.spelled_key`: no copy of the text, no
+ * pass to find what it holds before the collapse, the hash over the view where nothing
+ * collapses); a text with `\u` escapes respelled first. The view lives for the call only:
+ * the key is an int or None, and the line outlives it. */
 static PyObject *
 text_key(PyObject *context, const Span *content)
 {
-    const byte *s = content->start;
-    Py_ssize_t n = content->size;
-    if (content->unicode) {
-        PyObject *data = respelled(content);
-        PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
-        Py_XDECREF(data);
-        return key;
-    }
-    if (n < 2 || s[0] == ' ' || s[0] == '\\' || s[n - 1] == ' ' || s[n - 2] == '\\') {
-        PyObject *data = PyBytes_FromStringAndSize((const char *)s - 1, n + 2);
-        PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
-        Py_XDECREF(data);
-        return key;
-    }
-    PyObject *inner = PyBytes_FromStringAndSize((const char *)s, n), *body = NULL, *hash = NULL;
-    PyObject *result = NULL;
-    if (!inner || !(body = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_COLLAPSE), inner)))
-        goto done;
-    int shows = body == inner ? 1 : PyObject_IsTrue(body); /* a collapse may leave nothing */
-    if (shows < 0)
-        goto done;
-    if (!shows) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    if ((hash = PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_HASH), body)))
-        result = PyNumber_Subtract(hash, PyTuple_GET_ITEM(context, X_SIGN));
-done:
-    Py_XDECREF(inner);
-    Py_XDECREF(body);
-    Py_XDECREF(hash);
-    return result;
+    PyObject *data = content->unicode
+                         ? respelled(content)
+                         : PyMemoryView_FromMemory((char *)content->start - 1, content->size + 2,
+                                                   PyBUF_READ);
+    PyObject *key = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(context, X_KEY), data) : NULL;
+    Py_XDECREF(data);
+    return key;
 }
 
 /* The facts of a scanned record, as `_chat_facts` writes them for a sole usual answer, in

@@ -27,10 +27,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from genledger.fast.answerkeys import collapse, key_of_spelled_bytes
+from genledger.fast.answerkeys import key_of_spelled_bytes
 from genledger.fast.extension import built
 from genledger.fast.shapes import Batch, Chat, Flat, SGLang, Unusual, Wrapped, sole_call
-from genledger.parse.answer import SIGN, hash64
 from genledger.parse.schema import POSITION, RESPONSES, Facts, states_of
 from genledger.parse.usage import settle
 
@@ -65,9 +64,9 @@ KINDS: dict[type[Any], tuple[int, str, str]] = {
 def _context(shape: type[Any]) -> tuple[Any, ...]:
     """What the C reader calls and reads for lines of `shape` (`_chatline.c`'s `X_` items,
     in order): the facts' constructor, `settle`, the answer key, the two format names, the
-    calls' answer, the answer key's collapse and hash and its sign, a row template (the
-    position columns, then the constructor's constants and every other fact's default), the
-    places in a row of the facts the constructor takes, and the kind of line."""
+    calls' answer, a row template (the position columns, then the constructor's constants and
+    every other fact's default), the places in a row of the facts the constructor takes, and
+    the kind of line."""
     kind, chat, completion = KINDS[shape]
     maker = shape.MAKER
     taken = maker.__code__.co_argcount
@@ -75,8 +74,8 @@ def _context(shape: type[Any]) -> tuple[Any, ...]:
     template = (*(column.default for column in POSITION), *maker(*[None] * taken))
     places = tuple(RESPONSES.position(name) for name in names)
     return (
-        maker, settle, key_of_spelled_bytes, chat, completion, _call_answer, collapse,
-        hash64, SIGN, template, places, kind,
+        maker, settle, key_of_spelled_bytes, chat, completion, _call_answer, template, places,
+        kind,
     )  # fmt: skip
 
 

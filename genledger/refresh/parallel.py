@@ -101,10 +101,25 @@ def scan_job(job: ScanJob, span: Span | None = None, groups: range | None = None
 
 
 def workers_wanted(configured: int | None = None) -> int:
-    """Worker processes to use: as configured (`Switches.workers`), else the usable cores."""
+    """Worker processes to use: as configured (`Switches.workers`), else the usable cores
+    that no other process keeps busy right now (at least 1). A worker on a core another
+    process holds scans no sooner than this process would, and costs its fork, its pickles
+    and a second interpreter's caches (docs/performance.md, tenth round)."""
     if configured is not None:
         return configured
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return max(1, cores - busy_cores())
+
+
+def busy_cores(loadavg: str = "/proc/loadavg") -> int:
+    """How many tasks besides this one are runnable at this moment (the kernel's count in
+    `loadavg`'s fourth field, which counts this process too); 0 where it cannot tell."""
+    try:
+        with open(loadavg, "rb") as stats:
+            running = int(stats.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return max(running - 1, 0)
 
 
 def _worth_forking(jobs: list[ScanJob], workers: int, new: int) -> bool:

@@ -303,3 +303,36 @@ def test_a_big_refresh_read_in_place_checks_utf8_with_simdjson(root: Path, bulk:
         text=True,
     )
     assert run.stdout.split() == [str(bulk)], run.stderr[-2000:]
+
+
+# --- how many workers by default ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "busy"),
+    [
+        (b"0.00 0.01 0.05 1/120 4242\n", 0),  # only this process runs
+        (b"2.10 2.40 3.20 3/131 9326\n", 2),
+        (b"9.99 9.99 9.99 17/400 1\n", 16),
+        (b"0.00 0.01 0.05\n", 0),  # no count: cannot tell
+        (b"", 0),
+        (b"0.1 0.1 0.1 x/5 1\n", 0),
+    ],
+)
+def test_busy_cores_are_the_runnable_tasks_besides_this_one(
+    tmp_path: Path, line: bytes, busy: int
+) -> None:
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_bytes(line)
+    assert parallel.busy_cores(str(loadavg)) == busy
+    assert parallel.busy_cores(str(tmp_path / "missing")) == 0
+
+
+def test_the_default_workers_are_the_cores_no_other_process_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cores = len(os.sched_getaffinity(0))
+    for busy, wanted in ((0, cores), (1, max(1, cores - 1)), (cores + 5, 1)):
+        monkeypatch.setattr(parallel, "busy_cores", lambda busy=busy: busy)
+        assert parallel.workers_wanted() == wanted
+        assert parallel.workers_wanted(3) == 3  # as configured, whatever the load
