@@ -15,6 +15,8 @@ from genledger.refresh import count
 from genledger.refresh.count import _json_lines, prompt_tally
 from genledger.tail.lines import BOM, Block, is_blank
 
+from ..blocks import blocks_of
+
 # lines of a prompts file, and lines near JSON that are none (each alone), or blank
 PROMPTS = [b'{"i": 0}', b'{"messages": [{"role": "user", "content": "2+2?"}]}', b"[1, 2]", b'"x"']
 NEAR = [b"{", b"1, 2", b"[1", b"2]", b'"a', b'b"', b"tru", b"{} {}", b"\xff", b'"\xed\xa0\x80"']
@@ -26,18 +28,6 @@ JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
     max_leaves=6,
 )
-
-
-def _blocks(lines: list[bytes], cuts: list[int]) -> list[Block]:
-    data = [line + b"\n" for line in lines]
-    blocks, start, offset = [], 0, 0
-    for stop in [*sorted(set(cuts)), len(data)]:
-        if stop <= start:
-            continue
-        chunk = b"".join(data[start:stop])
-        blocks.append(Block(chunk, offset, start, len(chunk)))
-        start, offset = stop, offset + len(chunk)
-    return blocks
 
 
 def _one_by_one(blocks: list[Block]) -> dict[str, object]:
@@ -69,12 +59,12 @@ def test_json_lines_are_answered_in_c(values: list[object]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(POOL), max_size=30), st.lists(st.integers(0, 30), max_size=4))
 def test_prompt_tally_is_the_lines_decoded_one_by_one(lines: list[bytes], cuts: list[int]) -> None:
-    blocks = _blocks(lines, cuts)
+    blocks = blocks_of(lines, cuts)
     assert prompt_tally(blocks, name="p.jsonl").to_dict() == _one_by_one(blocks)
 
 
 def test_a_check_that_says_yes_to_a_bad_line_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tally test above fails with a check that answers True for every block."""
     monkeypatch.setattr(count.jsonlines, "all_json", lambda data, end, file_start: True)
-    blocks = _blocks([b'{"i": 0}', b"{", b"[1", b"2]"], [])
+    blocks = blocks_of([b'{"i": 0}', b"{", b"[1", b"2]"], [])
     assert prompt_tally(blocks, name="p.jsonl").to_dict() != _one_by_one(blocks)

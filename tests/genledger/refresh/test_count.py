@@ -21,6 +21,7 @@ from genledger.refresh.reading import Reading
 from genledger.synth.records import openai_chat
 from genledger.tail.lines import Block
 
+from ..blocks import blocks_of
 from ..hard_lines import LIFT_RESPONSE_LINES, RESPONSE_LINES, RNG
 
 SHARED = Path(__file__).resolve().parents[4] / "shared"
@@ -51,15 +52,7 @@ REAL = [line for path in FILES for line in _lines(path)]
 
 def tally(lines: list[bytes], cuts: list[int], reading: Reading) -> dict[str, object]:
     """The tally of `lines` read in blocks ending after the line numbers in `cuts`."""
-    data = [line + b"\n" for line in lines]
-    blocks, start, offset = [], 0, 0
-    for stop in [*sorted(set(cuts)), len(data)]:
-        if stop <= start:
-            continue
-        chunk = b"".join(data[start:stop])
-        blocks.append(Block(chunk, offset, start, len(chunk)))
-        start, offset = stop, offset + len(chunk)
-    found: FileTally = tally_blocks(blocks, "f.jsonl", "responses", reading)
+    found: FileTally = tally_blocks(blocks_of(lines, cuts), "f.jsonl", "responses", reading)
     return found.to_dict()
 
 
