@@ -334,6 +334,8 @@ def _keys(tally: FileTally, key: str) -> HashList:
 
 def _interleave(a: Any, b: Any, kind: Any) -> Any:
     """Two lists of (line, item), merged by line (a stable merge: `a`'s first on ties)."""
+    if not len(a) or not len(b) or a.lines[-1] <= b.lines[0]:
+        return a + b  # the usual join: what it settled ends in the later stretch's first lines
     out = kind()
     for line, item in heapq.merge(a, b, key=lambda pair: pair[0]):
         out.append(line, item)
