@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from genledger.ledger.hashlist import HashList
 from genledger.ledger.idlist import IdList
-from genledger.ledger.tally import FileTally
+from genledger.ledger.tally import FileTally, lists_by_line
 
 
 class Chain:
@@ -35,10 +35,13 @@ class Chain:
     def add(self, tally: FileTally, shift: int = 0) -> None:
         """`tally`, its line numbers moved on by `shift`, after all added before."""
         self.total = self.total + _bare(tally).shifted(shift)
-        # requests the join settled end in this tally's first lines: theirs come first
-        self._keep(self.total, 0)
-        self.total = _bare(self.total)
-        self._keep(tally, shift)
+        settled = self.total  # its lists: the requests the join settled, alone
+        self.total = _bare(settled)
+        if len(settled.ids) or settled.lists or settled.hashes:
+            # they end among this tally's lines (a head waits for the join wherever it ends)
+            self._keep(lists_by_line(settled, tally.shifted(shift)), 0)
+        else:
+            self._keep(tally, shift)
 
     def _keep(self, tally: FileTally, shift: int) -> None:
         _put(self.ids, tally.ids, shift)

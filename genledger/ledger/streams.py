@@ -324,8 +324,10 @@ class StreamState:
         """A request of (family, id) here began with no start event (a head, waiting for the
         stretch before): it came before every start of that id here, which one pass reads
         after the head's events (the start ended the head, as its `incomplete` says, or came
-        after the head's end)."""
-        return any(p.unanchored and p.family == name and p.key == key
+        after the head's end). A start without an id ends whichever request is open, so any
+        head of its family counts: its join decides the request before (a Gemini
+        Interactions head takes its id from its last event, its start had none)."""
+        return any(p.unanchored and p.family == name and (p.key == key or key is None)
                    for p in self.heads + self.open)  # fmt: skip
 
     def _resolve(self, out: StreamState, u: Partial, fresh: list[Partial]) -> list[Partial]:

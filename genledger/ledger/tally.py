@@ -11,6 +11,7 @@ only (a dataset's record keeps its windows), so it is neither compared nor kept 
 from __future__ import annotations
 
 import functools
+import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -128,9 +129,10 @@ class FileTally:
             return self  # an unchanged file's delta: 50,000 of them cost nothing
         streams, done = self.streams.merge(other.streams)
         books = self.books or other.books
-        # the requests the join settles end in other's first lines: counted before its rows,
-        # so ids and answers keep the order of one pass (examples are listed by line)
-        tail = self._settled(done, books)._plus(other) if done else other
+        # the requests the join settles end among other's lines (a head waits for the join
+        # however late in its stretch it ends): their ids and answers go in by line, as one
+        # pass counts them (examples are listed by line already)
+        tail = _by_line(self._settled(done, books), other) if done else other
         merged = self._plus(tail)
         merged.streams, merged.books = streams, books
         return merged
@@ -306,6 +308,38 @@ def _side_by_side(items: list[FileTally]) -> dict[str, Quantiles]:
     its stats only, never kept or added to, so it is never compacted (which loads numpy)."""
     keys = dict.fromkeys(key for t in items for key in t.quantiles)
     return {k: Quantiles.union(t.quantiles[k] for t in items if k in t.quantiles) for k in keys}
+
+
+def _by_line(settled: FileTally, other: FileTally) -> FileTally:
+    """`settled + other` with the lists in line order (`lists_by_line`)."""
+    lists = lists_by_line(settled, other)
+    return replace(settled._plus(other), ids=lists.ids, lists=lists.lists, hashes=lists.hashes)
+
+
+def lists_by_line(settled: FileTally, other: FileTally) -> FileTally:
+    """The lists (ids, other id lists, answer keys) of `settled` and `other` merged in line
+    order, `settled`'s first on a line, the rest empty: one pass adds a request's ids on its
+    last line, and a request a join settles may end after some of the later stretch's."""
+    keys = (settled.lists.keys() | other.lists.keys(), settled.hashes.keys() | other.hashes.keys())
+    return FileTally(
+        ids=_interleave(settled.ids, other.ids, IdList),
+        lists={k: _interleave(settled.id_list(k), other.id_list(k), IdList) for k in keys[0]},
+        hashes={k: _interleave(_keys(settled, k), _keys(other, k), HashList) for k in keys[1]},
+    )
+
+
+def _keys(tally: FileTally, key: str) -> HashList:
+    return tally.hashes.get(key, HashList())
+
+
+def _interleave(a: Any, b: Any, kind: Any) -> Any:
+    """Two lists of (line, item), merged by line (a stable merge: `a`'s first on ties)."""
+    if not len(a) or not len(b) or a.lines[-1] <= b.lines[0]:
+        return a + b  # the usual join: what it settled ends in the later stretch's first lines
+    out = kind()
+    for line, item in heapq.merge(a, b, key=lambda pair: pair[0]):
+        out.append(line, item)
+    return out
 
 
 def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
