@@ -134,8 +134,9 @@ def test_forked_workers_read_an_sftp_root_as_one_process_does(
     forked = _spy_on_workers(monkeypatch)
     root = _bigger_tree(tmp_path / "data")
     url, two, one = ssh_env.url(root), Switches(workers=2), Switches(workers=1)
-    assert same(collect(url, tmp_path / "w2", switches=two)) == same(collect(root, tmp_path / "l"))
+    remote = collect(url, tmp_path / "w2", switches=two)
     assert len(forked[-1]) == 10  # every file was read in a worker (on its own connection)
+    assert same(remote) == same(collect(root, tmp_path / "l"))
     _append(root / "big1" / "raw_responses.jsonl", b'"x"}\n' + jsonl(RECORDS[:30]))
     incremental = collect(url, tmp_path / "w2", switches=two)
     assert len(forked[-1]) == 10  # the refresh went through the workers too
